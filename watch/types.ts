@@ -1,0 +1,137 @@
+/**
+ * The watch domain as the daemon exposes it to routes: what a traced process,
+ * a watch, a dump and a verdict look like, and the service interface routes
+ * call. The daemon implements {@linkcode WatchService}; routes only see this.
+ *
+ * @module
+ */
+
+/** A traced process as registered through its ring. */
+export interface ProcessInfo {
+  pid: number;
+  command: string;
+  /** ASCEND_LAUNCH_BLOCKING=1 was in force when the hook started. */
+  launchBlocking: boolean;
+  /** The job's `--watch` value, "" when none. */
+  cliWatch: string;
+  startedAt: string;
+  exited: boolean;
+  /** Records the hook could not deliver because the daemon was gone. */
+  droppedEvents: number;
+  liveAllocations: number;
+  liveBytes: number;
+}
+
+/** What `POST /watch` asks for, validated at the edge. */
+export interface WatchRequest {
+  pid: number;
+  name: string;
+  addr: bigint;
+  length: bigint;
+  /** -1 is unlimited; otherwise at least 1. Counts before/after pairs. */
+  dumpNums: number;
+  fullContent: boolean;
+  /** Window opens at this op instead of now. */
+  start?: string;
+  /** Window closes after this op instead of at remove. */
+  end?: string;
+}
+
+/** What `POST /remove` asks for: a name, or an address range. */
+export type RemoveRequest =
+  | { name: string; pid?: number }
+  | { addr: bigint; length: bigint; pid?: number };
+
+/** The first change seen in a watched block. */
+export interface FirstChange {
+  /** The op whose before and after differ; for a change between ops, the op after it. */
+  op: string;
+  call_count: number;
+  before_file: string;
+  after_file: string;
+  /** True when the change happened between two ops, not inside one. */
+  outside_op?: boolean;
+  /** For a change outside any op: the op whose after was the last clean sample. */
+  previous_op?: string;
+  previous_call_count?: number;
+}
+
+/** One change of a watched block, in order of observation. */
+export interface Change extends FirstChange {
+  /** The op was allowed to write the block (it overlaps one of its outputs). */
+  allowed: boolean;
+}
+
+/** A watch as `GET /watches` shows it. */
+export interface WatchInfo {
+  name: string;
+  pid: number;
+  device: number | null;
+  addr: string;
+  length: number;
+  dumpNums: number;
+  dumpsTaken: number;
+  fullContent: boolean;
+  start?: string;
+  end?: string;
+  outid: number;
+  source: "api" | "cli";
+  state: "waiting" | "active" | "closed" | "removed";
+  /** The first unexpected change if any, else the first change, else null. */
+  first_change: FirstChange | null;
+  /** True when first_change was made by an op not allowed to write the block, or outside any op. */
+  stomp: boolean;
+  changes: Change[];
+}
+
+/** One file in the dump directory. */
+export interface DumpInfo {
+  file: string;
+  kind: "bin" | "checksum_csv";
+  pid: number;
+  device: number;
+  tid?: number;
+  op?: string;
+  callCount?: number;
+  name?: string;
+  phase?: "before" | "after";
+  bytes: number;
+}
+
+/** Narrows `GET /dumps`. */
+export interface DumpFilter {
+  name?: string;
+  op?: string;
+  pid?: number;
+}
+
+/** An error whose message a person can act on, with its HTTP status. */
+export class ApiError extends Error {
+  /** HTTP status to answer with. */
+  readonly status: 400 | 401 | 403 | 404 | 409 | 422 | 500 | 503;
+  /**
+   * @example
+   * ```ts
+   * const e = new ApiError(404, "Unknown pid: 4242 is not a traced process");
+   * ```
+   */
+  constructor(status: ApiError["status"], message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** What the daemon offers the HTTP API. Methods throw {@linkcode ApiError}. */
+export interface WatchService {
+  listProcesses(): ProcessInfo[];
+  addWatch(req: WatchRequest): WatchInfo;
+  removeWatch(req: RemoveRequest): WatchInfo[];
+  listWatches(): WatchInfo[];
+  /** All watches with this name (one per pid at most), newest first. */
+  findWatches(name: string): WatchInfo[];
+  listDumps(filter: DumpFilter): DumpInfo[];
+  /** Absolute path of OUT/watch_dump. */
+  readonly dumpDir: string;
+  /** Daemon facts for GET /health. */
+  health(): { outputDir: string; ringDir: string; pid: number; version: string };
+}
