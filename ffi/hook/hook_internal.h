@@ -1,0 +1,91 @@
+/*
+ * hook_internal.h: what the hook's files share. The hook is preloaded into a
+ * training job; everything here must be safe to call from any thread, before
+ * or after initialisation, and must never take the job down.
+ */
+#ifndef STOMPWATCH_HOOK_INTERNAL_H
+#define STOMPWATCH_HOOK_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acl/acl.h"
+#include "stompwatch_ring.h"
+
+#define SW_EXPORT __attribute__((visibility("default")))
+#define SW_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SW_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- producer (ring_producer.c) ---- */
+
+/* True once this process has a ring; starts it on first use. */
+int sw_producer_ready(void);
+uint64_t sw_now_ns(void);
+uint32_t sw_tid(void);
+struct sw_ring_header *sw_producer_header(void);
+
+/* Reserve a record of `size` bytes (a multiple of 64, >= 64); returns NULL
+ * when the consumer is gone (the record is then counted as dropped). */
+struct sw_record *sw_reserve(uint32_t size, uint64_t *pos);
+/* Fill the common fields and publish. */
+void sw_commit(struct sw_record *rec, uint64_t pos);
+
+/* Emit one event with an optional name and payload. */
+void sw_emit(uint16_t type, uint16_t flags, int32_t device, int32_t result, uint64_t addr, uint64_t len,
+             uint64_t id, uint32_t aux, const char *name, const void *payload, uint32_t payload_len);
+
+/* Says once on stderr that something internal failed and what follows. */
+void sw_warn_once(int *said, const char *what);
+
+/* ---- thread state ---- */
+
+/* Set while the hook itself calls into the runtime, so nested intercepted
+ * calls pass straight through. */
+extern __thread int sw_in_hook;
+/* Current device of this thread as set through aclrtSetDevice, -1 unknown. */
+int32_t sw_current_device(void);
+void sw_set_current_device(int32_t device);
+
+/* ---- real symbols (real_symbols.c) ---- */
+
+struct sw_real {
+  aclError (*aclrtMalloc)(void **, size_t, aclrtMemMallocPolicy);
+  aclError (*aclrtMallocAlign32)(void **, size_t, aclrtMemMallocPolicy);
+  aclError (*aclrtMallocCached)(void **, size_t, aclrtMemMallocPolicy);
+  aclError (*aclrtFree)(void *);
+  aclError (*aclrtMemcpy)(void *, size_t, const void *, size_t, aclrtMemcpyKind);
+  aclError (*aclrtSynchronizeDevice)(void);
+  aclError (*aclrtSetDevice)(int32_t);
+  aclError (*aclrtGetDevice)(int32_t *);
+  aclError (*aclopExecuteV2)(const char *, int, aclTensorDesc *[], aclDataBuffer *[], int, aclTensorDesc *[],
+                             aclDataBuffer *[], aclopAttr *, aclrtStream);
+  aclError (*aclopCompileAndExecute)(const char *, int, const aclTensorDesc *const[], const aclDataBuffer *const[],
+                                     int, const aclTensorDesc *const[], aclDataBuffer *const[], const aclopAttr *,
+                                     aclopEngineType, aclopCompileType, const char *, aclrtStream);
+  void *(*aclGetDataBufferAddr)(const aclDataBuffer *);
+  size_t (*aclGetDataBufferSizeV2)(const aclDataBuffer *);
+};
+
+/* Resolves (once per symbol, lazily: the runtime may be dlopened late) and
+ * returns the table; a NULL member means the runtime lacks that symbol. */
+const struct sw_real *sw_real(void);
+
+/* ---- watches (watch_windows.c) ---- */
+
+/* Around every intercepted op launch. `outputs` holds n {addr, len} pairs. */
+void sw_watch_before_op(const char *op, uint64_t op_seq, const uint64_t *outputs, int n);
+void sw_watch_after_op(const char *op, uint64_t op_seq);
+
+/* ---- checksums (checksum.c) ---- */
+
+struct sw_hasher {
+  uint32_t algo;
+  uint64_t crc;
+  void *xxh_state;
+};
+void sw_hasher_reset(struct sw_hasher *h, uint32_t algo);
+void sw_hasher_update(struct sw_hasher *h, const void *data, size_t len);
+uint64_t sw_hasher_digest(struct sw_hasher *h);
+uint64_t sw_crc64_msmemscope(uint64_t crc, const void *data, size_t len);
+
+#endif

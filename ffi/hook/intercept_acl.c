@@ -1,0 +1,131 @@
+/*
+ * intercept_acl.c: the ACL entry points the hook interposes. Each records an
+ * event and calls the runtime's own function; op launches also give the
+ * watch machinery its before/after moments. With nothing watched an op
+ * launch costs two ring records and one atomic load.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+
+#include "hook_internal.h"
+
+#define MAX_TRACKED_OUTPUTS 64
+
+static uint64_t g_op_seq;
+static int g_said_missing;
+
+static aclError missing(const char *name) {
+  char msg[160];
+  snprintf(msg, sizeof msg, "the device runtime has no %s; calls to it fail with ACL_ERROR_INVALID_PARAM", name);
+  sw_warn_once(&g_said_missing, msg);
+  return ACL_ERROR_INVALID_PARAM;
+}
+
+typedef aclError (*malloc_fn)(void **, size_t, aclrtMemMallocPolicy);
+
+static aclError traced_malloc(malloc_fn real, const char *name, void **devPtr, size_t size,
+                              aclrtMemMallocPolicy policy) {
+  if (!real) return missing(name);
+  if (sw_in_hook) return real(devPtr, size, policy);
+  sw_in_hook = 1;
+  aclError err = real(devPtr, size, policy);
+  uint64_t addr = (err == ACL_SUCCESS && devPtr) ? (uint64_t)(uintptr_t)*devPtr : 0;
+  sw_emit(SW_REC_ALLOC, err == ACL_SUCCESS ? 0 : SW_REC_FLAG_FAILED, sw_current_device(), err, addr, size, 0,
+          SW_POOL_HAL, NULL, NULL, 0);
+  sw_in_hook = 0;
+  return err;
+}
+
+SW_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
+  return traced_malloc(sw_real()->aclrtMalloc, "aclrtMalloc", devPtr, size, policy);
+}
+
+SW_EXPORT aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
+  return traced_malloc(sw_real()->aclrtMallocAlign32, "aclrtMallocAlign32", devPtr, size, policy);
+}
+
+SW_EXPORT aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
+  return traced_malloc(sw_real()->aclrtMallocCached, "aclrtMallocCached", devPtr, size, policy);
+}
+
+SW_EXPORT aclError aclrtFree(void *devPtr) {
+  const struct sw_real *real = sw_real();
+  if (!real->aclrtFree) return missing("aclrtFree");
+  if (sw_in_hook) return real->aclrtFree(devPtr);
+  sw_in_hook = 1;
+  int32_t device = sw_current_device();
+  aclError err = real->aclrtFree(devPtr);
+  sw_emit(SW_REC_FREE, 0, device, err, (uint64_t)(uintptr_t)devPtr, 0, 0, SW_POOL_HAL, NULL, NULL, 0);
+  sw_in_hook = 0;
+  return err;
+}
+
+SW_EXPORT aclError aclrtSetDevice(int32_t deviceId) {
+  const struct sw_real *real = sw_real();
+  if (!real->aclrtSetDevice) return missing("aclrtSetDevice");
+  aclError err = real->aclrtSetDevice(deviceId);
+  if (err == ACL_SUCCESS) sw_set_current_device(deviceId);
+  return err;
+}
+
+/* Collects the op's output buffers: what it is allowed to write. */
+static int collect_outputs(const struct sw_real *real, int n, aclDataBuffer *const outputs[], uint64_t *pairs) {
+  if (n <= 0 || !outputs || !real->aclGetDataBufferAddr || !real->aclGetDataBufferSizeV2) return 0;
+  if (n > MAX_TRACKED_OUTPUTS) n = MAX_TRACKED_OUTPUTS;
+  for (int i = 0; i < n; i++) {
+    pairs[2 * i] = outputs[i] ? (uint64_t)(uintptr_t)real->aclGetDataBufferAddr(outputs[i]) : 0;
+    pairs[2 * i + 1] = outputs[i] ? (uint64_t)real->aclGetDataBufferSizeV2(outputs[i]) : 0;
+  }
+  return n;
+}
+
+static uint64_t op_begin(const char *opType, int numOutputs, aclDataBuffer *const outputs[]) {
+  uint64_t pairs[2 * MAX_TRACKED_OUTPUTS];
+  int n = collect_outputs(sw_real(), numOutputs, outputs, pairs);
+  uint64_t seq = __atomic_add_fetch(&g_op_seq, 1, __ATOMIC_RELAXED);
+  sw_emit(SW_REC_OP_BEGIN, 0, sw_current_device(), 0, 0, 0, seq, (uint32_t)n, opType, pairs,
+          (uint32_t)(n * 2 * sizeof(uint64_t)));
+  sw_watch_before_op(opType, seq, pairs, n);
+  return seq;
+}
+
+static void op_end(const char *opType, uint64_t seq, aclError err) {
+  sw_watch_after_op(opType, seq);
+  sw_emit(SW_REC_OP_END, 0, sw_current_device(), err, 0, 0, seq, 0, opType, NULL, 0);
+}
+
+SW_EXPORT aclError aclopExecuteV2(const char *opType, int numInputs, aclTensorDesc *inputDesc[],
+                                  aclDataBuffer *inputs[], int numOutputs, aclTensorDesc *outputDesc[],
+                                  aclDataBuffer *outputs[], aclopAttr *attr, aclrtStream stream) {
+  const struct sw_real *real = sw_real();
+  if (!real->aclopExecuteV2) return missing("aclopExecuteV2");
+  if (sw_in_hook)
+    return real->aclopExecuteV2(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, attr,
+                                stream);
+  sw_in_hook = 1;
+  uint64_t seq = op_begin(opType, numOutputs, outputs);
+  aclError err =
+      real->aclopExecuteV2(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, attr, stream);
+  op_end(opType, seq, err);
+  sw_in_hook = 0;
+  return err;
+}
+
+SW_EXPORT aclError aclopCompileAndExecute(const char *opType, int numInputs, const aclTensorDesc *const inputDesc[],
+                                          const aclDataBuffer *const inputs[], int numOutputs,
+                                          const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[],
+                                          const aclopAttr *attr, aclopEngineType engineType,
+                                          aclopCompileType compileFlag, const char *opPath, aclrtStream stream) {
+  const struct sw_real *real = sw_real();
+  if (!real->aclopCompileAndExecute) return missing("aclopCompileAndExecute");
+  if (sw_in_hook)
+    return real->aclopCompileAndExecute(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, attr,
+                                        engineType, compileFlag, opPath, stream);
+  sw_in_hook = 1;
+  uint64_t seq = op_begin(opType, numOutputs, outputs);
+  aclError err = real->aclopCompileAndExecute(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs,
+                                              attr, engineType, compileFlag, opPath, stream);
+  op_end(opType, seq, err);
+  sw_in_hook = 0;
+  return err;
+}

@@ -1,0 +1,282 @@
+/*
+ * ring_producer.c: the producer side of the shared-memory ring. A traced
+ * process makes its ring on first use (`{pid}.ring` in STOMPWATCH_RING_DIR),
+ * then any thread reserves, fills and publishes records without locks.
+ * When the ring is full it waits for the daemon (backpressure, never a silent
+ * drop); only when the daemon has stopped answering does it pass through and
+ * count what it could not deliver.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hook_internal.h"
+
+enum { STATE_UNINIT = 0, STATE_STARTING = 1, STATE_READY = 2, STATE_OFF = 3 };
+
+static int g_state = STATE_UNINIT;
+static struct sw_ring_header *g_hdr;
+static uint8_t *g_data;
+static uint64_t g_mask;
+
+__thread int sw_in_hook;
+static __thread uint32_t t_tid;
+static __thread int32_t t_device = -1;
+
+uint64_t sw_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t sw_tid(void) {
+  if (SW_UNLIKELY(t_tid == 0)) t_tid = (uint32_t)syscall(SYS_gettid);
+  return t_tid;
+}
+
+int32_t sw_current_device(void) {
+  if (SW_UNLIKELY(t_device < 0)) {
+    const struct sw_real *real = sw_real();
+    int32_t d = 0;
+    if (real->aclrtGetDevice && real->aclrtGetDevice(&d) == ACL_SUCCESS) t_device = d;
+    else return 0;
+  }
+  return t_device;
+}
+
+void sw_set_current_device(int32_t device) { t_device = device; }
+
+struct sw_ring_header *sw_producer_header(void) { return g_state == STATE_READY ? g_hdr : NULL; }
+
+void sw_warn_once(int *said, const char *what) {
+  if (__atomic_exchange_n(said, 1, __ATOMIC_RELAXED)) return;
+  fprintf(stderr, "stompwatch: %s\n", what);
+}
+
+static void read_command(char *out, size_t cap) {
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read(fd, out, cap - 1) : -1;
+  if (fd >= 0) close(fd);
+  if (n <= 0) n = 0;
+  for (ssize_t i = 0; i < n; i++)
+    if (out[i] == '\0') out[i] = ' ';
+  while (n > 0 && out[n - 1] == ' ') n--;
+  out[n] = '\0';
+}
+
+static uint64_t ring_capacity(void) {
+  const char *s = getenv("STOMPWATCH_RING_BYTES");
+  uint64_t cap = s ? strtoull(s, NULL, 10) : 0;
+  if (cap < (1u << 20)) cap = SW_DEFAULT_CAPACITY;
+  uint64_t p = 1;
+  while (p < cap) p <<= 1; /* offsets are masked: the size must be a power of two */
+  return p;
+}
+
+/* Makes `{dir}/{pid}.ring` complete before the daemon can see it: written
+ * under a temporary name, then renamed. */
+static int make_ring(const char *dir) {
+  char tmp[4096], final[4096];
+  int pid = getpid();
+  uint64_t cap = ring_capacity();
+  snprintf(tmp, sizeof tmp, "%s/.%d.ring.tmp", dir, pid);
+  snprintf(final, sizeof final, "%s/%d.ring", dir, pid);
+  unlink(tmp);
+  int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  size_t total = SW_DATA_OFFSET + cap;
+  void *base = MAP_FAILED;
+  if (ftruncate(fd, (off_t)total) == 0)
+    base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (base == MAP_FAILED) {
+    unlink(tmp);
+    return -1;
+  }
+  struct sw_ring_header *h = base;
+  h->version = SW_RING_VERSION;
+  h->header_size = SW_HEADER_SIZE;
+  h->data_offset = SW_DATA_OFFSET;
+  h->capacity = cap;
+  h->pid = pid;
+  h->start_ns = sw_now_ns();
+  h->heartbeat_ns = h->start_ns; /* a daemon that never comes times out like one that left */
+  const char *blocking = getenv("ASCEND_LAUNCH_BLOCKING");
+  if (blocking && strcmp(blocking, "1") == 0) h->flags |= SW_FLAG_LAUNCH_BLOCKING;
+  const char *algo = getenv("STOMPWATCH_CHECKSUM");
+  h->checksum_algo = (algo && strcmp(algo, "crc64-msmemscope") == 0) ? SW_CHECKSUM_CRC64_MSMEMSCOPE : SW_CHECKSUM_XXH3;
+  const char *cli = getenv("STOMPWATCH_WATCH");
+  if (cli) snprintf(h->cli_watch, sizeof h->cli_watch, "%s", cli);
+  read_command(h->command, sizeof h->command);
+  __atomic_store_n(&h->magic, SW_RING_MAGIC, __ATOMIC_RELEASE);
+  if (rename(tmp, final) != 0) {
+    munmap(base, total);
+    unlink(tmp);
+    return -1;
+  }
+  g_hdr = h;
+  g_data = (uint8_t *)base + SW_DATA_OFFSET;
+  g_mask = cap - 1;
+  return 0;
+}
+
+static void at_exit(void) {
+  if (g_state != STATE_READY) return;
+  sw_emit(SW_REC_PROC_EXIT, 0, -1, 0, 0, 0, 0, 0, NULL, NULL, 0);
+  __atomic_fetch_or(&g_hdr->flags, SW_FLAG_EXITED, __ATOMIC_RELEASE);
+}
+
+/* A forked child must not write into its parent's ring. */
+static void after_fork_in_child(void) {
+  g_state = STATE_UNINIT;
+  g_hdr = NULL;
+  t_tid = 0;
+}
+
+static void start(void) {
+  static int said;
+  const char *dir = getenv("STOMPWATCH_RING_DIR");
+  if (!dir || !*dir) {
+    __atomic_store_n(&g_state, STATE_OFF, __ATOMIC_RELEASE);
+    return;
+  }
+  if (make_ring(dir) != 0) {
+    sw_warn_once(&said, "cannot create the event ring in STOMPWATCH_RING_DIR; the job runs untraced");
+    __atomic_store_n(&g_state, STATE_OFF, __ATOMIC_RELEASE);
+    return;
+  }
+  static int registered;
+  if (!registered) {
+    registered = 1;
+    atexit(at_exit);
+    pthread_atfork(NULL, NULL, after_fork_in_child);
+  }
+  __atomic_store_n(&g_state, STATE_READY, __ATOMIC_RELEASE);
+  sw_emit(SW_REC_PROC_START, 0, -1, 0, 0, 0, 0, 0, g_hdr->command, NULL, 0);
+}
+
+int sw_producer_ready(void) {
+  int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+  if (SW_LIKELY(s == STATE_READY)) return 1;
+  if (s == STATE_OFF) return 0;
+  int expected = STATE_UNINIT;
+  if (__atomic_compare_exchange_n(&g_state, &expected, STATE_STARTING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    start();
+  } else {
+    while (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == STATE_STARTING) sched_yield();
+  }
+  return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == STATE_READY;
+}
+
+/* Waits for the consumer to free space; 0 once it is judged gone. */
+static int wait_for_consumer(unsigned *spins) {
+  static int said;
+  if (__atomic_load_n(&g_hdr->flags, __ATOMIC_ACQUIRE) & SW_FLAG_CONSUMER_GONE) return 0;
+  if (++*spins < 64) {
+    sched_yield();
+    return 1;
+  }
+  uint64_t beat = __atomic_load_n(&g_hdr->heartbeat_ns, __ATOMIC_ACQUIRE);
+  if (sw_now_ns() - beat > SW_CONSUMER_TIMEOUT_NS) {
+    __atomic_fetch_or(&g_hdr->flags, SW_FLAG_CONSUMER_GONE, __ATOMIC_RELEASE);
+    sw_warn_once(&said, "the daemon stopped reading events; the job goes on untraced and counts what was lost");
+    return 0;
+  }
+  struct timespec pause = {0, 50000};
+  nanosleep(&pause, NULL);
+  return 1;
+}
+
+static void count_drop(uint32_t size) {
+  __atomic_fetch_add(&g_hdr->dropped_events, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&g_hdr->dropped_bytes, size, __ATOMIC_RELAXED);
+}
+
+struct sw_record *sw_reserve(uint32_t size, uint64_t *pos) {
+  const uint64_t cap = g_mask + 1;
+  unsigned spins = 0;
+  uint64_t head = __atomic_load_n(&g_hdr->head, __ATOMIC_RELAXED);
+  for (;;) {
+    if (__atomic_load_n(&g_hdr->flags, __ATOMIC_RELAXED) & SW_FLAG_CONSUMER_GONE) {
+      count_drop(size);
+      return NULL;
+    }
+    uint64_t off = head & g_mask;
+    uint64_t pad = off + size > cap ? cap - off : 0;
+    uint64_t tail = __atomic_load_n(&g_hdr->tail, __ATOMIC_ACQUIRE);
+    if (head + pad + size - tail > cap) {
+      if (!wait_for_consumer(&spins)) {
+        count_drop(size);
+        return NULL;
+      }
+      head = __atomic_load_n(&g_hdr->head, __ATOMIC_RELAXED);
+      continue;
+    }
+    if (!__atomic_compare_exchange_n(&g_hdr->head, &head, head + pad + size, 1, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+      continue;
+    if (pad) {
+      struct sw_record *p = (struct sw_record *)(g_data + off);
+      p->type = SW_REC_PAD;
+      p->size = (uint32_t)pad;
+      __atomic_store_n(&p->stamp, SW_STAMP(head), __ATOMIC_RELEASE);
+      head += pad;
+    }
+    *pos = head;
+    return (struct sw_record *)(g_data + (head & g_mask));
+  }
+}
+
+void sw_commit(struct sw_record *rec, uint64_t pos) { __atomic_store_n(&rec->stamp, SW_STAMP(pos), __ATOMIC_RELEASE); }
+
+void sw_emit(uint16_t type, uint16_t flags, int32_t device, int32_t result, uint64_t addr, uint64_t len,
+             uint64_t id, uint32_t aux, const char *name, const void *payload, uint32_t payload_len) {
+  if (!sw_producer_ready()) return;
+  uint32_t name_len = name ? (uint32_t)strnlen(name, 4096) : 0;
+  uint32_t size = (uint32_t)SW_ALIGN_RECORD(sizeof(struct sw_record) + SW_ALIGN8(name_len) + payload_len);
+  if (size > (g_mask + 1) / 4) return; /* never: names are capped and payloads small */
+  uint64_t pos;
+  struct sw_record *r = sw_reserve(size, &pos);
+  if (!r) return;
+  r->type = type;
+  r->flags = flags;
+  r->size = size;
+  r->tid = sw_tid();
+  r->ts_ns = sw_now_ns();
+  r->device = device;
+  r->result = result;
+  r->addr = addr;
+  r->len = len;
+  r->id = id;
+  r->name_len = name_len;
+  r->aux = aux;
+  uint8_t *p = (uint8_t *)(r + 1);
+  if (name_len) memcpy(p, name, name_len);
+  if (payload_len) memcpy(p + SW_ALIGN8(name_len), payload, payload_len);
+  sw_commit(r, pos);
+}
+
+/* ---- the producer API other producers call (the Python client, via ctypes) ---- */
+
+/* Emits one event into this process's ring; returns 0, or -1 when the
+ * process is not traced (no STOMPWATCH_RING_DIR) or the daemon is gone. */
+SW_EXPORT int stompwatch_emit(int type, int device, int result, uint64_t addr, uint64_t len, uint64_t id,
+                              uint32_t aux, const char *name) {
+  if (!sw_producer_ready()) return -1;
+  if (type <= SW_REC_PAD || type > SW_REC_WINDOW_OPEN || type == SW_REC_DUMP || type == SW_REC_DUMP_DATA) return -1;
+  sw_emit((uint16_t)type, 0, device, result, addr, len, id, aux, name, NULL, 0);
+  return (__atomic_load_n(&g_hdr->flags, __ATOMIC_RELAXED) & SW_FLAG_CONSUMER_GONE) ? -1 : 0;
+}
+
+/* Whether this process has a live ring to the daemon. */
+SW_EXPORT int stompwatch_attached(void) { return sw_producer_ready(); }

@@ -1,0 +1,288 @@
+/*
+ * watch_windows.c: decides, around each op launch, which watched blocks to
+ * sample, and samples them. Watches come from two places: the daemon's table
+ * in the ring (POST /watch), and the job's own --watch spec
+ * (STOMPWATCH_WATCH, `[start[:outid]],end[,full-content]`), which opens a
+ * window on output `outid` at each call of `start` and closes it after the
+ * next call of `end`. A sample synchronises the device, copies the block to
+ * the host with the runtime's own aclrtMemcpy and either checksums it here or
+ * ships the bytes through the ring (full-content).
+ *
+ * The lock below is taken only when something is or may be watched; with
+ * nothing watched an op launch costs one atomic load here.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hook_internal.h"
+
+#define MAX_LOCAL ((int)(2 * SW_WATCH_MAX))
+#define STAGING_BYTES (1u << 20)
+
+enum { W_FREE = 0, W_WAITING, W_OPEN };
+
+struct local_watch {
+  uint32_t id;
+  uint32_t flags;
+  uint64_t addr, len;
+  int64_t dump_nums, taken;
+  uint32_t outid;
+  int state;
+  char start_op[SW_OP_NAME_MAX], end_op[SW_OP_NAME_MAX];
+};
+
+struct cli_spec {
+  int on, has_start, full;
+  uint32_t outid;
+  char start[SW_OP_NAME_MAX], end[SW_OP_NAME_MAX];
+};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct local_watch g_w[MAX_LOCAL];
+static struct sw_watch_entry g_table_copy[SW_WATCH_MAX];
+static uint32_t g_seen_seq;
+static int g_live; /* watches waiting or open; read without the lock */
+static struct cli_spec g_cli;
+static pthread_once_t g_cli_once = PTHREAD_ONCE_INIT;
+static uint32_t g_cli_windows;
+static uint64_t g_dump_seq;
+
+/* The watches this thread sampled before its current op, to pair the after. */
+static __thread int t_sampled[MAX_LOCAL];
+static __thread uint32_t t_sampled_id[MAX_LOCAL];
+static __thread int t_nsampled;
+static __thread struct sw_hasher t_hasher;
+static __thread uint8_t *t_staging;
+
+/* The daemon validated the spec before the job started; a bad one here means
+ * the job was started by hand, so say so and watch nothing from the CLI. */
+static void parse_cli(void) {
+  static int said;
+  const char *s = getenv("STOMPWATCH_WATCH");
+  if (!s || !*s) return;
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", s);
+  char *comma = strchr(buf, ',');
+  if (!comma) {
+    sw_warn_once(&said, "ignoring STOMPWATCH_WATCH: expected [start[:outid]],end[,full-content]");
+    return;
+  }
+  *comma = '\0';
+  char *end = comma + 1, *third = strchr(end, ',');
+  if (third) {
+    *third++ = '\0';
+    if (strcmp(third, "full-content") != 0) {
+      sw_warn_once(&said, "ignoring STOMPWATCH_WATCH: the third field must be full-content");
+      return;
+    }
+    g_cli.full = 1;
+  }
+  if (!*end) {
+    sw_warn_once(&said, "ignoring STOMPWATCH_WATCH: the end op is required");
+    return;
+  }
+  char *colon = strrchr(buf, ':');
+  if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
+    *colon = '\0';
+    g_cli.outid = (uint32_t)strtoul(colon + 1, NULL, 10);
+  }
+  if (strlen(buf) >= sizeof g_cli.start || strlen(end) >= sizeof g_cli.end) {
+    sw_warn_once(&said, "ignoring STOMPWATCH_WATCH: op names are limited to 95 bytes");
+    return;
+  }
+  memcpy(g_cli.start, buf, strlen(buf) + 1);
+  memcpy(g_cli.end, end, strlen(end) + 1);
+  g_cli.has_start = g_cli.start[0] != '\0';
+  g_cli.on = 1;
+}
+
+static struct local_watch *find_id(uint32_t id) {
+  for (int i = 0; i < MAX_LOCAL; i++)
+    if (g_w[i].state != W_FREE && g_w[i].id == id) return &g_w[i];
+  return NULL;
+}
+
+static struct local_watch *new_slot(void) {
+  static int said;
+  for (int i = 0; i < MAX_LOCAL; i++)
+    if (g_w[i].state == W_FREE) return &g_w[i];
+  sw_warn_once(&said, "too many watches open at once; new ones are ignored until some close");
+  return NULL;
+}
+
+static void recount(void) {
+  int live = 0;
+  for (int i = 0; i < MAX_LOCAL; i++) live += g_w[i].state != W_FREE;
+  __atomic_store_n(&g_live, live, __ATOMIC_RELEASE);
+}
+
+/* Reads the daemon's table under its seqlock and merges it into ours:
+ * new ids start, ids gone from the table were removed by the daemon. */
+static void sync_table(struct sw_ring_header *hdr) {
+  const struct sw_watch_entry *table = (const void *)((const uint8_t *)hdr + SW_TABLE_OFFSET);
+  uint32_t seq, count;
+  do {
+    seq = __atomic_load_n(&hdr->table_seq, __ATOMIC_ACQUIRE);
+    if (seq & 1) continue;
+    count = __atomic_load_n(&hdr->table_count, __ATOMIC_RELAXED);
+    if (count > SW_WATCH_MAX) count = SW_WATCH_MAX;
+    memcpy(g_table_copy, table, count * sizeof *table);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  } while ((seq & 1) || seq != __atomic_load_n(&hdr->table_seq, __ATOMIC_RELAXED));
+  g_seen_seq = seq;
+
+  for (int i = 0; i < MAX_LOCAL; i++) {
+    struct local_watch *w = &g_w[i];
+    if (w->state == W_FREE || (w->id & SW_CLI_WATCH_BIT)) continue;
+    int present = 0;
+    for (uint32_t k = 0; k < count && !present; k++) present = g_table_copy[k].id == w->id;
+    if (!present) w->state = W_FREE;
+  }
+  for (uint32_t k = 0; k < count; k++) {
+    const struct sw_watch_entry *e = &g_table_copy[k];
+    if (e->id == 0 || find_id(e->id)) continue;
+    struct local_watch *w = new_slot();
+    if (!w) break;
+    memset(w, 0, sizeof *w);
+    w->id = e->id;
+    w->flags = e->flags;
+    w->addr = e->addr;
+    w->len = e->len;
+    w->dump_nums = e->dump_nums;
+    memcpy(w->start_op, e->start_op, SW_OP_NAME_MAX);
+    memcpy(w->end_op, e->end_op, SW_OP_NAME_MAX);
+    w->start_op[SW_OP_NAME_MAX - 1] = w->end_op[SW_OP_NAME_MAX - 1] = '\0';
+    w->state = w->start_op[0] ? W_WAITING : W_OPEN;
+  }
+  recount();
+}
+
+static void close_watch(struct local_watch *w) {
+  w->state = W_FREE;
+  sw_emit(SW_REC_WATCH_CLOSED, 0, sw_current_device(), 0, w->addr, w->len, 0, w->id, NULL, NULL, 0);
+}
+
+/* Copies `len` bytes at device address `src` to the host and feeds the
+ * hasher; with `content`, the bytes go straight into DUMP_DATA records. */
+static int copy_out(const struct sw_real *real, struct local_watch *w, int content, uint64_t dump_seq) {
+  uint64_t cap = sw_producer_header()->capacity;
+  uint64_t chunk_max = cap / 4 < SW_CHUNK_MAX ? cap / 4 : SW_CHUNK_MAX;
+  if (!content) {
+    if (!t_staging) t_staging = malloc(STAGING_BYTES);
+    if (!t_staging) return -1;
+    chunk_max = STAGING_BYTES;
+  }
+  int failed = 0;
+  for (uint64_t off = 0; off < w->len; off += chunk_max) {
+    uint64_t n = w->len - off < chunk_max ? w->len - off : chunk_max;
+    void *src = (void *)(uintptr_t)(w->addr + off);
+    if (!content) {
+      failed |= real->aclrtMemcpy(t_staging, n, src, n, ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS;
+      sw_hasher_update(&t_hasher, t_staging, n);
+      continue;
+    }
+    uint64_t pos;
+    uint32_t size = (uint32_t)SW_ALIGN_RECORD(sizeof(struct sw_record) + n);
+    struct sw_record *r = sw_reserve(size, &pos);
+    if (!r) return -1;
+    aclError err = real->aclrtMemcpy(r + 1, n, src, n, ACL_MEMCPY_DEVICE_TO_HOST);
+    failed |= err != ACL_SUCCESS;
+    sw_hasher_update(&t_hasher, r + 1, n);
+    r->type = SW_REC_DUMP_DATA;
+    r->flags = 0;
+    r->size = size;
+    r->tid = sw_tid();
+    r->ts_ns = 0;
+    r->device = sw_current_device();
+    r->result = err;
+    r->addr = off;
+    r->len = n;
+    r->id = dump_seq;
+    r->name_len = 0;
+    r->aux = w->id;
+    sw_commit(r, pos);
+  }
+  return failed ? -2 : 0;
+}
+
+static void sample(struct local_watch *w, uint64_t op_seq, int after) {
+  const struct sw_real *real = sw_real();
+  if (!real->aclrtMemcpy) return;
+  if (real->aclrtSynchronizeDevice) real->aclrtSynchronizeDevice();
+  int content = (w->flags & SW_WATCH_FULL_CONTENT) != 0;
+  struct sw_dump_payload payload = {0, content ? __atomic_add_fetch(&g_dump_seq, 1, __ATOMIC_RELAXED) : 0};
+  sw_hasher_reset(&t_hasher, sw_producer_header()->checksum_algo);
+  int rc = copy_out(real, w, content, payload.dump_seq);
+  if (rc == -1) return; /* daemon gone or no memory: nothing to report */
+  payload.checksum = sw_hasher_digest(&t_hasher);
+  uint16_t flags = (after ? SW_REC_FLAG_AFTER : 0) | (content ? SW_REC_FLAG_CONTENT : 0) |
+                   (rc ? SW_REC_FLAG_FAILED : 0);
+  sw_emit(SW_REC_DUMP, flags, sw_current_device(), (int32_t)w->outid, w->addr, w->len, op_seq, w->id, NULL,
+          &payload, sizeof payload);
+}
+
+static int may_watch(struct sw_ring_header *hdr) {
+  return g_cli.on || __atomic_load_n(&g_live, __ATOMIC_ACQUIRE) ||
+         __atomic_load_n(&hdr->table_seq, __ATOMIC_ACQUIRE) != __atomic_load_n(&g_seen_seq, __ATOMIC_RELAXED);
+}
+
+void sw_watch_before_op(const char *op, uint64_t op_seq, const uint64_t *outputs, int n) {
+  t_nsampled = 0;
+  struct sw_ring_header *hdr = sw_producer_header();
+  if (!hdr) return;
+  pthread_once(&g_cli_once, parse_cli);
+  if (SW_LIKELY(!may_watch(hdr))) return;
+  pthread_mutex_lock(&g_lock);
+  if (__atomic_load_n(&hdr->table_seq, __ATOMIC_ACQUIRE) != g_seen_seq) sync_table(hdr);
+  if (g_cli.has_start && op && strcmp(op, g_cli.start) == 0) {
+    static int said;
+    struct local_watch *w = (int)g_cli.outid < n ? new_slot() : NULL;
+    if ((int)g_cli.outid >= n) sw_warn_once(&said, "the --watch start op has no output with that outid; no window opened");
+    if (w) {
+      memset(w, 0, sizeof *w);
+      w->id = SW_CLI_WATCH_BIT | ++g_cli_windows;
+      w->flags = g_cli.full ? SW_WATCH_FULL_CONTENT : 0;
+      w->addr = outputs[2 * g_cli.outid];
+      w->len = outputs[2 * g_cli.outid + 1];
+      w->dump_nums = -1;
+      w->outid = g_cli.outid;
+      w->state = W_OPEN;
+      snprintf(w->end_op, sizeof w->end_op, "%s", g_cli.end);
+      sw_emit(SW_REC_WINDOW_OPEN, 0, sw_current_device(), (int32_t)w->outid, w->addr, w->len, op_seq, w->id, op,
+              NULL, 0);
+      recount();
+    }
+  }
+  for (int i = 0; i < MAX_LOCAL; i++) {
+    struct local_watch *w = &g_w[i];
+    if (w->state == W_WAITING && op && strcmp(op, w->start_op) == 0) w->state = W_OPEN;
+    if (w->state != W_OPEN || w->len == 0) continue;
+    sample(w, op_seq, 0);
+    t_sampled_id[t_nsampled] = w->id;
+    t_sampled[t_nsampled++] = i;
+  }
+  pthread_mutex_unlock(&g_lock);
+}
+
+void sw_watch_after_op(const char *op, uint64_t op_seq) {
+  struct sw_ring_header *hdr = sw_producer_header();
+  if (!hdr || !may_watch(hdr)) return;
+  pthread_mutex_lock(&g_lock);
+  for (int k = 0; k < t_nsampled; k++) {
+    struct local_watch *w = &g_w[t_sampled[k]];
+    if (w->state != W_OPEN || w->id != t_sampled_id[k]) continue; /* removed meanwhile */
+    sample(w, op_seq, 1);
+    w->taken++;
+    /* API watches with no end op of their own close at the CLI's end op
+     * when the CLI gave no start: `--watch=,end` bounds them all. */
+    const char *end = w->end_op[0] ? w->end_op : (g_cli.on && !g_cli.has_start ? g_cli.end : "");
+    int ended = end[0] && op && strcmp(op, end) == 0;
+    if (ended || (w->dump_nums >= 0 && w->taken >= w->dump_nums)) close_watch(w);
+  }
+  t_nsampled = 0;
+  recount();
+  pthread_mutex_unlock(&g_lock);
+}
