@@ -133,5 +133,10 @@ export interface WatchService {
   /** Absolute path of OUT/watch_dump. */
   readonly dumpDir: string;
   /** Daemon facts for GET /health. */
-  health(): { outputDir: string; ringDir: string; pid: number; version: string };
+  health(): {
+    outputDir: string;
+    ringDir: string;
+    pid: number;
+    version: string;
+  };
 }
