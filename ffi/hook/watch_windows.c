@@ -22,7 +22,9 @@
 #define MAX_LOCAL ((int)(2 * SW_WATCH_MAX))
 #define STAGING_BYTES (1u << 20)
 
-enum { W_FREE = 0, W_WAITING, W_OPEN };
+/* A closed API watch keeps its slot until the daemon drops it from the
+ * table, so the next table read does not start it again. */
+enum { W_FREE = 0, W_WAITING, W_OPEN, W_CLOSED };
 
 struct local_watch {
   uint32_t id;
@@ -115,7 +117,7 @@ static struct local_watch *new_slot(void) {
 
 static void recount(void) {
   int live = 0;
-  for (int i = 0; i < MAX_LOCAL; i++) live += g_w[i].state != W_FREE;
+  for (int i = 0; i < MAX_LOCAL; i++) live += g_w[i].state == W_WAITING || g_w[i].state == W_OPEN;
   __atomic_store_n(&g_live, live, __ATOMIC_RELEASE);
 }
 
@@ -161,7 +163,7 @@ static void sync_table(struct sw_ring_header *hdr) {
 }
 
 static void close_watch(struct local_watch *w) {
-  w->state = W_FREE;
+  w->state = (w->id & SW_CLI_WATCH_BIT) ? W_FREE : W_CLOSED;
   sw_emit(SW_REC_WATCH_CLOSED, 0, sw_current_device(), 0, w->addr, w->len, 0, w->id, NULL, NULL, 0);
 }
 

@@ -1,0 +1,64 @@
+/**
+ * The events a traced process reports, as the rest of the daemon sees them
+ * once they have left the ring. Addresses and sizes are plain numbers: device
+ * and host addresses stay below 2^53.
+ *
+ * @module
+ */
+
+/** Memory pool of an allocation, as the event log's Event Type names it. */
+export type Pool = "HAL" | "HOST" | "PTA";
+
+/** Fields every event carries. */
+export interface EventBase {
+  pid: number;
+  tid: number;
+  /** Nanoseconds since the epoch. */
+  ts: number;
+  /** Device id, -1 for the host. */
+  device: number;
+}
+
+/** One event from a traced process. */
+export type TracedEvent =
+  | EventBase & { kind: "proc_start"; command: string }
+  | EventBase & { kind: "proc_exit" }
+  | EventBase & {
+    kind: "alloc";
+    addr: number;
+    size: number;
+    pool: Pool;
+    /** aclError; non-zero when the allocation failed. */
+    result: number;
+  }
+  | EventBase & { kind: "free"; addr: number; pool: Pool; result: number }
+  | EventBase & {
+    kind: "op_begin";
+    seq: number;
+    name: string;
+    /** Output buffers as [addr, length] pairs: what the op may write. */
+    outputs: Array<[number, number]>;
+  }
+  | EventBase & { kind: "op_end"; seq: number; name: string; result: number }
+  | EventBase & { kind: "mark"; message: string }
+  | EventBase & { kind: "range_start"; id: number; message: string }
+  | EventBase & { kind: "range_end"; id: number };
+
+/**
+ * Whether [addr, addr+length) overlaps any of the pairs.
+ *
+ * @example
+ * ```ts
+ * overlapsAny(0x100, 16, [[0x108, 4]]); // true
+ * ```
+ */
+export function overlapsAny(
+  addr: number,
+  length: number,
+  pairs: Array<[number, number]>,
+): boolean {
+  for (const [a, n] of pairs) {
+    if (a < addr + length && addr < a + n) return true;
+  }
+  return false;
+}

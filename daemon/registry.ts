@@ -1,0 +1,131 @@
+/**
+ * The registry of traced processes and the pump that feeds them: it finds
+ * new rings in the ring directory, drains every ring, keeps the producers'
+ * heartbeat fresh, and closes a process's files once it has exited and its
+ * ring is empty. The pump yields to the HTTP server between rounds.
+ *
+ * @module
+ */
+import { attachRing, detachRing } from "../ffi/bindings.ts";
+import type { DumpWriter } from "../watch/dump_writer.ts";
+import { RingReader } from "./ring_reader.ts";
+import { type EventListener, TracedProcess } from "./traced_process.ts";
+
+const SCAN_EVERY_MS = 50;
+const HEARTBEAT_EVERY_MS = 200;
+const IDLE_SLEEP_MS = 2;
+const BUDGET_PER_ROUND = 1 << 16;
+
+/** Every process that has reported to this daemon, live or finished. */
+export class Registry {
+  readonly ringDir: string;
+  readonly processes = new Map<number, TracedProcess>();
+  #writer: DumpWriter;
+  #listeners: EventListener[] = [];
+  #running = false;
+  #stopped: Promise<void> | undefined;
+  #lastScan = 0;
+  #lastBeat = 0;
+  /** Called after a process has been finished (files closed). */
+  onFinished: (p: TracedProcess) => void = () => {};
+  /** Called when a live process's watch table must be republished. */
+  onTableChange: (p: TracedProcess) => void = () => {};
+
+  /** A registry over `ringDir`, writing samples through `writer`. */
+  constructor(ringDir: string, writer: DumpWriter) {
+    this.ringDir = ringDir;
+    this.#writer = writer;
+  }
+
+  /** Adds a receiver of every event from every process. */
+  listen(listener: EventListener): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Attaches rings that appeared since the last scan. */
+  scan(): void {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(this.ringDir)];
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const m = /^(\d+)\.ring$/.exec(e.name);
+      if (!m || !e.isFile) continue;
+      const pid = Number(m[1]);
+      const known = this.processes.get(pid);
+      if (known && !known.finished) continue;
+      const ring = attachRing(`${this.ringDir}/${e.name}`);
+      if (!ring) continue;
+      const p = new TracedProcess(new RingReader(ring), this.#writer, this.#listeners);
+      p.onWatchClosed = () => this.onTableChange(p);
+      this.processes.set(pid, p);
+    }
+  }
+
+  /** One round over every ring; returns the records read. */
+  pumpOnce(budget = BUDGET_PER_ROUND): number {
+    const now = Date.now();
+    if (now - this.#lastScan >= SCAN_EVERY_MS) {
+      this.#lastScan = now;
+      this.scan();
+      this.#reapDead();
+    }
+    const beat = now - this.#lastBeat >= HEARTBEAT_EVERY_MS;
+    if (beat) this.#lastBeat = now;
+    let n = 0;
+    for (const p of this.processes.values()) {
+      if (p.finished) continue;
+      if (beat) p.reader.heartbeat();
+      n += p.pump(budget);
+      if (p.exited && p.reader.empty()) this.#finish(p);
+    }
+    return n;
+  }
+
+  /** Runs the pump until {@linkcode stop}. */
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#stopped = (async () => {
+      while (this.#running) {
+        const n = this.pumpOnce();
+        await new Promise((r) => setTimeout(r, n === 0 ? IDLE_SLEEP_MS : 0));
+      }
+    })();
+  }
+
+  /** Stops the pump, drains what is left and closes every process's files. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    await this.#stopped;
+    while (this.pumpOnce() > 0) { /* drain */ }
+    for (const p of this.processes.values()) if (!p.finished) this.#finish(p, false);
+  }
+
+  /** A process killed without running its exit handler leaves no PROC_EXIT. */
+  #reapDead(): void {
+    for (const p of this.processes.values()) {
+      if (p.finished || p.exited) continue;
+      try {
+        Deno.statSync(`/proc/${p.pid}`);
+      } catch {
+        p.exited = true;
+      }
+    }
+  }
+
+  #finish(p: TracedProcess, removeRing = true): void {
+    p.finished = true;
+    p.exited = p.exited || removeRing;
+    this.#writer.closeProcess(p.pid);
+    detachRing(p.reader.ring);
+    if (removeRing) {
+      try {
+        Deno.removeSync(`${this.ringDir}/${p.pid}.ring`);
+      } catch { /* already gone */ }
+    }
+    this.onFinished(p);
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * One traced process as the daemon follows it: its ring, the blocks it has
+ * live, the ops in flight (so a sample knows which op it brackets and what
+ * that op was allowed to write), and its watches.
+ *
+ * @module
+ */
+import { REC, RING } from "../ffi/bindings.ts";
+import { overlapsAny, type Pool, type TracedEvent } from "../analysis/events.ts";
+import type { DumpWriter } from "../watch/dump_writer.ts";
+import { WatchBook } from "../watch/watch_book.ts";
+import { parseWatchSpec } from "../watch/watch_spec.ts";
+import { type RawRecord, type RingHeader, type RingReader, u64 } from "./ring_reader.ts";
+
+const POOLS: Pool[] = ["HAL", "HOST", "PTA"];
+
+interface OpInFlight {
+  name: string;
+  callCount: number;
+  outputs: Array<[number, number]>;
+}
+
+/** A live block. */
+export interface LiveBlock {
+  addr: number;
+  size: number;
+  device: number;
+}
+
+/** Receives every event, in ring order (the event log, later analyses). */
+export type EventListener = (e: TracedEvent) => void;
+
+/** Follows one process. */
+export class TracedProcess {
+  readonly pid: number;
+  readonly reader: RingReader;
+  readonly header: RingHeader;
+  readonly book: WatchBook;
+  readonly startedAt: Date;
+  readonly live = new Map<number, LiveBlock>();
+  liveBytes = 0;
+  exited = false;
+  /** Set once its ring is drained and closed. */
+  finished = false;
+  #dropped = 0;
+  #ops = new Map<number, OpInFlight>();
+  #callCounts = new Map<string, number>();
+  #writer: DumpWriter;
+  #listeners: EventListener[];
+  /** Called when a watch ends in the hook, so the table can drop it. */
+  onWatchClosed: () => void = () => {};
+
+  /** Starts following the process behind `reader`. */
+  constructor(reader: RingReader, writer: DumpWriter, listeners: EventListener[]) {
+    this.reader = reader;
+    this.header = reader.header();
+    this.pid = this.header.pid;
+    this.book = new WatchBook(this.pid);
+    this.startedAt = new Date(this.header.startNs / 1e6);
+    this.#writer = writer;
+    this.#listeners = listeners;
+  }
+
+  /** Whether the hook saw ASCEND_LAUNCH_BLOCKING=1 in the job. */
+  get launchBlocking(): boolean {
+    return (this.header.flags & RING.FLAG_LAUNCH_BLOCKING) !== 0;
+  }
+
+  /** Records the hook could not deliver; the ring is read only while mapped. */
+  droppedEvents(): number {
+    return this.finished ? this.#dropped : (this.#dropped = this.reader.header().droppedEvents);
+  }
+
+  /** Reads what the ring holds; returns the number of records. */
+  pump(budget?: number): number {
+    return this.reader.drain((r) => this.#onRecord(r), budget);
+  }
+
+  #emit(e: TracedEvent): void {
+    for (const l of this.#listeners) l(e);
+  }
+
+  #onRecord(r: RawRecord): void {
+    const base = { pid: this.pid, tid: r.tid, ts: r.ts, device: r.device };
+    switch (r.type) {
+      case REC.ALLOC: {
+        const pool = POOLS[r.aux] ?? "HAL";
+        if (r.result === 0 && r.addr !== 0) {
+          this.live.set(r.addr, { addr: r.addr, size: r.len, device: r.device });
+          this.liveBytes += r.len;
+        }
+        this.#emit({ ...base, kind: "alloc", addr: r.addr, size: r.len, pool, result: r.result });
+        return;
+      }
+      case REC.FREE: {
+        const block = this.live.get(r.addr);
+        if (block && r.result === 0) {
+          this.live.delete(r.addr);
+          this.liveBytes -= block.size;
+        }
+        this.#emit({ ...base, kind: "free", addr: r.addr, pool: POOLS[r.aux] ?? "HAL", result: r.result });
+        return;
+      }
+      case REC.OP_BEGIN: {
+        const callCount = (this.#callCounts.get(r.name) ?? 0) + 1;
+        this.#callCounts.set(r.name, callCount);
+        const outputs: Array<[number, number]> = [];
+        for (let i = 0; i < r.aux; i++) {
+          outputs.push([u64(r.payloadView, 16 * i), u64(r.payloadView, 16 * i + 8)]);
+        }
+        this.#ops.set(r.id, { name: r.name, callCount, outputs });
+        this.#emit({ ...base, kind: "op_begin", seq: r.id, name: r.name, outputs });
+        return;
+      }
+      case REC.OP_END:
+        this.#ops.delete(r.id);
+        this.#emit({ ...base, kind: "op_end", seq: r.id, name: r.name, result: r.result });
+        return;
+      case REC.MARK:
+        this.#emit({ ...base, kind: "mark", message: r.name });
+        return;
+      case REC.RANGE_START:
+        this.#emit({ ...base, kind: "range_start", id: r.id, message: r.name });
+        return;
+      case REC.RANGE_END:
+        this.#emit({ ...base, kind: "range_end", id: r.id });
+        return;
+      case REC.PROC_START:
+        this.#emit({ ...base, kind: "proc_start", command: r.name });
+        return;
+      case REC.PROC_EXIT:
+        this.exited = true;
+        this.#emit({ ...base, kind: "proc_exit" });
+        return;
+      case REC.WINDOW_OPEN:
+        this.book.openWindow(r.aux, {
+          name: r.name,
+          addr: r.addr,
+          length: r.len,
+          outid: r.result,
+          device: r.device,
+          fullContent: this.#cliFullContent(),
+        });
+        return;
+      case REC.WATCH_CLOSED:
+        if (this.book.closed(r.aux)) this.onWatchClosed();
+        return;
+      case REC.DUMP_DATA:
+        if (this.book.get(r.aux)) this.#writer.appendContent(this.pid, r.id, r.payload);
+        return;
+      case REC.DUMP:
+        this.#onSample(r);
+        return;
+    }
+  }
+
+  #cliFullContent(): boolean {
+    try {
+      return parseWatchSpec(this.header.cliWatch).fullContent;
+    } catch {
+      return false;
+    }
+  }
+
+  #onSample(r: RawRecord): void {
+    const w = this.book.get(r.aux);
+    if (!w) return;
+    const op = this.#ops.get(r.id) ?? { name: "unknown", callCount: 0, outputs: [] };
+    const phase = (r.flags & REC.FLAG_AFTER) ? "after" : "before";
+    const checksum = r.payloadView.getBigUint64(0, true);
+    const parts = {
+      device: r.device,
+      tid: r.tid,
+      op: op.name,
+      callCount: op.callCount,
+      name: w.name,
+      outid: w.outid,
+      phase,
+    } as const;
+    const file = (r.flags & REC.FLAG_CONTENT)
+      ? this.#writer.finishContent(this.pid, u64(r.payloadView, 8), parts)
+      : this.#writer.writeChecksum(this.pid, parts, checksum);
+    w.device = r.device;
+    if (phase === "after") w.dumpsTaken++;
+    if (r.flags & REC.FLAG_FAILED) {
+      // The copy failed (the block was freed?): this sample proves nothing.
+      w.verdict.markGap();
+      return;
+    }
+    w.verdict.add({
+      phase,
+      op: op.name,
+      callCount: op.callCount,
+      checksum,
+      file,
+      allowed: overlapsAny(w.addr, w.length, op.outputs),
+    });
+  }
+
+  /**
+   * The live block that holds [addr, addr+length), or the nearest one.
+   */
+  locate(addr: number, length: number): { inside?: LiveBlock; nearest?: LiveBlock } {
+    let nearest: LiveBlock | undefined, best = Infinity;
+    for (const b of this.live.values()) {
+      if (b.addr <= addr && addr + length <= b.addr + b.size) return { inside: b };
+      const distance = addr < b.addr ? b.addr - addr : Math.max(0, addr - (b.addr + b.size));
+      if (distance < best) {
+        best = distance;
+        nearest = b;
+      }
+    }
+    return { nearest };
+  }
+}

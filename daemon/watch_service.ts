@@ -1,0 +1,142 @@
+/**
+ * The daemon's implementation of the API's {@linkcode WatchService}: checks
+ * each request against what the ring has told us about the process, keeps
+ * the watch books, and republishes a process's watch table on every change.
+ *
+ * @module
+ */
+import { publishWatchTable } from "../ffi/bindings.ts";
+import type { DumpWriter } from "../watch/dump_writer.ts";
+import { hexAddr, type WatchEntry, watchInfo } from "../watch/watch_book.ts";
+import {
+  ApiError,
+  type DumpFilter,
+  type DumpInfo,
+  type ProcessInfo,
+  type RemoveRequest,
+  type WatchInfo,
+  type WatchRequest,
+  type WatchService,
+} from "../watch/types.ts";
+import type { Registry } from "./registry.ts";
+import type { TracedProcess } from "./traced_process.ts";
+
+/** Facts about the daemon for GET /health. */
+export interface DaemonFacts {
+  outputDir: string;
+  ringDir: string;
+  version: string;
+}
+
+/** Watch service over a live registry. */
+export class DaemonWatchService implements WatchService {
+  readonly dumpDir: string;
+  #registry: Registry;
+  #writer: DumpWriter;
+  #facts: DaemonFacts;
+
+  /** Serves `registry`'s processes; publishes tables when the hook closes a watch. */
+  constructor(registry: Registry, writer: DumpWriter, facts: DaemonFacts) {
+    this.#registry = registry;
+    this.#writer = writer;
+    this.#facts = facts;
+    this.dumpDir = writer.dir;
+    registry.onTableChange = (p) => this.#publish(p);
+  }
+
+  health(): { outputDir: string; ringDir: string; pid: number; version: string } {
+    return { ...this.#facts, pid: Deno.pid };
+  }
+
+  listProcesses(): ProcessInfo[] {
+    return [...this.#registry.processes.values()].map((p) => ({
+      pid: p.pid,
+      command: p.header.command,
+      launchBlocking: p.launchBlocking,
+      cliWatch: p.header.cliWatch,
+      startedAt: p.startedAt.toISOString(),
+      exited: p.exited,
+      droppedEvents: p.droppedEvents(),
+      liveAllocations: p.live.size,
+      liveBytes: p.liveBytes,
+    }));
+  }
+
+  addWatch(req: WatchRequest): WatchInfo {
+    const p = this.#live(req.pid);
+    if (!p.launchBlocking) {
+      throw new ApiError(
+        409,
+        `Cannot watch block: pid ${p.pid} runs with ASCEND_LAUNCH_BLOCKING off, so ops run asynchronously and dumps would not bracket them; restart the job through ./stompwatch run or with ASCEND_LAUNCH_BLOCKING=1`,
+      );
+    }
+    // Catch up first: the block may have been allocated a moment ago.
+    p.pump();
+    const addr = Number(req.addr), length = Number(req.length);
+    const { inside, nearest } = p.locate(addr, length);
+    if (!inside) {
+      const near = nearest
+        ? `; nearest live block is ${hexAddr(nearest.addr)} (${nearest.size} bytes) on device ${nearest.device}`
+        : "; it has no live allocations";
+      throw new ApiError(
+        422,
+        `Cannot watch block: ${hexAddr(addr)} (+${length} bytes) is not inside one live allocation of pid ${p.pid}${near}`,
+      );
+    }
+    const entry = p.book.add(req);
+    entry.device = inside.device;
+    this.#publish(p);
+    return watchInfo(entry);
+  }
+
+  removeWatch(req: RemoveRequest): WatchInfo[] {
+    const procs = req.pid !== undefined ? [this.#live(req.pid)] : this.#liveProcesses();
+    const match = "name" in req
+      ? (w: WatchEntry) => w.name === req.name
+      : (w: WatchEntry) => w.addr < Number(req.addr) + Number(req.length) && Number(req.addr) < w.addr + w.length;
+    const removed: WatchInfo[] = [];
+    for (const p of procs) {
+      const gone = p.book.remove((w) => w.source === "api" && match(w));
+      if (gone.length) this.#publish(p);
+      removed.push(...gone.map(watchInfo));
+    }
+    if (!removed.length) {
+      const what = "name" in req ? `named ${req.name}` : `overlapping ${hexAddr(Number(req.addr))} (+${req.length} bytes)`;
+      throw new ApiError(404, `Cannot remove watch: no live watch ${what}; list them with GET /watches`);
+    }
+    return removed;
+  }
+
+  listWatches(): WatchInfo[] {
+    return [...this.#registry.processes.values()].flatMap((p) => p.book.all().map(watchInfo));
+  }
+
+  findWatches(name: string): WatchInfo[] {
+    return this.listWatches().filter((w) => w.name === name).reverse();
+  }
+
+  listDumps(filter: DumpFilter): DumpInfo[] {
+    return this.#writer.list(filter);
+  }
+
+  #liveProcesses(): TracedProcess[] {
+    return [...this.#registry.processes.values()].filter((p) => !p.finished);
+  }
+
+  #live(pid: number): TracedProcess {
+    this.#registry.scan();
+    const p = this.#registry.processes.get(pid);
+    if (!p) {
+      const known = [...this.#registry.processes.keys()].join(", ") || "none";
+      throw new ApiError(404, `Unknown pid: ${pid} is not a traced process (traced: ${known}); see GET /processes`);
+    }
+    if (p.finished || p.exited) throw new ApiError(409, `Cannot change watches: pid ${pid} has exited`);
+    return p;
+  }
+
+  #publish(p: TracedProcess): void {
+    if (p.finished) return;
+    const { bytes, count } = p.book.table();
+    publishWatchTable(p.reader.ring, bytes, count);
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * The daemon's only door into native code: a hand-written `Deno.dlopen` table
+ * for the consumer side of the ring in `libstompwatch_hook.so`, and the ring
+ * layout of `ffi/include/stompwatch_ring.h` mirrored offset for offset.
+ * Change both together.
+ *
+ * @module
+ */
+
+const here = new URL(".", import.meta.url).pathname;
+
+/** Path of the hook library (preloaded into jobs, opened here by the daemon). */
+export const HOOK_LIBRARY = `${here}build/libstompwatch_hook.so`;
+
+/** Header and table layout, from stompwatch_ring.h. */
+export const RING = {
+  MAGIC: 0x474e495257504d53n,
+  VERSION: 1,
+  TABLE_OFFSET: 4096,
+  DATA_OFFSET: 4096 + 65536,
+  WATCH_MAX: 256,
+  WATCH_ENTRY_SIZE: 256,
+  OP_NAME_MAX: 96,
+  WATCH_FULL_CONTENT: 0x1,
+  CLI_WATCH_BIT: 0x80000000,
+  FLAG_LAUNCH_BLOCKING: 0x1,
+  FLAG_CONSUMER_GONE: 0x2,
+  FLAG_EXITED: 0x4,
+  CHECKSUM_XXH3: 0,
+  CHECKSUM_CRC64_MSMEMSCOPE: 1,
+  /** struct sw_ring_header field offsets. */
+  H: {
+    magic: 0,
+    version: 8,
+    capacity: 24,
+    pid: 32,
+    flags: 36,
+    startNs: 40,
+    droppedEvents: 48,
+    droppedBytes: 56,
+    head: 64,
+    tail: 128,
+    heartbeatNs: 136,
+    checksumAlgo: 148,
+    tableSeq: 192,
+    cliWatch: 256,
+    cliWatchSize: 512,
+    command: 768,
+    commandSize: 1024,
+  },
+  /** struct sw_watch_entry field offsets. */
+  W: { id: 0, flags: 4, addr: 8, len: 16, dumpNums: 24, startOp: 64, endOp: 160 },
+} as const;
+
+/** Record layout: struct sw_record and friends. */
+export const REC = {
+  SIZE: 64,
+  PAD: 1,
+  PROC_START: 2,
+  PROC_EXIT: 3,
+  ALLOC: 4,
+  FREE: 5,
+  OP_BEGIN: 6,
+  OP_END: 7,
+  MARK: 8,
+  RANGE_START: 9,
+  RANGE_END: 10,
+  DUMP: 11,
+  DUMP_DATA: 12,
+  WATCH_CLOSED: 13,
+  WINDOW_OPEN: 14,
+  FLAG_FAILED: 0x1,
+  FLAG_AFTER: 0x2,
+  FLAG_CONTENT: 0x4,
+  POOL_HAL: 0,
+  POOL_HOST: 1,
+  POOL_PTA: 2,
+  /** Field offsets inside a record. */
+  F: {
+    stamp: 0,
+    type: 4,
+    flags: 6,
+    size: 8,
+    tid: 12,
+    tsNs: 16,
+    device: 24,
+    result: 28,
+    addr: 32,
+    len: 40,
+    id: 48,
+    nameLen: 56,
+    aux: 60,
+  },
+} as const;
+
+const symbols = {
+  stompwatch_ring_attach: { parameters: ["buffer", "buffer"], result: "pointer" },
+  stompwatch_ring_detach: { parameters: ["pointer", "u64"], result: "void" },
+  stompwatch_ring_advance: { parameters: ["pointer", "u64"], result: "void" },
+  stompwatch_ring_head: { parameters: ["pointer"], result: "u64" },
+  stompwatch_ring_heartbeat: { parameters: ["pointer"], result: "void" },
+  stompwatch_table_publish: { parameters: ["pointer", "buffer", "u32"], result: "i32" },
+  stompwatch_checksum: { parameters: ["u32", "buffer", "usize"], result: "u64" },
+} as const;
+
+type Lib = Deno.DynamicLibrary<typeof symbols>["symbols"];
+let lib: Lib | undefined;
+
+/**
+ * Opens the hook library once.
+ *
+ * @example
+ * ```ts
+ * const native = hookLibrary();
+ * ```
+ */
+export function hookLibrary(): Lib {
+  if (lib) return lib;
+  try {
+    lib = Deno.dlopen(HOOK_LIBRARY, symbols).symbols;
+  } catch (e) {
+    throw new Error(
+      `Cannot load the native hook: ${HOOK_LIBRARY} (${(e as Error).message}); run make -C ffi or start through ./stompwatch`,
+    );
+  }
+  return lib;
+}
+
+/** A ring mapped into this process. */
+export interface MappedRing {
+  pointer: Deno.PointerObject;
+  size: number;
+  buffer: ArrayBuffer;
+}
+
+/**
+ * Maps a ring file; null when it is not (yet) a complete ring.
+ *
+ * @example
+ * ```ts
+ * const ring = attachRing("/dev/shm/stompwatch-0/4242.ring");
+ * ```
+ */
+export function attachRing(path: string): MappedRing | null {
+  const size = new BigUint64Array(1);
+  const pointer = hookLibrary().stompwatch_ring_attach(
+    new TextEncoder().encode(path + "\0"),
+    size,
+  );
+  if (pointer === null) return null;
+  const bytes = Number(size[0]);
+  const buffer = Deno.UnsafePointerView.getArrayBuffer(pointer, bytes);
+  return { pointer, size: bytes, buffer };
+}
+
+/** Unmaps a ring; its buffer must not be used afterwards. */
+export function detachRing(ring: MappedRing): void {
+  hookLibrary().stompwatch_ring_detach(ring.pointer, BigInt(ring.size));
+}
+
+/** Publishes the consumer position: everything before it may be reused. */
+export function advanceRing(ring: MappedRing, tail: number): void {
+  hookLibrary().stompwatch_ring_advance(ring.pointer, BigInt(tail));
+}
+
+/** The producers' reservation position. */
+export function ringHead(ring: MappedRing): number {
+  return Number(hookLibrary().stompwatch_ring_head(ring.pointer));
+}
+
+/** Tells the producers the daemon is alive. */
+export function heartbeatRing(ring: MappedRing): void {
+  hookLibrary().stompwatch_ring_heartbeat(ring.pointer);
+}
+
+/** Replaces the watch table with `count` packed entries. */
+export function publishWatchTable(ring: MappedRing, entries: Uint8Array, count: number): void {
+  if (hookLibrary().stompwatch_table_publish(ring.pointer, entries, count) !== 0) {
+    throw new Error(`Cannot publish watch table: ${count} entries exceed ${RING.WATCH_MAX}`);
+  }
+}
+
+/** The native checksum of host bytes (algo: RING.CHECKSUM_*). */
+export function nativeChecksum(algo: number, bytes: Uint8Array): bigint {
+  return BigInt(hookLibrary().stompwatch_checksum(algo, bytes, BigInt(bytes.length)));
+}

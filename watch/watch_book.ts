@@ -1,0 +1,185 @@
+/**
+ * The watches of one traced process as the daemon keeps them: those asked
+ * for over HTTP (which the hook reads from the ring's watch table) and the
+ * windows the job's own --watch spec opened. Each carries its verdict.
+ *
+ * @module
+ */
+import { WatchVerdict } from "./verdict.ts";
+import { ApiError, type WatchInfo, type WatchRequest } from "./types.ts";
+
+/** Layout of one watch-table entry (mirrors struct sw_watch_entry). */
+export const TABLE_ENTRY = {
+  SIZE: 256,
+  MAX: 256,
+  FULL_CONTENT: 0x1,
+  OP_NAME_MAX: 96,
+  offsets: { id: 0, flags: 4, addr: 8, len: 16, dumpNums: 24, startOp: 64, endOp: 160 },
+} as const;
+
+/** One watch of one process. */
+export interface WatchEntry {
+  id: number;
+  name: string;
+  pid: number;
+  addr: number;
+  length: number;
+  dumpNums: number;
+  fullContent: boolean;
+  start?: string;
+  end?: string;
+  outid: number;
+  source: "api" | "cli";
+  state: WatchInfo["state"];
+  device: number | null;
+  dumpsTaken: number;
+  verdict: WatchVerdict;
+}
+
+const encoder = new TextEncoder();
+
+/** Formats an address the way users paste it back. */
+export function hexAddr(addr: number): string {
+  return "0x" + addr.toString(16).padStart(12, "0");
+}
+
+/** The watch book of one process. */
+export class WatchBook {
+  readonly pid: number;
+  #entries = new Map<number, WatchEntry>();
+  #nextId = 1;
+
+  /** An empty book. */
+  constructor(pid: number) {
+    this.pid = pid;
+  }
+
+  /** Adds an API watch; the caller validated the range. */
+  add(req: WatchRequest): WatchEntry {
+    const clash = this.live().find((w) => w.name === req.name);
+    if (clash) {
+      throw new ApiError(
+        409,
+        `Cannot watch block: pid ${this.pid} already has a watch named ${req.name}; remove it first or pick another name`,
+      );
+    }
+    if (this.apiLive().length >= TABLE_ENTRY.MAX) {
+      throw new ApiError(409, `Cannot watch block: pid ${this.pid} has ${TABLE_ENTRY.MAX} watches; remove some first`);
+    }
+    const entry: WatchEntry = {
+      id: this.#nextId++,
+      name: req.name,
+      pid: this.pid,
+      addr: Number(req.addr),
+      length: Number(req.length),
+      dumpNums: req.dumpNums,
+      fullContent: req.fullContent,
+      start: req.start,
+      end: req.end,
+      outid: 0,
+      source: "api",
+      state: req.start ? "waiting" : "active",
+      device: null,
+      dumpsTaken: 0,
+      verdict: new WatchVerdict(),
+    };
+    this.#entries.set(entry.id, entry);
+    return entry;
+  }
+
+  /** Records a window the job's --watch spec opened. */
+  openWindow(
+    id: number,
+    w: { name: string; addr: number; length: number; outid: number; device: number; fullContent: boolean },
+  ): WatchEntry {
+    const entry: WatchEntry = {
+      id,
+      pid: this.pid,
+      dumpNums: -1,
+      source: "cli",
+      state: "active",
+      dumpsTaken: 0,
+      verdict: new WatchVerdict(),
+      ...w,
+    };
+    this.#entries.set(id, entry);
+    return entry;
+  }
+
+  /** The entry the hook calls `id`. */
+  get(id: number): WatchEntry | undefined {
+    return this.#entries.get(id);
+  }
+
+  /** Every watch, in the order they were made. */
+  all(): WatchEntry[] {
+    return [...this.#entries.values()];
+  }
+
+  /** Watches still waiting or active. */
+  live(): WatchEntry[] {
+    return this.all().filter((w) => w.state === "waiting" || w.state === "active");
+  }
+
+  apiLive(): WatchEntry[] {
+    return this.live().filter((w) => w.source === "api");
+  }
+
+  /** The hook ended a window (end op seen, or dump_nums ran out). */
+  closed(id: number): boolean {
+    const w = this.#entries.get(id);
+    if (!w || w.state === "removed" || w.state === "closed") return false;
+    w.state = "closed";
+    return w.source === "api";
+  }
+
+  /** Removes live watches by name or by overlapping range; returns them. */
+  remove(match: (w: WatchEntry) => boolean): WatchEntry[] {
+    const gone = this.live().filter(match);
+    for (const w of gone) w.state = "removed";
+    return gone;
+  }
+
+  /** The table the hook reads: every live API watch, packed. */
+  table(): { bytes: Uint8Array; count: number } {
+    const live = this.apiLive();
+    const bytes = new Uint8Array(TABLE_ENTRY.SIZE * live.length);
+    const view = new DataView(bytes.buffer);
+    const o = TABLE_ENTRY.offsets;
+    live.forEach((w, i) => {
+      const base = i * TABLE_ENTRY.SIZE;
+      view.setUint32(base + o.id, w.id, true);
+      view.setUint32(base + o.flags, w.fullContent ? TABLE_ENTRY.FULL_CONTENT : 0, true);
+      view.setBigUint64(base + o.addr, BigInt(w.addr), true);
+      view.setBigUint64(base + o.len, BigInt(w.length), true);
+      view.setBigInt64(base + o.dumpNums, BigInt(w.dumpNums), true);
+      // Names were checked to fit (95 bytes) at the edge; the NUL is the zeroed tail.
+      if (w.start) bytes.set(encoder.encode(w.start), base + o.startOp);
+      if (w.end) bytes.set(encoder.encode(w.end), base + o.endOp);
+    });
+    return { bytes, count: live.length };
+  }
+}
+
+/** The public view of a watch. */
+export function watchInfo(w: WatchEntry): WatchInfo {
+  const first = w.verdict.firstChange;
+  return {
+    name: w.name,
+    pid: w.pid,
+    device: w.device,
+    addr: hexAddr(w.addr),
+    length: w.length,
+    dumpNums: w.dumpNums,
+    dumpsTaken: w.dumpsTaken,
+    fullContent: w.fullContent,
+    ...(w.start ? { start: w.start } : {}),
+    ...(w.end ? { end: w.end } : {}),
+    outid: w.outid,
+    source: w.source,
+    state: w.state,
+    first_change: first,
+    stomp: w.verdict.stomp,
+    changes: w.verdict.changes,
+  };
+}
