@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { attachRing, detachRing } from "../ffi/bindings.ts";
+import { attachRing, detachRing, listRings, pidAlive, removeFile } from "../ffi/bindings.ts";
 import type { DumpWriter } from "../watch/dump_writer.ts";
 import { RingReader } from "./ring_reader.ts";
 import { type EventListener, TracedProcess } from "./traced_process.ts";
@@ -44,19 +44,13 @@ export class Registry {
 
   /** Attaches rings that appeared since the last scan. */
   scan(): void {
-    let entries: Deno.DirEntry[];
-    try {
-      entries = [...Deno.readDirSync(this.ringDir)];
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const m = /^(\d+)\.ring$/.exec(e.name);
-      if (!m || !e.isFile) continue;
+    for (const name of listRings(this.ringDir) ?? []) {
+      const m = /^(\d+)\.ring$/.exec(name);
+      if (!m) continue;
       const pid = Number(m[1]);
       const known = this.processes.get(pid);
       if (known && !known.finished) continue;
-      const ring = attachRing(`${this.ringDir}/${e.name}`);
+      const ring = attachRing(`${this.ringDir}/${name}`);
       if (!ring) continue;
       const p = new TracedProcess(new RingReader(ring), this.#writer, this.#listeners);
       p.onWatchClosed = () => this.onTableChange(p);
@@ -108,11 +102,7 @@ export class Registry {
   #reapDead(): void {
     for (const p of this.processes.values()) {
       if (p.finished || p.exited) continue;
-      try {
-        Deno.statSync(`/proc/${p.pid}`);
-      } catch {
-        p.exited = true;
-      }
+      if (!pidAlive(p.pid)) p.exited = true;
     }
   }
 
@@ -121,11 +111,7 @@ export class Registry {
     p.exited = p.exited || removeRing;
     this.#writer.closeProcess(p.pid);
     detachRing(p.reader.ring);
-    if (removeRing) {
-      try {
-        Deno.removeSync(`${this.ringDir}/${p.pid}.ring`);
-      } catch { /* already gone */ }
-    }
+    if (removeRing) removeFile(`${this.ringDir}/${p.pid}.ring`);
     this.onFinished(p);
   }
 }

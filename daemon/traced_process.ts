@@ -134,7 +134,7 @@ export class TracedProcess {
         return;
       case REC.WINDOW_OPEN:
         this.book.openWindow(r.aux, {
-          name: r.name,
+          name: this.#windowName(r.name),
           addr: r.addr,
           length: r.len,
           outid: r.result,
@@ -152,6 +152,16 @@ export class TracedProcess {
         this.#onSample(r);
         return;
     }
+  }
+
+  /**
+   * A CLI window is named after its start op; a second window of the same
+   * start op still open alongside would write the same file names, so it is
+   * told apart by the call count of the start op that opened it.
+   */
+  #windowName(start: string): string {
+    const clash = this.book.live().some((w) => w.source === "cli" && w.name === start);
+    return clash ? `${start}.${this.#callCounts.get(start) ?? 0}` : start;
   }
 
   #cliFullContent(): boolean {

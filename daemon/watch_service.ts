@@ -49,6 +49,7 @@ export class DaemonWatchService implements WatchService {
   }
 
   listProcesses(): ProcessInfo[] {
+    this.#registry.scan();
     return [...this.#registry.processes.values()].map((p) => ({
       pid: p.pid,
       command: p.header.command,
@@ -56,6 +57,7 @@ export class DaemonWatchService implements WatchService {
       cliWatch: p.header.cliWatch,
       startedAt: p.startedAt.toISOString(),
       exited: p.exited,
+      finished: p.finished,
       droppedEvents: p.droppedEvents(),
       liveAllocations: p.live.size,
       liveBytes: p.liveBytes,

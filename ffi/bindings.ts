@@ -101,6 +101,11 @@ const symbols = {
   stompwatch_ring_heartbeat: { parameters: ["pointer"], result: "void" },
   stompwatch_table_publish: { parameters: ["pointer", "buffer", "u32"], result: "i32" },
   stompwatch_checksum: { parameters: ["u32", "buffer", "usize"], result: "u64" },
+  stompwatch_dir_make: { parameters: ["buffer"], result: "i32" },
+  stompwatch_dir_rings: { parameters: ["buffer", "buffer", "u64"], result: "i64" },
+  stompwatch_dir_remove: { parameters: ["buffer"], result: "i32" },
+  stompwatch_file_remove: { parameters: ["buffer"], result: "i32" },
+  stompwatch_pid_alive: { parameters: ["i32"], result: "i32" },
 } as const;
 
 type Lib = Deno.DynamicLibrary<typeof symbols>["symbols"];
@@ -143,10 +148,7 @@ export interface MappedRing {
  */
 export function attachRing(path: string): MappedRing | null {
   const size = new BigUint64Array(1);
-  const pointer = hookLibrary().stompwatch_ring_attach(
-    new TextEncoder().encode(path + "\0"),
-    size,
-  );
+  const pointer = hookLibrary().stompwatch_ring_attach(cPath(path), size);
   if (pointer === null) return null;
   const bytes = Number(size[0]);
   const buffer = Deno.UnsafePointerView.getArrayBuffer(pointer, bytes);
@@ -183,4 +185,43 @@ export function publishWatchTable(ring: MappedRing, entries: Uint8Array, count: 
 /** The native checksum of host bytes (algo: RING.CHECKSUM_*). */
 export function nativeChecksum(algo: number, bytes: Uint8Array): bigint {
   return BigInt(hookLibrary().stompwatch_checksum(algo, bytes, BigInt(bytes.length)));
+}
+
+const encoder = new TextEncoder();
+const cPath = (path: string) => encoder.encode(path + "\0");
+
+/**
+ * Makes a 0700 directory (in /dev/shm too, which Deno itself will not touch
+ * without --allow-all); returns false when it cannot.
+ *
+ * @example
+ * ```ts
+ * makePrivateDir("/dev/shm/stompwatch.1");
+ * ```
+ */
+export function makePrivateDir(path: string): boolean {
+  return hookLibrary().stompwatch_dir_make(cPath(path)) === 0;
+}
+
+/** Names of the complete rings in `dir` (`{pid}.ring`); null when it is gone. */
+export function listRings(dir: string): string[] | null {
+  const out = new Uint8Array(1 << 16);
+  const n = Number(hookLibrary().stompwatch_dir_rings(cPath(dir), out, BigInt(out.length)));
+  if (n < 0) return null;
+  return new TextDecoder().decode(out.subarray(0, n)).split("\n").filter(Boolean);
+}
+
+/** Removes one file; false when it was not there. */
+export function removeFile(path: string): boolean {
+  return hookLibrary().stompwatch_file_remove(cPath(path)) === 0;
+}
+
+/** Removes a ring directory and everything in it. */
+export function removeRingDir(dir: string): void {
+  hookLibrary().stompwatch_dir_remove(cPath(dir));
+}
+
+/** Whether process `pid` exists. */
+export function pidAlive(pid: number): boolean {
+  return hookLibrary().stompwatch_pid_alive(pid) !== 0;
 }

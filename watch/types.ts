@@ -16,6 +16,8 @@ export interface ProcessInfo {
   cliWatch: string;
   startedAt: string;
   exited: boolean;
+  /** Exited and every record it sent has been read and written out. */
+  finished: boolean;
   /** Records the hook could not deliver because the daemon was gone. */
   droppedEvents: number;
   liveAllocations: number;

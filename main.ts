@@ -1,0 +1,117 @@
+/**
+ * stompwatch's command line: parses arguments and dispatches. Every error a
+ * person can cause ends here as one line on stderr and exit code 2.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { absolute, jobEnv, readDaemonPaths } from "./daemon/config.ts";
+import { startDaemon, stopOnSignals } from "./daemon/daemon.ts";
+import { runJob } from "./daemon/run.ts";
+import { parseWatchSpec } from "./watch/watch_spec.ts";
+
+const USAGE = `usage:
+  stompwatch daemon [--output DIR] [--listen 127.0.0.1:PORT] [--checksum xxh3|crc64-msmemscope]
+  stompwatch run [--watch=[start[:outid]],end[,full-content]] [--output DIR] [--daemon SOCKET]
+                 [--checksum xxh3|crc64-msmemscope] -- CMD [ARGS...]
+  stompwatch env [--output DIR]      print export lines that attach a job started by hand
+  stompwatch test                    fmt, lint, type check, build and run every test
+  stompwatch bench                   run the benchmarks`;
+
+class UsageError extends Error {}
+
+function checksumOf(value: string | undefined): "xxh3" | "crc64-msmemscope" {
+  if (value === undefined || value === "xxh3" || value === "crc64-msmemscope") return value ?? "xxh3";
+  throw new UsageError(`Invalid --checksum value: ${value}; use xxh3 (default) or crc64-msmemscope`);
+}
+
+interface Parsed {
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+}
+
+function parse(args: string[], names: string[]): Parsed {
+  const options = Object.fromEntries(names.map((n) => [n, { type: "string" as const }]));
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true }) as Parsed;
+  } catch (e) {
+    throw new UsageError(`${(e as Error).message}\n${USAGE}`);
+  }
+}
+
+async function daemonCommand(args: string[]): Promise<number> {
+  const { values } = parse(args, ["output", "listen", "checksum"]);
+  const daemon = await startDaemon({
+    outputDir: absolute(values.output as string ?? "stompwatch_out"),
+    listen: values.listen as string | undefined,
+    checksum: checksumOf(values.checksum as string | undefined),
+  });
+  stopOnSignals(daemon);
+  const { socket, ringDir } = daemon.paths;
+  console.log(`stompwatch daemon ${Deno.pid} listening on ${socket}${values.listen ? ` and ${values.listen}` : ""}`);
+  console.log(`attach a job by hand with: eval "$(./stompwatch env --output ${daemon.paths.outputDir})"  (rings in ${ringDir})`);
+  await daemon.stopped;
+  return 0;
+}
+
+async function runCommand(args: string[]): Promise<number> {
+  const split = args.indexOf("--");
+  if (split < 0 || split === args.length - 1) throw new UsageError(`run needs the job after --\n${USAGE}`);
+  const { values, positionals } = parse(args.slice(0, split), ["watch", "output", "daemon", "checksum"]);
+  if (positionals.length) throw new UsageError(`Unexpected argument: ${positionals[0]}; put the job after --`);
+  const watch = values.watch as string | undefined;
+  if (watch !== undefined) {
+    try {
+      parseWatchSpec(watch);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+  }
+  return await runJob({
+    command: args.slice(split + 1),
+    watch,
+    outputDir: absolute(values.output as string ?? "stompwatch_out"),
+    daemonSocket: values.daemon ? absolute(values.daemon as string) : undefined,
+    checksum: checksumOf(values.checksum as string | undefined),
+  });
+}
+
+function envCommand(args: string[]): number {
+  const { values } = parse(args, ["output", "watch"]);
+  const paths = readDaemonPaths(absolute(values.output as string ?? "stompwatch_out"));
+  const env = jobEnv(paths, { watch: values.watch as string | undefined });
+  for (const [k, v] of Object.entries(env)) {
+    const value = k === "LD_PRELOAD" ? `${v}\${LD_PRELOAD:+:$LD_PRELOAD}` : v;
+    console.log(`export ${k}="${value.replaceAll('"', '\\"')}"`);
+  }
+  return 0;
+}
+
+async function main(args: string[]): Promise<number> {
+  const [cmd, ...rest] = args;
+  switch (cmd) {
+    case "daemon":
+      return await daemonCommand(rest);
+    case "run":
+      return await runCommand(rest);
+    case "env":
+      return envCommand(rest);
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      console.log(USAGE);
+      return 0;
+    default:
+      throw new UsageError(`Unknown command: ${cmd}\n${USAGE}`);
+  }
+}
+
+if (import.meta.main) {
+  try {
+    Deno.exit(await main(Deno.args));
+  } catch (e) {
+    console.error(`stompwatch: ${(e as Error).message}`);
+    Deno.exit(2);
+  }
+}
