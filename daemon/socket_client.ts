@@ -27,7 +27,7 @@ export async function requestSocket(
 ): Promise<SocketResponse> {
   const client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } } as never);
   try {
-    const response = await fetch(`http://stompwatch${path}`, {
+    const response = await fetch(`http://localhost${path}`, {
       client,
       method,
       headers: body === undefined ? {} : { "content-type": "application/json" },
