@@ -1,0 +1,111 @@
+/**
+ * Reading request bodies and query strings at the edge: a body must be one
+ * JSON object with only known fields (whatever the Content-Type, since
+ * `curl -d` sends form encoding), and a query only known parameters.
+ *
+ * @module
+ */
+
+import type { Context } from "hono";
+import { badRequest } from "./_errors.ts";
+
+/**
+ * The body as a JSON object holding only `fields`.
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { readJsonObject } from "./_body.ts";
+ * new Hono().post("/remove", async (c) => c.json(await readJsonObject(c, ["name", "pid"])));
+ * ```
+ */
+export async function readJsonObject(
+  c: Context,
+  fields: readonly string[],
+): Promise<Record<string, unknown>> {
+  const route = `${c.req.method} ${c.req.path}`;
+  const text = await c.req.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    const detail = text.trim() === ""
+      ? "the body is empty"
+      : (error as Error).message;
+    badRequest(
+      `Body is not JSON: ${detail}; ${route} takes a JSON object with fields ${
+        fields.join(", ")
+      }`,
+    );
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    badRequest(
+      `Body is not a JSON object: got ${kindOf(body)}; ${route} takes fields ${
+        fields.join(", ")
+      }`,
+    );
+  }
+  checkKnown(Object.keys(body), fields, "field", route);
+  return body as Record<string, unknown>;
+}
+
+/**
+ * The query parameters, refusing any not in `names` or given twice.
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { readQuery } from "./_body.ts";
+ * new Hono().get("/dumps", (c) => c.json(readQuery(c, ["name", "op", "pid"])));
+ * ```
+ */
+export function readQuery(
+  c: Context,
+  names: readonly string[],
+): Record<string, string | undefined> {
+  const route = `${c.req.method} ${c.req.path}`;
+  const query = c.req.queries();
+  checkKnown(Object.keys(query), names, "query parameter", route);
+  const result: Record<string, string | undefined> = {};
+  for (const [name, values] of Object.entries(query)) {
+    if (values.length > 1) {
+      badRequest(`Repeated query parameter: ${name}; give it once`);
+    }
+    result[name] = values[0];
+  }
+  return result;
+}
+
+/**
+ * What a JSON value is, for messages.
+ *
+ * @example
+ * ```ts
+ * import { kindOf } from "./_body.ts";
+ * kindOf([]); // "an array"
+ * ```
+ */
+export function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+function checkKnown(
+  keys: string[],
+  known: readonly string[],
+  what: string,
+  route: string,
+): void {
+  const accepts = known.length === 0
+    ? `takes no ${what}s`
+    : `accepts ${known.join(", ")}`;
+  for (const key of keys) {
+    if (!known.includes(key)) {
+      badRequest(
+        `Unknown ${what}: ${JSON.stringify(key)}; ${route} ${accepts}`,
+      );
+    }
+  }
+}

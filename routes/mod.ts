@@ -1,0 +1,61 @@
+/**
+ * The HTTP API of the daemon, assembled from one route file per resource.
+ * Handlers stay thin: they validate at the edge and call the
+ * {@linkcode WatchService}; every error is JSON `{"error": "..."}`.
+ *
+ * @module
+ */
+
+import { Hono } from "hono";
+import type { WatchService } from "../watch/types.ts";
+import { bearerToken } from "./_auth.ts";
+import { errorHandler, notFound } from "./_errors.ts";
+import { dumpsRoutes } from "./dumps.ts";
+import { healthRoutes } from "./health.ts";
+import { processesRoutes } from "./processes.ts";
+import { removeRoutes } from "./remove.ts";
+import { watchRoutes } from "./watch.ts";
+import { watchesRoutes } from "./watches.ts";
+
+export { ENDPOINTS } from "./_errors.ts";
+
+/** Options of {@linkcode createApp}. */
+export interface AppOptions {
+  /** When set, every request except `GET /health` needs `Authorization: Bearer <token>`. */
+  token?: string;
+  /** Where unexpected errors go (the client only gets a generic 500). Default `console.error`. */
+  logError?: (error: unknown) => void;
+}
+
+/**
+ * The API as a hono app; serve it with `Deno.serve(app.fetch)` or call
+ * `app.request()` in tests.
+ *
+ * @example
+ * ```ts
+ * import { createApp } from "./mod.ts";
+ * import type { WatchService } from "../watch/types.ts";
+ * export function serve(service: WatchService): Deno.HttpServer {
+ *   return Deno.serve({ port: 0 }, createApp(service, { token: "s3cret" }).fetch);
+ * }
+ * ```
+ */
+export function createApp(
+  service: WatchService,
+  options: AppOptions = {},
+): Hono {
+  if (options.token === "") {
+    throw new Error("Cannot create the HTTP API: the bearer token is empty");
+  }
+  const app = new Hono();
+  app.onError(errorHandler(options.logError ?? console.error));
+  app.notFound(notFound);
+  if (options.token !== undefined) app.use("*", bearerToken(options.token));
+  return app
+    .route("/watch", watchRoutes(service))
+    .route("/remove", removeRoutes(service))
+    .route("/watches", watchesRoutes(service))
+    .route("/dumps", dumpsRoutes(service))
+    .route("/processes", processesRoutes(service))
+    .route("/health", healthRoutes(service));
+}
