@@ -21,8 +21,12 @@ const USAGE = `usage:
 class UsageError extends Error {}
 
 function checksumOf(value: string | undefined): "xxh3" | "crc64-msmemscope" {
-  if (value === undefined || value === "xxh3" || value === "crc64-msmemscope") return value ?? "xxh3";
-  throw new UsageError(`Invalid --checksum value: ${value}; use xxh3 (default) or crc64-msmemscope`);
+  if (value === undefined || value === "xxh3" || value === "crc64-msmemscope") {
+    return value ?? "xxh3";
+  }
+  throw new UsageError(
+    `Invalid --checksum value: ${value}; use xxh3 (default) or crc64-msmemscope`,
+  );
 }
 
 interface Parsed {
@@ -31,9 +35,16 @@ interface Parsed {
 }
 
 function parse(args: string[], names: string[]): Parsed {
-  const options = Object.fromEntries(names.map((n) => [n, { type: "string" as const }]));
+  const options = Object.fromEntries(
+    names.map((n) => [n, { type: "string" as const }]),
+  );
   try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true }) as Parsed;
+    return parseArgs({
+      args,
+      options,
+      allowPositionals: true,
+      strict: true,
+    }) as Parsed;
   } catch (e) {
     throw new UsageError(`${(e as Error).message}\n${USAGE}`);
   }
@@ -48,17 +59,34 @@ async function daemonCommand(args: string[]): Promise<number> {
   });
   stopOnSignals(daemon);
   const { socket, ringDir } = daemon.paths;
-  console.log(`stompwatch daemon ${Deno.pid} listening on ${socket}${values.listen ? ` and ${values.listen}` : ""}`);
-  console.log(`attach a job by hand with: eval "$(./stompwatch env --output ${daemon.paths.outputDir})"  (rings in ${ringDir})`);
+  console.log(
+    `stompwatch daemon ${Deno.pid} listening on ${socket}${
+      values.listen ? ` and ${values.listen}` : ""
+    }`,
+  );
+  console.log(
+    `attach a job by hand with: eval "$(./stompwatch env --output ${daemon.paths.outputDir})"  (rings in ${ringDir})`,
+  );
   await daemon.stopped;
   return 0;
 }
 
 async function runCommand(args: string[]): Promise<number> {
   const split = args.indexOf("--");
-  if (split < 0 || split === args.length - 1) throw new UsageError(`run needs the job after --\n${USAGE}`);
-  const { values, positionals } = parse(args.slice(0, split), ["watch", "output", "daemon", "checksum"]);
-  if (positionals.length) throw new UsageError(`Unexpected argument: ${positionals[0]}; put the job after --`);
+  if (split < 0 || split === args.length - 1) {
+    throw new UsageError(`run needs the job after --\n${USAGE}`);
+  }
+  const { values, positionals } = parse(args.slice(0, split), [
+    "watch",
+    "output",
+    "daemon",
+    "checksum",
+  ]);
+  if (positionals.length) {
+    throw new UsageError(
+      `Unexpected argument: ${positionals[0]}; put the job after --`,
+    );
+  }
   const watch = values.watch as string | undefined;
   if (watch !== undefined) {
     try {
@@ -78,7 +106,9 @@ async function runCommand(args: string[]): Promise<number> {
 
 function envCommand(args: string[]): number {
   const { values } = parse(args, ["output", "watch"]);
-  const paths = readDaemonPaths(absolute(values.output as string ?? "stompwatch_out"));
+  const paths = readDaemonPaths(
+    absolute(values.output as string ?? "stompwatch_out"),
+  );
   const env = jobEnv(paths, { watch: values.watch as string | undefined });
   for (const [k, v] of Object.entries(env)) {
     const value = k === "LD_PRELOAD" ? `${v}\${LD_PRELOAD:+:$LD_PRELOAD}` : v;

@@ -37,7 +37,10 @@ export interface DaemonPaths {
  */
 export function absolute(dir: string): string {
   if (dir.startsWith("/")) return dir.replace(/\/+$/, "") || "/";
-  return `${Deno.cwd()}/${dir}`.replace(/\/\.?\/?$/, "").replace(/\/\.\//g, "/");
+  return `${Deno.cwd()}/${dir}`.replace(/\/\.?\/?$/, "").replace(
+    /\/\.\//g,
+    "/",
+  );
 }
 
 /** Creates `dir` with mode 0700, tightening it if it already existed. */
@@ -71,12 +74,19 @@ export function makeRingDir(outputDir: string): string {
   const shm = `/dev/shm/stompwatch.${tag}`;
   if (makePrivateDir(shm)) return shm;
   const dir = `${outputDir}/rings.${tag}`;
-  if (!makePrivateDir(dir)) throw new Error(`Cannot create the ring directory: ${dir}; check that ${outputDir} is writable`);
+  if (!makePrivateDir(dir)) {
+    throw new Error(
+      `Cannot create the ring directory: ${dir}; check that ${outputDir} is writable`,
+    );
+  }
   return dir;
 }
 
 /** Paths of a daemon started with `outputDir`. */
-export function daemonPaths(config: DaemonConfig, ringDir: string): DaemonPaths {
+export function daemonPaths(
+  config: DaemonConfig,
+  ringDir: string,
+): DaemonPaths {
   return {
     outputDir: config.outputDir,
     socket: `${config.outputDir}/stompwatch.sock`,
@@ -114,7 +124,9 @@ export function jobEnv(
   paths: DaemonPaths,
   options: { watch?: string; ldPreload?: string } = {},
 ): Record<string, string> {
-  const preload = options.ldPreload ? `${paths.hookLibrary}:${options.ldPreload}` : paths.hookLibrary;
+  const preload = options.ldPreload
+    ? `${paths.hookLibrary}:${options.ldPreload}`
+    : paths.hookLibrary;
   const env: Record<string, string> = {
     LD_PRELOAD: preload,
     STOMPWATCH_RING_DIR: paths.ringDir,

@@ -10,7 +10,14 @@ import { removeRingDir } from "../ffi/bindings.ts";
 import { createApp } from "../routes/mod.ts";
 import { DumpWriter } from "../watch/dump_writer.ts";
 import { writeReport } from "../watch/report.ts";
-import { type DaemonConfig, daemonPaths, type DaemonPaths, makeRingDir, parseListen, privateDir } from "./config.ts";
+import {
+  type DaemonConfig,
+  type DaemonPaths,
+  daemonPaths,
+  makeRingDir,
+  parseListen,
+  privateDir,
+} from "./config.ts";
 import { Registry } from "./registry.ts";
 import { DaemonWatchService } from "./watch_service.ts";
 
@@ -92,9 +99,14 @@ export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
   if (tcp) {
     const token = randomToken();
     writePrivate(`${config.outputDir}/token`, token + "\n");
-    servers.push(Deno.serve({ ...quiet, ...tcp }, createApp(service, { token }).fetch));
+    servers.push(
+      Deno.serve({ ...quiet, ...tcp }, createApp(service, { token }).fetch),
+    );
   }
-  writePrivate(`${config.outputDir}/daemon.json`, JSON.stringify(paths, null, 2) + "\n");
+  writePrivate(
+    `${config.outputDir}/daemon.json`,
+    JSON.stringify(paths, null, 2) + "\n",
+  );
   registry.start();
 
   let resolveStopped!: () => void;
@@ -106,7 +118,13 @@ export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
       await Promise.allSettled(servers.map((s) => s.finished));
       await registry.stop();
       writeReport(paths.dumpDir, service.listWatches());
-      for (const p of [paths.socket, `${config.outputDir}/daemon.json`, `${config.outputDir}/token`]) {
+      for (
+        const p of [
+          paths.socket,
+          `${config.outputDir}/daemon.json`,
+          `${config.outputDir}/token`,
+        ]
+      ) {
         try {
           Deno.removeSync(p);
         } catch { /* not there */ }

@@ -6,7 +6,13 @@
  *
  * @module
  */
-import { attachRing, detachRing, listRings, pidAlive, removeFile } from "../ffi/bindings.ts";
+import {
+  attachRing,
+  detachRing,
+  listRings,
+  pidAlive,
+  removeFile,
+} from "../ffi/bindings.ts";
 import type { DumpWriter } from "../watch/dump_writer.ts";
 import { RingReader } from "./ring_reader.ts";
 import { type EventListener, TracedProcess } from "./traced_process.ts";
@@ -52,7 +58,11 @@ export class Registry {
       if (known && !known.finished) continue;
       const ring = attachRing(`${this.ringDir}/${name}`);
       if (!ring) continue;
-      const p = new TracedProcess(new RingReader(ring), this.#writer, this.#listeners);
+      const p = new TracedProcess(
+        new RingReader(ring),
+        this.#writer,
+        this.#listeners,
+      );
       p.onWatchClosed = () => this.onTableChange(p);
       this.processes.set(pid, p);
     }
@@ -95,7 +105,9 @@ export class Registry {
     this.#running = false;
     await this.#stopped;
     while (this.pumpOnce() > 0) { /* drain */ }
-    for (const p of this.processes.values()) if (!p.finished) this.#finish(p, false);
+    for (const p of this.processes.values()) {
+      if (!p.finished) this.#finish(p, false);
+    }
   }
 
   /** A process killed without running its exit handler leaves no PROC_EXIT. */

@@ -48,7 +48,8 @@ export interface RingHeader {
 
 /** Reads a little-endian u64 that is known to stay below 2^53. */
 export function u64(view: DataView, offset: number): number {
-  return view.getUint32(offset, true) + view.getUint32(offset + 4, true) * 2 ** 32;
+  return view.getUint32(offset, true) +
+    view.getUint32(offset + 4, true) * 2 ** 32;
 }
 
 function cString(bytes: Uint8Array): string {
@@ -84,8 +85,12 @@ export class RingReader {
       startNs: u64(v, H.startNs),
       droppedEvents: u64(v, H.droppedEvents),
       checksumAlgo: v.getUint32(H.checksumAlgo, true),
-      cliWatch: cString(this.#bytes.subarray(H.cliWatch, H.cliWatch + H.cliWatchSize)),
-      command: cString(this.#bytes.subarray(H.command, H.command + H.commandSize)),
+      cliWatch: cString(
+        this.#bytes.subarray(H.cliWatch, H.cliWatch + H.cliWatchSize),
+      ),
+      command: cString(
+        this.#bytes.subarray(H.command, H.command + H.commandSize),
+      ),
     };
   }
 
@@ -145,9 +150,15 @@ export class RingReader {
       len,
       id: u64(v, off + F.id),
       aux: v.getUint32(off + F.aux, true),
-      name: nameLen ? decoder.decode(this.#bytes.subarray(nameStart, nameStart + nameLen)) : "",
+      name: nameLen
+        ? decoder.decode(this.#bytes.subarray(nameStart, nameStart + nameLen))
+        : "",
       payload,
-      payloadView: new DataView(payload.buffer, payload.byteOffset, payload.byteLength),
+      payloadView: new DataView(
+        payload.buffer,
+        payload.byteOffset,
+        payload.byteLength,
+      ),
     };
   }
 }

@@ -29,10 +29,15 @@ function say(line: string): void {
   console.error(`stompwatch: ${line}`);
 }
 
-async function spawnJob(options: RunOptions, paths: DaemonPaths): Promise<Deno.ChildProcess> {
+function spawnJob(
+  options: RunOptions,
+  paths: DaemonPaths,
+): Deno.ChildProcess {
   const user = Deno.env.get("ASCEND_LAUNCH_BLOCKING");
   if (user !== undefined && user !== "1") {
-    say(`ASCEND_LAUNCH_BLOCKING=${user} overridden with 1: dumps must bracket each op, so ops must run synchronously`);
+    say(
+      `ASCEND_LAUNCH_BLOCKING=${user} overridden with 1: dumps must bracket each op, so ops must run synchronously`,
+    );
   }
   const env = jobEnv({ ...paths, checksum: options.checksum }, {
     watch: options.watch,
@@ -47,7 +52,9 @@ async function spawnJob(options: RunOptions, paths: DaemonPaths): Promise<Deno.C
       stderr: "inherit",
     }).spawn();
   } catch (e) {
-    throw new Error(`Cannot start the job: ${options.command[0]}: ${(e as Error).message}`);
+    throw new Error(
+      `Cannot start the job: ${options.command[0]}: ${(e as Error).message}`,
+    );
   }
 }
 
@@ -62,11 +69,18 @@ function forwardSignals(child: Deno.ChildProcess): () => void {
     Deno.addSignalListener(sig, h);
     return [sig, h] as const;
   });
-  return () => handlers.forEach(([sig, h]) => Deno.removeSignalListener(sig, h));
+  return () =>
+    handlers.forEach(([sig, h]) => Deno.removeSignalListener(sig, h));
 }
 
 function exitCodeOf(status: Deno.CommandStatus): number {
-  const numbers: Record<string, number> = { SIGINT: 2, SIGKILL: 9, SIGTERM: 15, SIGSEGV: 11, SIGABRT: 6 };
+  const numbers: Record<string, number> = {
+    SIGINT: 2,
+    SIGKILL: 9,
+    SIGTERM: 15,
+    SIGSEGV: 11,
+    SIGABRT: 6,
+  };
   if (status.signal) return 128 + (numbers[status.signal] ?? 1);
   return status.code;
 }
@@ -76,7 +90,10 @@ function hasRing(paths: DaemonPaths, pid: number): boolean {
   return listRings(paths.ringDir)?.includes(`${pid}.ring`) ?? false;
 }
 
-async function ownDaemonVerdicts(daemon: Daemon, pid: number): Promise<WatchInfo[]> {
+async function ownDaemonVerdicts(
+  daemon: Daemon,
+  pid: number,
+): Promise<WatchInfo[]> {
   const deadline = Date.now() + WAIT_FOR_DRAIN_MS;
   while (Date.now() < deadline) {
     daemon.registry.scan();
@@ -87,7 +104,10 @@ async function ownDaemonVerdicts(daemon: Daemon, pid: number): Promise<WatchInfo
   return daemon.service.listWatches().filter((w) => w.pid === pid);
 }
 
-async function sharedDaemonVerdicts(paths: DaemonPaths, pid: number): Promise<WatchInfo[] | undefined> {
+async function sharedDaemonVerdicts(
+  paths: DaemonPaths,
+  pid: number,
+): Promise<WatchInfo[] | undefined> {
   const socket = paths.socket;
   const deadline = Date.now() + WAIT_FOR_DRAIN_MS;
   try {
@@ -99,7 +119,9 @@ async function sharedDaemonVerdicts(paths: DaemonPaths, pid: number): Promise<Wa
       await new Promise((r) => setTimeout(r, 20));
     }
     const r = await requestSocket(socket, "GET", "/watches");
-    return ((r.body as { watches?: WatchInfo[] }).watches ?? []).filter((w) => w.pid === pid);
+    return ((r.body as { watches?: WatchInfo[] }).watches ?? []).filter((w) =>
+      w.pid === pid
+    );
   } catch {
     return undefined;
   }
@@ -117,15 +139,20 @@ export async function runJob(options: RunOptions): Promise<number> {
   let daemon: Daemon | undefined;
   let paths: DaemonPaths;
   if (options.daemonSocket) {
-    paths = readDaemonPaths(options.daemonSocket.replace(/\/[^/]*$/, "") || ".");
+    paths = readDaemonPaths(
+      options.daemonSocket.replace(/\/[^/]*$/, "") || ".",
+    );
   } else {
-    daemon = await startDaemon({ outputDir: options.outputDir, checksum: options.checksum });
+    daemon = await startDaemon({
+      outputDir: options.outputDir,
+      checksum: options.checksum,
+    });
     paths = daemon.paths;
     say(`daemon listening on ${paths.socket}`);
   }
   let child: Deno.ChildProcess;
   try {
-    child = await spawnJob(options, paths);
+    child = spawnJob(options, paths);
   } catch (e) {
     await daemon?.stop();
     throw e;

@@ -25,13 +25,19 @@ export async function requestSocket(
   path: string,
   body?: unknown,
 ): Promise<SocketResponse> {
-  const client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } } as never);
+  const client = Deno.createHttpClient(
+    { proxy: { transport: "unix", path: socket } } as never,
+  );
   try {
     const response = await fetch(`http://localhost${path}`, {
       client,
       method,
       headers: body === undefined ? {} : { "content-type": "application/json" },
-      body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+      body: body === undefined
+        ? undefined
+        : typeof body === "string"
+        ? body
+        : JSON.stringify(body),
     } as RequestInit);
     const text = await response.text();
     let parsed: unknown = text;

@@ -6,11 +6,20 @@
  * @module
  */
 import { REC, RING } from "../ffi/bindings.ts";
-import { overlapsAny, type Pool, type TracedEvent } from "../analysis/events.ts";
+import {
+  overlapsAny,
+  type Pool,
+  type TracedEvent,
+} from "../analysis/events.ts";
 import type { DumpWriter } from "../watch/dump_writer.ts";
 import { WatchBook } from "../watch/watch_book.ts";
 import { parseWatchSpec } from "../watch/watch_spec.ts";
-import { type RawRecord, type RingHeader, type RingReader, u64 } from "./ring_reader.ts";
+import {
+  type RawRecord,
+  type RingHeader,
+  type RingReader,
+  u64,
+} from "./ring_reader.ts";
 
 const POOLS: Pool[] = ["HAL", "HOST", "PTA"];
 
@@ -51,7 +60,11 @@ export class TracedProcess {
   onWatchClosed: () => void = () => {};
 
   /** Starts following the process behind `reader`. */
-  constructor(reader: RingReader, writer: DumpWriter, listeners: EventListener[]) {
+  constructor(
+    reader: RingReader,
+    writer: DumpWriter,
+    listeners: EventListener[],
+  ) {
     this.reader = reader;
     this.header = reader.header();
     this.pid = this.header.pid;
@@ -68,7 +81,9 @@ export class TracedProcess {
 
   /** Records the hook could not deliver; the ring is read only while mapped. */
   droppedEvents(): number {
-    return this.finished ? this.#dropped : (this.#dropped = this.reader.header().droppedEvents);
+    return this.finished
+      ? this.#dropped
+      : (this.#dropped = this.reader.header().droppedEvents);
   }
 
   /** Reads what the ring holds; returns the number of records. */
@@ -86,10 +101,21 @@ export class TracedProcess {
       case REC.ALLOC: {
         const pool = POOLS[r.aux] ?? "HAL";
         if (r.result === 0 && r.addr !== 0) {
-          this.live.set(r.addr, { addr: r.addr, size: r.len, device: r.device });
+          this.live.set(r.addr, {
+            addr: r.addr,
+            size: r.len,
+            device: r.device,
+          });
           this.liveBytes += r.len;
         }
-        this.#emit({ ...base, kind: "alloc", addr: r.addr, size: r.len, pool, result: r.result });
+        this.#emit({
+          ...base,
+          kind: "alloc",
+          addr: r.addr,
+          size: r.len,
+          pool,
+          result: r.result,
+        });
         return;
       }
       case REC.FREE: {
@@ -98,7 +124,13 @@ export class TracedProcess {
           this.live.delete(r.addr);
           this.liveBytes -= block.size;
         }
-        this.#emit({ ...base, kind: "free", addr: r.addr, pool: POOLS[r.aux] ?? "HAL", result: r.result });
+        this.#emit({
+          ...base,
+          kind: "free",
+          addr: r.addr,
+          pool: POOLS[r.aux] ?? "HAL",
+          result: r.result,
+        });
         return;
       }
       case REC.OP_BEGIN: {
@@ -106,15 +138,30 @@ export class TracedProcess {
         this.#callCounts.set(r.name, callCount);
         const outputs: Array<[number, number]> = [];
         for (let i = 0; i < r.aux; i++) {
-          outputs.push([u64(r.payloadView, 16 * i), u64(r.payloadView, 16 * i + 8)]);
+          outputs.push([
+            u64(r.payloadView, 16 * i),
+            u64(r.payloadView, 16 * i + 8),
+          ]);
         }
         this.#ops.set(r.id, { name: r.name, callCount, outputs });
-        this.#emit({ ...base, kind: "op_begin", seq: r.id, name: r.name, outputs });
+        this.#emit({
+          ...base,
+          kind: "op_begin",
+          seq: r.id,
+          name: r.name,
+          outputs,
+        });
         return;
       }
       case REC.OP_END:
         this.#ops.delete(r.id);
-        this.#emit({ ...base, kind: "op_end", seq: r.id, name: r.name, result: r.result });
+        this.#emit({
+          ...base,
+          kind: "op_end",
+          seq: r.id,
+          name: r.name,
+          result: r.result,
+        });
         return;
       case REC.MARK:
         this.#emit({ ...base, kind: "mark", message: r.name });
@@ -146,7 +193,9 @@ export class TracedProcess {
         if (this.book.closed(r.aux)) this.onWatchClosed();
         return;
       case REC.DUMP_DATA:
-        if (this.book.get(r.aux)) this.#writer.appendContent(this.pid, r.id, r.payload);
+        if (this.book.get(r.aux)) {
+          this.#writer.appendContent(this.pid, r.id, r.payload);
+        }
         return;
       case REC.DUMP:
         this.#onSample(r);
@@ -160,7 +209,9 @@ export class TracedProcess {
    * told apart by the call count of the start op that opened it.
    */
   #windowName(start: string): string {
-    const clash = this.book.live().some((w) => w.source === "cli" && w.name === start);
+    const clash = this.book.live().some((w) =>
+      w.source === "cli" && w.name === start
+    );
     return clash ? `${start}.${this.#callCounts.get(start) ?? 0}` : start;
   }
 
@@ -175,7 +226,8 @@ export class TracedProcess {
   #onSample(r: RawRecord): void {
     const w = this.book.get(r.aux);
     if (!w) return;
-    const op = this.#ops.get(r.id) ?? { name: "unknown", callCount: 0, outputs: [] };
+    const op = this.#ops.get(r.id) ??
+      { name: "unknown", callCount: 0, outputs: [] };
     const phase = (r.flags & REC.FLAG_AFTER) ? "after" : "before";
     const checksum = r.payloadView.getBigUint64(0, true);
     const parts = {
@@ -210,11 +262,18 @@ export class TracedProcess {
   /**
    * The live block that holds [addr, addr+length), or the nearest one.
    */
-  locate(addr: number, length: number): { inside?: LiveBlock; nearest?: LiveBlock } {
+  locate(
+    addr: number,
+    length: number,
+  ): { inside?: LiveBlock; nearest?: LiveBlock } {
     let nearest: LiveBlock | undefined, best = Infinity;
     for (const b of this.live.values()) {
-      if (b.addr <= addr && addr + length <= b.addr + b.size) return { inside: b };
-      const distance = addr < b.addr ? b.addr - addr : Math.max(0, addr - (b.addr + b.size));
+      if (b.addr <= addr && addr + length <= b.addr + b.size) {
+        return { inside: b };
+      }
+      const distance = addr < b.addr
+        ? b.addr - addr
+        : Math.max(0, addr - (b.addr + b.size));
       if (distance < best) {
         best = distance;
         nearest = b;

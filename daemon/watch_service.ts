@@ -44,7 +44,12 @@ export class DaemonWatchService implements WatchService {
     registry.onTableChange = (p) => this.#publish(p);
   }
 
-  health(): { outputDir: string; ringDir: string; pid: number; version: string } {
+  health(): {
+    outputDir: string;
+    ringDir: string;
+    pid: number;
+    version: string;
+  } {
     return { ...this.#facts, pid: Deno.pid };
   }
 
@@ -78,11 +83,15 @@ export class DaemonWatchService implements WatchService {
     const { inside, nearest } = p.locate(addr, length);
     if (!inside) {
       const near = nearest
-        ? `; nearest live block is ${hexAddr(nearest.addr)} (${nearest.size} bytes) on device ${nearest.device}`
+        ? `; nearest live block is ${
+          hexAddr(nearest.addr)
+        } (${nearest.size} bytes) on device ${nearest.device}`
         : "; it has no live allocations";
       throw new ApiError(
         422,
-        `Cannot watch block: ${hexAddr(addr)} (+${length} bytes) is not inside one live allocation of pid ${p.pid}${near}`,
+        `Cannot watch block: ${
+          hexAddr(addr)
+        } (+${length} bytes) is not inside one live allocation of pid ${p.pid}${near}`,
       );
     }
     const entry = p.book.add(req);
@@ -92,10 +101,14 @@ export class DaemonWatchService implements WatchService {
   }
 
   removeWatch(req: RemoveRequest): WatchInfo[] {
-    const procs = req.pid !== undefined ? [this.#live(req.pid)] : this.#liveProcesses();
+    const procs = req.pid !== undefined
+      ? [this.#live(req.pid)]
+      : this.#liveProcesses();
     const match = "name" in req
       ? (w: WatchEntry) => w.name === req.name
-      : (w: WatchEntry) => w.addr < Number(req.addr) + Number(req.length) && Number(req.addr) < w.addr + w.length;
+      : (w: WatchEntry) =>
+        w.addr < Number(req.addr) + Number(req.length) &&
+        Number(req.addr) < w.addr + w.length;
     const removed: WatchInfo[] = [];
     for (const p of procs) {
       const gone = p.book.remove((w) => w.source === "api" && match(w));
@@ -103,14 +116,21 @@ export class DaemonWatchService implements WatchService {
       removed.push(...gone.map(watchInfo));
     }
     if (!removed.length) {
-      const what = "name" in req ? `named ${req.name}` : `overlapping ${hexAddr(Number(req.addr))} (+${req.length} bytes)`;
-      throw new ApiError(404, `Cannot remove watch: no live watch ${what}; list them with GET /watches`);
+      const what = "name" in req
+        ? `named ${req.name}`
+        : `overlapping ${hexAddr(Number(req.addr))} (+${req.length} bytes)`;
+      throw new ApiError(
+        404,
+        `Cannot remove watch: no live watch ${what}; list them with GET /watches`,
+      );
     }
     return removed;
   }
 
   listWatches(): WatchInfo[] {
-    return [...this.#registry.processes.values()].flatMap((p) => p.book.all().map(watchInfo));
+    return [...this.#registry.processes.values()].flatMap((p) =>
+      p.book.all().map(watchInfo)
+    );
   }
 
   findWatches(name: string): WatchInfo[] {
@@ -130,9 +150,14 @@ export class DaemonWatchService implements WatchService {
     const p = this.#registry.processes.get(pid);
     if (!p) {
       const known = [...this.#registry.processes.keys()].join(", ") || "none";
-      throw new ApiError(404, `Unknown pid: ${pid} is not a traced process (traced: ${known}); see GET /processes`);
+      throw new ApiError(
+        404,
+        `Unknown pid: ${pid} is not a traced process (traced: ${known}); see GET /processes`,
+      );
     }
-    if (p.finished || p.exited) throw new ApiError(409, `Cannot change watches: pid ${pid} has exited`);
+    if (p.finished || p.exited) {
+      throw new ApiError(409, `Cannot change watches: pid ${pid} has exited`);
+    }
     return p;
   }
 

@@ -49,7 +49,15 @@ export const RING = {
     commandSize: 1024,
   },
   /** struct sw_watch_entry field offsets. */
-  W: { id: 0, flags: 4, addr: 8, len: 16, dumpNums: 24, startOp: 64, endOp: 160 },
+  W: {
+    id: 0,
+    flags: 4,
+    addr: 8,
+    len: 16,
+    dumpNums: 24,
+    startOp: 64,
+    endOp: 160,
+  },
 } as const;
 
 /** Record layout: struct sw_record and friends. */
@@ -94,15 +102,27 @@ export const REC = {
 } as const;
 
 const symbols = {
-  stompwatch_ring_attach: { parameters: ["buffer", "buffer"], result: "pointer" },
+  stompwatch_ring_attach: {
+    parameters: ["buffer", "buffer"],
+    result: "pointer",
+  },
   stompwatch_ring_detach: { parameters: ["pointer", "u64"], result: "void" },
   stompwatch_ring_advance: { parameters: ["pointer", "u64"], result: "void" },
   stompwatch_ring_head: { parameters: ["pointer"], result: "u64" },
   stompwatch_ring_heartbeat: { parameters: ["pointer"], result: "void" },
-  stompwatch_table_publish: { parameters: ["pointer", "buffer", "u32"], result: "i32" },
-  stompwatch_checksum: { parameters: ["u32", "buffer", "usize"], result: "u64" },
+  stompwatch_table_publish: {
+    parameters: ["pointer", "buffer", "u32"],
+    result: "i32",
+  },
+  stompwatch_checksum: {
+    parameters: ["u32", "buffer", "usize"],
+    result: "u64",
+  },
   stompwatch_dir_make: { parameters: ["buffer"], result: "i32" },
-  stompwatch_dir_rings: { parameters: ["buffer", "buffer", "u64"], result: "i64" },
+  stompwatch_dir_rings: {
+    parameters: ["buffer", "buffer", "u64"],
+    result: "i64",
+  },
   stompwatch_dir_remove: { parameters: ["buffer"], result: "i32" },
   stompwatch_file_remove: { parameters: ["buffer"], result: "i32" },
   stompwatch_pid_alive: { parameters: ["i32"], result: "i32" },
@@ -125,7 +145,9 @@ export function hookLibrary(): Lib {
     lib = Deno.dlopen(HOOK_LIBRARY, symbols).symbols;
   } catch (e) {
     throw new Error(
-      `Cannot load the native hook: ${HOOK_LIBRARY} (${(e as Error).message}); run make -C ffi or start through ./stompwatch`,
+      `Cannot load the native hook: ${HOOK_LIBRARY} (${
+        (e as Error).message
+      }); run make -C ffi or start through ./stompwatch`,
     );
   }
   return lib;
@@ -176,15 +198,25 @@ export function heartbeatRing(ring: MappedRing): void {
 }
 
 /** Replaces the watch table with `count` packed entries. */
-export function publishWatchTable(ring: MappedRing, entries: Uint8Array, count: number): void {
-  if (hookLibrary().stompwatch_table_publish(ring.pointer, entries, count) !== 0) {
-    throw new Error(`Cannot publish watch table: ${count} entries exceed ${RING.WATCH_MAX}`);
+export function publishWatchTable(
+  ring: MappedRing,
+  entries: Uint8Array,
+  count: number,
+): void {
+  if (
+    hookLibrary().stompwatch_table_publish(ring.pointer, entries, count) !== 0
+  ) {
+    throw new Error(
+      `Cannot publish watch table: ${count} entries exceed ${RING.WATCH_MAX}`,
+    );
   }
 }
 
 /** The native checksum of host bytes (algo: RING.CHECKSUM_*). */
 export function nativeChecksum(algo: number, bytes: Uint8Array): bigint {
-  return BigInt(hookLibrary().stompwatch_checksum(algo, bytes, BigInt(bytes.length)));
+  return BigInt(
+    hookLibrary().stompwatch_checksum(algo, bytes, BigInt(bytes.length)),
+  );
 }
 
 const encoder = new TextEncoder();
@@ -206,9 +238,13 @@ export function makePrivateDir(path: string): boolean {
 /** Names of the complete rings in `dir` (`{pid}.ring`); null when it is gone. */
 export function listRings(dir: string): string[] | null {
   const out = new Uint8Array(1 << 16);
-  const n = Number(hookLibrary().stompwatch_dir_rings(cPath(dir), out, BigInt(out.length)));
+  const n = Number(
+    hookLibrary().stompwatch_dir_rings(cPath(dir), out, BigInt(out.length)),
+  );
   if (n < 0) return null;
-  return new TextDecoder().decode(out.subarray(0, n)).split("\n").filter(Boolean);
+  return new TextDecoder().decode(out.subarray(0, n)).split("\n").filter(
+    Boolean,
+  );
 }
 
 /** Removes one file; false when it was not there. */

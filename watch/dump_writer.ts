@@ -6,7 +6,11 @@
  *
  * @module
  */
-import { binFileName, type BinNameParts, checksumCsvName } from "./dump_names.ts";
+import {
+  binFileName,
+  type BinNameParts,
+  checksumCsvName,
+} from "./dump_names.ts";
 import { CHECKSUM_CSV_HEADER, checksumCsvRow } from "./checksum_csv.ts";
 import type { DumpFilter, DumpInfo } from "./types.ts";
 
@@ -42,12 +46,19 @@ export class DumpWriter {
     let part = this.#parts.get(key);
     if (!part) {
       const path = `${this.dir}/.${key}.part`;
-      const file = Deno.openSync(path, { write: true, create: true, truncate: true, mode: 0o600 });
+      const file = Deno.openSync(path, {
+        write: true,
+        create: true,
+        truncate: true,
+        mode: 0o600,
+      });
       part = { file, path, bytes: 0 };
       this.#parts.set(key, part);
     }
     let written = 0;
-    while (written < bytes.length) written += part.file.writeSync(bytes.subarray(written));
+    while (written < bytes.length) {
+      written += part.file.writeSync(bytes.subarray(written));
+    }
     part.bytes += bytes.length;
   }
 
@@ -61,7 +72,9 @@ export class DumpWriter {
       part.file.close();
       Deno.renameSync(part.path, `${this.dir}/${name}`);
     } else {
-      Deno.writeFileSync(`${this.dir}/${name}`, new Uint8Array(0), { mode: 0o600 });
+      Deno.writeFileSync(`${this.dir}/${name}`, new Uint8Array(0), {
+        mode: 0o600,
+      });
     }
     this.#index.push({
       file: name,
@@ -151,8 +164,10 @@ export class DumpWriter {
   list(filter: DumpFilter): DumpInfo[] {
     return this.#index.filter((d) =>
       (filter.pid === undefined || d.pid === filter.pid) &&
-      (filter.name === undefined || d.kind === "checksum_csv" || d.name === filter.name) &&
-      (filter.op === undefined || d.kind === "checksum_csv" || d.op === filter.op)
+      (filter.name === undefined || d.kind === "checksum_csv" ||
+        d.name === filter.name) &&
+      (filter.op === undefined || d.kind === "checksum_csv" ||
+        d.op === filter.op)
     );
   }
 }

@@ -10,7 +10,18 @@ import type { WatchInfo } from "./types.ts";
 /** The report as written. */
 export interface WatchReport {
   watches: Array<
-    Pick<WatchInfo, "name" | "pid" | "device" | "first_change" | "stomp" | "changes" | "source" | "addr" | "length">
+    Pick<
+      WatchInfo,
+      | "name"
+      | "pid"
+      | "device"
+      | "first_change"
+      | "stomp"
+      | "changes"
+      | "source"
+      | "addr"
+      | "length"
+    >
   >;
 }
 
@@ -42,7 +53,11 @@ export function buildReport(watches: WatchInfo[]): WatchReport {
 export function writeReport(dumpDir: string, watches: WatchInfo[]): string {
   const path = `${dumpDir}/watch_report.json`;
   const tmp = `${dumpDir}/.watch_report.json.part`;
-  Deno.writeTextFileSync(tmp, JSON.stringify(buildReport(watches), null, 2) + "\n", { mode: 0o600 });
+  Deno.writeTextFileSync(
+    tmp,
+    JSON.stringify(buildReport(watches), null, 2) + "\n",
+    { mode: 0o600 },
+  );
   Deno.renameSync(tmp, path);
   return path;
 }
@@ -63,6 +78,8 @@ export function formatVerdictLine(w: WatchInfo): string {
     return `${who}: STOMPED outside any op, between ${c.previous_op} #${c.previous_call_count} and ${c.op} #${c.call_count} (${c.before_file} -> ${c.after_file})`;
   }
   const verdict = w.stomp ? "STOMPED by" : "written by";
-  const note = w.stomp ? ", which was not allowed to write it (not one of its outputs)" : ", one of its outputs";
+  const note = w.stomp
+    ? ", which was not allowed to write it (not one of its outputs)"
+    : ", one of its outputs";
   return `${who}: ${verdict} ${c.op} #${c.call_count}${note} (${c.before_file} -> ${c.after_file})`;
 }

@@ -14,7 +14,15 @@ export const TABLE_ENTRY = {
   MAX: 256,
   FULL_CONTENT: 0x1,
   OP_NAME_MAX: 96,
-  offsets: { id: 0, flags: 4, addr: 8, len: 16, dumpNums: 24, startOp: 64, endOp: 160 },
+  offsets: {
+    id: 0,
+    flags: 4,
+    addr: 8,
+    len: 16,
+    dumpNums: 24,
+    startOp: 64,
+    endOp: 160,
+  },
 } as const;
 
 /** One watch of one process. */
@@ -64,7 +72,10 @@ export class WatchBook {
       );
     }
     if (this.apiLive().length >= TABLE_ENTRY.MAX) {
-      throw new ApiError(409, `Cannot watch block: pid ${this.pid} has ${TABLE_ENTRY.MAX} watches; remove some first`);
+      throw new ApiError(
+        409,
+        `Cannot watch block: pid ${this.pid} has ${TABLE_ENTRY.MAX} watches; remove some first`,
+      );
     }
     const entry: WatchEntry = {
       id: this.#nextId++,
@@ -90,7 +101,14 @@ export class WatchBook {
   /** Records a window the job's --watch spec opened. */
   openWindow(
     id: number,
-    w: { name: string; addr: number; length: number; outid: number; device: number; fullContent: boolean },
+    w: {
+      name: string;
+      addr: number;
+      length: number;
+      outid: number;
+      device: number;
+      fullContent: boolean;
+    },
   ): WatchEntry {
     const entry: WatchEntry = {
       id,
@@ -118,7 +136,9 @@ export class WatchBook {
 
   /** Watches still waiting or active. */
   live(): WatchEntry[] {
-    return this.all().filter((w) => w.state === "waiting" || w.state === "active");
+    return this.all().filter((w) =>
+      w.state === "waiting" || w.state === "active"
+    );
   }
 
   apiLive(): WatchEntry[] {
@@ -149,7 +169,11 @@ export class WatchBook {
     live.forEach((w, i) => {
       const base = i * TABLE_ENTRY.SIZE;
       view.setUint32(base + o.id, w.id, true);
-      view.setUint32(base + o.flags, w.fullContent ? TABLE_ENTRY.FULL_CONTENT : 0, true);
+      view.setUint32(
+        base + o.flags,
+        w.fullContent ? TABLE_ENTRY.FULL_CONTENT : 0,
+        true,
+      );
       view.setBigUint64(base + o.addr, BigInt(w.addr), true);
       view.setBigUint64(base + o.len, BigInt(w.length), true);
       view.setBigInt64(base + o.dumpNums, BigInt(w.dumpNums), true);

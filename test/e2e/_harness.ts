@@ -26,9 +26,18 @@ export async function stompwatch(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(STOMPWATCH, { args, env, stdout: "piped", stderr: "piped" }).output();
+  const out = await new Deno.Command(STOMPWATCH, {
+    args,
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
   const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  return {
+    code: out.code,
+    stdout: dec.decode(out.stdout),
+    stderr: dec.decode(out.stderr),
+  };
 }
 
 /** A process whose stdout lines can be awaited. */
@@ -40,8 +49,16 @@ export class Spawned {
   stderr = "";
 
   constructor(cmd: string, args: string[], env: Record<string, string> = {}) {
-    this.child = new Deno.Command(cmd, { args, env, stdout: "piped", stderr: "piped" }).spawn();
-    const pump = async (stream: ReadableStream<Uint8Array>, onLine: (l: string) => void) => {
+    this.child = new Deno.Command(cmd, {
+      args,
+      env,
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const pump = async (
+      stream: ReadableStream<Uint8Array>,
+      onLine: (l: string) => void,
+    ) => {
       let buf = "";
       for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
         buf += chunk;
@@ -70,7 +87,11 @@ export class Spawned {
         if (m) return m;
       }
       if (Date.now() > deadline) {
-        throw new Error(`No line matching ${re} in ${timeoutMs} ms; stdout: ${this.#lines.join("\n")}; stderr: ${this.stderr}`);
+        throw new Error(
+          `No line matching ${re} in ${timeoutMs} ms; stdout: ${
+            this.#lines.join("\n")
+          }; stderr: ${this.stderr}`,
+        );
       }
       await new Promise<void>((r) => {
         this.#waiters.push(r);
@@ -85,14 +106,20 @@ export class Spawned {
 }
 
 /** Starts `./stompwatch daemon` and waits until its socket answers. */
-export async function startDaemonProcess(output: string, extra: string[] = []): Promise<Spawned> {
+export async function startDaemonProcess(
+  output: string,
+  extra: string[] = [],
+): Promise<Spawned> {
   const d = new Spawned(STOMPWATCH, ["daemon", "--output", output, ...extra]);
   await d.line(/listening on/);
   return d;
 }
 
 /** Polls `check` until it returns a value, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+export async function eventually<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
@@ -107,8 +134,12 @@ export function checksumRows(dumpDir: string): Array<[string, string]> {
   const rows: Array<[string, string]> = [];
   for (const e of Deno.readDirSync(dumpDir)) {
     if (!e.name.startsWith("watch_dump_data_check_sum_")) continue;
-    const lines = Deno.readTextFileSync(`${dumpDir}/${e.name}`).trim().split("\n");
-    if (lines[0] !== "Tensor info,Check data sum") throw new Error(`Bad header in ${e.name}`);
+    const lines = Deno.readTextFileSync(`${dumpDir}/${e.name}`).trim().split(
+      "\n",
+    );
+    if (lines[0] !== "Tensor info,Check data sum") {
+      throw new Error(`Bad header in ${e.name}`);
+    }
     for (const l of lines.slice(1)) rows.push(l.split(",") as [string, string]);
   }
   return rows;

@@ -26,11 +26,24 @@ interface Job {
 }
 
 /** Starts the stomp workload under `run --daemon`, paused before its ops. */
-async function startJob(out: string, extraEnv: Record<string, string> = {}, runArgs: string[] = []): Promise<Job> {
+async function startJob(
+  out: string,
+  extraEnv: Record<string, string> = {},
+  runArgs: string[] = [],
+): Promise<Job> {
   const gate = `${tempDir()}/go`;
   const proc = new Spawned(
     STOMPWATCH,
-    ["run", "--daemon", `${out}/stompwatch.sock`, ...runArgs, "--", workload("stomp"), "--wait-file", gate],
+    [
+      "run",
+      "--daemon",
+      `${out}/stompwatch.sock`,
+      ...runArgs,
+      "--",
+      workload("stomp"),
+      "--wait-file",
+      gate,
+    ],
     extraEnv,
   );
   const m = await proc.line(/^stomp: A=(0x[0-9a-f]+) B=(0x[0-9a-f]+) C=/);
@@ -42,10 +55,18 @@ async function startJob(out: string, extraEnv: Record<string, string> = {}, runA
     const procs = (r.body as { processes: ProcessInfo[] }).processes;
     return procs.find((p) => p.command.includes(gate) && !p.exited)?.pid;
   });
-  return { proc, pid, a: m[1], b: m[2], go: () => Deno.writeTextFileSync(gate, "") };
+  return {
+    proc,
+    pid,
+    a: m[1],
+    b: m[2],
+    go: () => Deno.writeTextFileSync(gate, ""),
+  };
 }
 
-async function withDaemon(fn: (out: string, socket: string) => Promise<void>): Promise<void> {
+async function withDaemon(
+  fn: (out: string, socket: string) => Promise<void>,
+): Promise<void> {
   const out = tempDir();
   const daemon = await startDaemonProcess(out);
   try {
@@ -59,7 +80,12 @@ async function withDaemon(fn: (out: string, socket: string) => Promise<void>): P
 Deno.test("a watch added over the socket while the job runs catches the stomp, and remove ends it", async () => {
   await withDaemon(async (out, socket) => {
     const job = await startJob(out);
-    const add = await requestSocket(socket, "POST", "/watch", { pid: job.pid, name: "b", addr: job.b, length: 256 });
+    const add = await requestSocket(socket, "POST", "/watch", {
+      pid: job.pid,
+      name: "b",
+      addr: job.b,
+      length: 256,
+    });
     assert.equal(add.status, 201, JSON.stringify(add.body));
     job.go();
     assert.equal((await job.proc.done).code, 0, job.proc.stderr);
@@ -69,8 +95,13 @@ Deno.test("a watch added over the socket while the job runs catches the stomp, a
     assert.equal(info.stomp, true);
     assert.equal(info.first_change?.op, "Copy");
     assert.ok(job.proc.stderr.includes("STOMPED by Copy #1"), job.proc.stderr);
-    const report = JSON.parse(Deno.readTextFileSync(`${out}/watch_dump/watch_report.json`));
-    assert.equal(report.watches.find((x: WatchInfo) => x.name === "b").stomp, true);
+    const report = JSON.parse(
+      Deno.readTextFileSync(`${out}/watch_dump/watch_report.json`),
+    );
+    assert.equal(
+      report.watches.find((x: WatchInfo) => x.name === "b").stomp,
+      true,
+    );
     const dumps = await requestSocket(socket, "GET", "/dumps?pid=" + job.pid);
     assert.ok((dumps.body as { dumps: unknown[] }).dumps.length >= 1);
   });
@@ -79,13 +110,27 @@ Deno.test("a watch added over the socket while the job runs catches the stomp, a
 Deno.test("remove over the socket stops the samples of that block", async () => {
   await withDaemon(async (out, socket) => {
     const job = await startJob(out);
-    assert.equal((await requestSocket(socket, "POST", "/watch", { pid: job.pid, name: "a", addr: job.a, length: 256 })).status, 201);
+    assert.equal(
+      (await requestSocket(socket, "POST", "/watch", {
+        pid: job.pid,
+        name: "a",
+        addr: job.a,
+        length: 256,
+      })).status,
+      201,
+    );
     const rm = await requestSocket(socket, "POST", "/remove", { name: "a" });
     assert.equal(rm.status, 200, JSON.stringify(rm.body));
     job.go();
     assert.equal((await job.proc.done).code, 0);
-    assert.deepEqual(checksumRows(`${out}/watch_dump`).filter(([info]) => info.includes("-a_0_")), []);
-    const w = (await requestSocket(socket, "GET", "/watches/a")).body as WatchInfo;
+    assert.deepEqual(
+      checksumRows(`${out}/watch_dump`).filter(([info]) =>
+        info.includes("-a_0_")
+      ),
+      [],
+    );
+    const w = (await requestSocket(socket, "GET", "/watches/a"))
+      .body as WatchInfo;
     assert.equal(w.state, "removed");
   });
 });
@@ -93,8 +138,19 @@ Deno.test("remove over the socket stops the samples of that block", async () => 
 Deno.test("dump_nums limits the before/after pairs of one watch without stopping the others", async () => {
   await withDaemon(async (out, socket) => {
     const job = await startJob(out);
-    await requestSocket(socket, "POST", "/watch", { pid: job.pid, name: "a", addr: job.a, length: 256, dump_nums: 2 });
-    await requestSocket(socket, "POST", "/watch", { pid: job.pid, name: "b", addr: job.b, length: 256 });
+    await requestSocket(socket, "POST", "/watch", {
+      pid: job.pid,
+      name: "a",
+      addr: job.a,
+      length: 256,
+      dump_nums: 2,
+    });
+    await requestSocket(socket, "POST", "/watch", {
+      pid: job.pid,
+      name: "b",
+      addr: job.b,
+      length: 256,
+    });
     job.go();
     assert.equal((await job.proc.done).code, 0);
     const rows = checksumRows(`${out}/watch_dump`);
@@ -106,7 +162,8 @@ Deno.test("dump_nums limits the before/after pairs of one watch without stopping
 Deno.test("the API answers every bad watch request with a status and a message a person can act on", async () => {
   await withDaemon(async (out, socket) => {
     const job = await startJob(out);
-    const post = (body: unknown) => requestSocket(socket, "POST", "/watch", body);
+    const post = (body: unknown) =>
+      requestSocket(socket, "POST", "/watch", body);
     const base = { pid: job.pid, name: "w", addr: job.a, length: 64 };
     const cases: Array<[unknown, number, RegExp]> = [
       [{ ...base, name: undefined }, 400, /name/i],
@@ -114,13 +171,21 @@ Deno.test("the API answers every bad watch request with a status and a message a
       [{ ...base, dump_nums: 0 }, 400, /dump_nums/],
       [{ ...base, dump_nums: -2 }, 400, /dump_nums/],
       [{ ...base, pid: 999999 }, 404, /999999/],
-      [{ ...base, addr: "0x10", length: 64 }, 422, new RegExp(`nearest live block is ${job.a.replace(/^0x0*/, "0x0*")}`)],
+      [
+        { ...base, addr: "0x10", length: 64 },
+        422,
+        new RegExp(`nearest live block is ${job.a.replace(/^0x0*/, "0x0*")}`),
+      ],
       [{ ...base, length: 100000 }, 422, /not inside one live allocation/],
       ["{not json", 400, /JSON/],
     ];
     for (const [body, status, message] of cases) {
       const r = await post(body);
-      assert.equal(r.status, status, `${JSON.stringify(body)} -> ${JSON.stringify(r.body)}`);
+      assert.equal(
+        r.status,
+        status,
+        `${JSON.stringify(body)} -> ${JSON.stringify(r.body)}`,
+      );
       const error = (r.body as { error: string }).error;
       assert.match(error, message);
       assert.ok(!/\n\s+at /.test(error), "no stack trace");
@@ -139,17 +204,29 @@ Deno.test("a job attached with launch blocking off gets 409 on POST /watch", asy
     const env = await stompwatch(["env", "--output", out]);
     assert.equal(env.code, 0, env.stderr);
     const vars: Record<string, string> = {};
-    for (const m of env.stdout.matchAll(/^export (\w+)="([^"]*)"$/gm)) vars[m[1]] = m[2].replace(/\$\{LD_PRELOAD.*\}$/, "");
+    for (const m of env.stdout.matchAll(/^export (\w+)="([^"]*)"$/gm)) {
+      vars[m[1]] = m[2].replace(/\$\{LD_PRELOAD.*\}$/, "");
+    }
     assert.ok(vars.LD_PRELOAD && vars.STOMPWATCH_RING_DIR);
     const gate = `${tempDir()}/go`;
-    const job = new Spawned(workload("stomp"), ["--wait-file", gate], { ...vars, ASCEND_LAUNCH_BLOCKING: "0" });
+    const job = new Spawned(workload("stomp"), ["--wait-file", gate], {
+      ...vars,
+      ASCEND_LAUNCH_BLOCKING: "0",
+    });
     const m = await job.line(/^stomp: A=(0x[0-9a-f]+)/);
     const pid = job.child.pid;
     await eventually(async () => {
       const r = await requestSocket(socket, "GET", "/processes");
-      return (r.body as { processes: ProcessInfo[] }).processes.find((p) => p.pid === pid);
+      return (r.body as { processes: ProcessInfo[] }).processes.find((p) =>
+        p.pid === pid
+      );
     });
-    const r = await requestSocket(socket, "POST", "/watch", { pid, name: "w", addr: m[1], length: 64 });
+    const r = await requestSocket(socket, "POST", "/watch", {
+      pid,
+      name: "w",
+      addr: m[1],
+      length: 64,
+    });
     assert.equal(r.status, 409);
     assert.match((r.body as { error: string }).error, /ASCEND_LAUNCH_BLOCKING/);
     Deno.writeTextFileSync(gate, "");
@@ -180,18 +257,31 @@ Deno.test("two traced processes at once keep their files apart", async () => {
     const one = await startJob(out);
     const two = await startJob(out);
     assert.notEqual(one.pid, two.pid);
-    await requestSocket(socket, "POST", "/watch", { pid: one.pid, name: "b", addr: one.b, length: 256 });
-    await requestSocket(socket, "POST", "/watch", { pid: two.pid, name: "b", addr: two.b, length: 256 });
+    await requestSocket(socket, "POST", "/watch", {
+      pid: one.pid,
+      name: "b",
+      addr: one.b,
+      length: 256,
+    });
+    await requestSocket(socket, "POST", "/watch", {
+      pid: two.pid,
+      name: "b",
+      addr: two.b,
+      length: 256,
+    });
     one.go();
     two.go();
     assert.equal((await one.proc.done).code, 0);
     assert.equal((await two.proc.done).code, 0);
-    const csvs = [...Deno.readDirSync(`${out}/watch_dump`)].filter((e) => e.name.endsWith(".csv"));
+    const csvs = [...Deno.readDirSync(`${out}/watch_dump`)].filter((e) =>
+      e.name.endsWith(".csv")
+    );
     assert.equal(csvs.length, 2, csvs.map((c) => c.name).join(" "));
     const r = await requestSocket(socket, "GET", "/watches/b");
     assert.equal(r.status, 409, "two pids share the name: the API asks which");
     for (const pid of [one.pid, two.pid]) {
-      const w = (await requestSocket(socket, "GET", `/watches/b?pid=${pid}`)).body as WatchInfo;
+      const w = (await requestSocket(socket, "GET", `/watches/b?pid=${pid}`))
+        .body as WatchInfo;
       assert.equal(w.stomp, true);
       assert.ok(w.first_change?.before_file.includes(`_Copy_1-b_0_before`));
     }
@@ -201,7 +291,10 @@ Deno.test("two traced processes at once keep their files apart", async () => {
 Deno.test("the TCP listener refuses a request without the token from OUT/token", async () => {
   const out = tempDir();
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const daemon = await startDaemonProcess(out, ["--listen", `127.0.0.1:${port}`]);
+  const daemon = await startDaemonProcess(out, [
+    "--listen",
+    `127.0.0.1:${port}`,
+  ]);
   try {
     const token = Deno.readTextFileSync(`${out}/token`).trim();
     assert.equal(Deno.statSync(`${out}/token`).mode! & 0o777, 0o600);
@@ -214,10 +307,14 @@ Deno.test("the TCP listener refuses a request without the token from OUT/token",
     const refused = await fetch(`${url}/watches`);
     assert.equal(refused.status, 401);
     assert.match((await refused.json()).error, /token/);
-    const wrong = await fetch(`${url}/watches`, { headers: { authorization: "Bearer nope" } });
+    const wrong = await fetch(`${url}/watches`, {
+      headers: { authorization: "Bearer nope" },
+    });
     assert.equal(wrong.status, 401);
     await wrong.body?.cancel();
-    const ok = await fetch(`${url}/watches`, { headers: { authorization: `Bearer ${token}` } });
+    const ok = await fetch(`${url}/watches`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     assert.equal(ok.status, 200);
     await ok.body?.cancel();
   } finally {
@@ -227,7 +324,13 @@ Deno.test("the TCP listener refuses a request without the token from OUT/token",
 });
 
 Deno.test("the daemon refuses a --listen address that is not loopback", async () => {
-  const r = await stompwatch(["daemon", "--output", tempDir(), "--listen", "0.0.0.0:8080"]);
+  const r = await stompwatch([
+    "daemon",
+    "--output",
+    tempDir(),
+    "--listen",
+    "0.0.0.0:8080",
+  ]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /loopback only/);
 });

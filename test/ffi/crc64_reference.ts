@@ -16,6 +16,8 @@ const TABLE = Array.from({ length: 256 }, (_, i) => {
 /** The checksum of `bytes`, as msMemScope computes it. */
 export function crc64MsMemScope(bytes: Uint8Array): bigint {
   let crc = MASK;
-  for (const b of bytes) crc = TABLE[Number((crc ^ BigInt(b)) & 0xffn)] ^ (crc >> 8n);
+  for (const b of bytes) {
+    crc = TABLE[Number((crc ^ BigInt(b)) & 0xffn)] ^ (crc >> 8n);
+  }
   return crc ^ MASK;
 }
