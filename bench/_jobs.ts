@@ -1,0 +1,69 @@
+/**
+ * Runs benchmark workloads as real traced jobs of an in-process daemon, and
+ * times them up to the moment the daemon has written out all they sent.
+ *
+ * @module
+ */
+import { jobEnv } from "../daemon/config.ts";
+import type { Daemon } from "../daemon/daemon.ts";
+
+const root = new URL("../", import.meta.url).pathname;
+
+/** A workload binary built by make -C ffi. */
+export function workload(name: string): string {
+  return `${root}ffi/build/testing/workloads/${name}`;
+}
+
+/** What a job printed and how long it took, to exit and to be fully drained. */
+export interface JobTiming {
+  stdout: string;
+  exitMs: number;
+  drainedMs: number;
+}
+
+/** Reads `key value` lines from a workload's output. */
+export function figure(stdout: string, key: string): number {
+  const m = new RegExp(`^${key} ([\\d.]+)$`, "m").exec(stdout);
+  if (!m) throw new Error(`Workload printed no ${key}: ${stdout}`);
+  return Number(m[1]);
+}
+
+/** Runs `cmd` traced by `daemon` (or plain, without the hook). */
+export async function timeJob(
+  daemon: Daemon | undefined,
+  cmd: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<JobTiming> {
+  const traced = daemon ? jobEnv(daemon.paths) : {};
+  const t0 = performance.now();
+  const out = await new Deno.Command(cmd, {
+    args,
+    env: { ...traced, ...env },
+    stdout: "piped",
+    stderr: "inherit",
+  })
+    .output();
+  const exitMs = performance.now() - t0;
+  if (!out.success) throw new Error(`${cmd} failed with ${out.code}`);
+  let drainedMs = exitMs;
+  if (daemon) {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      daemon.registry.scan();
+      const p = [...daemon.registry.processes.values()].find((p) =>
+        p.header.command.startsWith(cmd) && !p.finished
+      );
+      if (!p || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    drainedMs = performance.now() - t0;
+  }
+  return { stdout: new TextDecoder().decode(out.stdout), exitMs, drainedMs };
+}
+
+/** Median of a few numbers. */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}

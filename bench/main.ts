@@ -1,0 +1,140 @@
+/**
+ * `deno task bench`: every performance target of the watch pipeline, each
+ * figure printed next to its baseline measured in the same run.
+ *
+ * @module
+ */
+import { startDaemon } from "../daemon/daemon.ts";
+import { figure, median, timeJob, workload } from "./_jobs.ts";
+import { benchApiLatency } from "./api_latency.ts";
+
+const out = Deno.makeTempDirSync({ prefix: "stompwatch_bench_" });
+const daemon = await startDaemon({ outputDir: out, checksum: "xxh3" });
+const rows: string[][] = [];
+const row = (
+  what: string,
+  ours: string,
+  baseline: string,
+  target: string,
+  ok: boolean,
+) => rows.push([what, ours, baseline, target, ok ? "met" : "MISSED"]);
+
+// 1. Hook cost per op launch, nothing watched.
+{
+  const n = "2000000";
+  const plain: number[] = [], hooked: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    plain.push(
+      figure(
+        (await timeJob(undefined, workload("bench_ops"), [n])).stdout,
+        "ns_per_op",
+      ),
+    );
+    hooked.push(
+      figure(
+        (await timeJob(daemon, workload("bench_ops"), [n])).stdout,
+        "ns_per_op",
+      ),
+    );
+  }
+  const added = median(hooked) - median(plain);
+  row(
+    "op launch, nothing watched",
+    `${median(hooked).toFixed(1)} ns/op (+${added.toFixed(1)} ns)`,
+    `${median(plain).toFixed(1)} ns/op without hook`,
+    "<= +100 ns",
+    added <= 100,
+  );
+}
+
+// 2. Ring throughput from one producer into the daemon.
+{
+  const n = 5_000_000;
+  let seen = 0;
+  daemon.registry.listen((e) => {
+    if (e.kind === "mark") seen++;
+  });
+  const t = await timeJob(daemon, workload("bench_ring"), [String(n)]);
+  const rate = seen / (t.drainedMs / 1000);
+  const emitRate = n / (figure(t.stdout, "emit_ns") / 1e9);
+  row(
+    "ring, one producer -> daemon",
+    `${(rate / 1e6).toFixed(2)} M events/s (${seen} of ${n} read)`,
+    `${(emitRate / 1e6).toFixed(2)} M events/s producer-side`,
+    ">= 5 M/s",
+    rate >= 5e6 && seen === n,
+  );
+}
+
+// 3 and 4. Sampling a 256 MiB block: checksum vs memcpy, full-content vs dd.
+{
+  const env = { STOMPWATCH_TEST_DEVICE_BYTES: String(512 << 20) };
+  const args = ["256", "3"];
+  const plain = await timeJob(daemon, workload("bench_dump"), args, env);
+  const memcpyNs = figure(plain.stdout, "memcpy_ns");
+  const sum = await timeJob(daemon, workload("bench_dump"), args, {
+    ...env,
+    STOMPWATCH_WATCH: "Fill:0,Fill",
+  });
+  const perSampleSum = (sum.drainedMs - plain.drainedMs) / 6;
+  const ratioSum = memcpyNs / 1e6 / perSampleSum;
+  row(
+    "checksum watch of 256 MiB",
+    `${(256 / 1024 / (perSampleSum / 1000)).toFixed(2)} GiB/s per sample`,
+    `${(256 / 1024 / (memcpyNs / 1e9)).toFixed(2)} GiB/s memcpy`,
+    ">= 0.7x memcpy",
+    ratioSum >= 0.7,
+  );
+
+  const full = await timeJob(daemon, workload("bench_dump"), args, {
+    ...env,
+    STOMPWATCH_WATCH: "Fill:0,Fill,full-content",
+  });
+  const perSampleFull = (full.drainedMs - plain.drainedMs) / 6;
+  const ddTimes: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const t0 = performance.now();
+    const dd = await new Deno.Command("dd", {
+      args: ["if=/dev/zero", `of=${out}/dd.bin`, "bs=1M", "count=256"],
+      stderr: "null",
+    }).output();
+    if (!dd.success) throw new Error("dd failed");
+    ddTimes.push(performance.now() - t0);
+  }
+  const ddMs = median(ddTimes);
+  row(
+    "full-content watch of 256 MiB",
+    `${(256 / 1024 / (perSampleFull / 1000)).toFixed(2)} GiB/s per sample`,
+    `${(256 / 1024 / (ddMs / 1000)).toFixed(2)} GiB/s dd`,
+    ">= 0.7x dd",
+    ddMs / perSampleFull >= 0.7,
+  );
+  for (const e of Deno.readDirSync(`${out}/watch_dump`)) {
+    if (e.name.endsWith(".bin")) Deno.removeSync(`${out}/watch_dump/${e.name}`);
+  }
+}
+
+// 5. POST /watch + POST /remove latency over the socket.
+{
+  const { p50, p99, healthP99 } = await benchApiLatency(daemon, 10_000);
+  row(
+    "POST /watch + /remove, 10,000 pairs",
+    `p99 ${p99.toFixed(3)} ms (p50 ${p50.toFixed(3)} ms)`,
+    `p99 ${healthP99.toFixed(3)} ms GET /health`,
+    "p99 < 2 ms",
+    p99 < 2,
+  );
+}
+
+await daemon.stop();
+Deno.removeSync(out, { recursive: true });
+const widths = [0, 1, 2, 3, 4].map((i) =>
+  Math.max(
+    ...[["what", "ours", "baseline", "target", ""], ...rows].map((r) =>
+      r[i].length
+    ),
+  )
+);
+const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join("  ");
+console.log(line(["what", "ours", "baseline (same run)", "target", ""]));
+for (const r of rows) console.log(line(r));
