@@ -1,7 +1,9 @@
 /**
- * Reads one traced process's ring in place: records are decoded straight
- * from the shared mapping, and dump contents are handed on as views into it
- * (zero copies) before the tail moves past them.
+ * Reads one traced process's ring in place. Records are not copied or turned
+ * into objects: the handler gets one reused cursor whose getters read the
+ * shared mapping, and dump contents are handed on as views into it (zero
+ * copies). The tail moves as records are done with, so a producer blocked on
+ * a full ring resumes while the rest of a batch is still being written out.
  *
  * @module
  */
@@ -16,24 +18,8 @@ import {
 
 const F = REC.F;
 const decoder = new TextDecoder();
-
-/** One record as it sits in the ring; views are valid only inside the callback. */
-export interface RawRecord {
-  type: number;
-  flags: number;
-  tid: number;
-  ts: number;
-  device: number;
-  result: number;
-  addr: number;
-  len: number;
-  id: number;
-  aux: number;
-  name: string;
-  /** Bytes after the name: output pairs, dump payloads or dump contents. */
-  payload: Uint8Array;
-  payloadView: DataView;
-}
+/** Free space for the producers at least this often while draining. */
+const ADVANCE_EVERY_BYTES = 1 << 20;
 
 /** What a ring's header says about its producer. */
 export interface RingHeader {
@@ -57,6 +43,103 @@ function cString(bytes: Uint8Array): string {
   return decoder.decode(end < 0 ? bytes : bytes.subarray(0, end));
 }
 
+/**
+ * Op names repeat endlessly; decoding each again would dominate the pump.
+ * Names are keyed by a hash of their bytes and checked byte for byte.
+ */
+class NameCache {
+  #map = new Map<number, { bytes: Uint8Array; text: string }>();
+
+  get(bytes: Uint8Array, start: number, len: number): string {
+    let h = 0x811c9dc5 ^ len;
+    for (let i = 0; i < len; i++) {
+      h = Math.imul(h ^ bytes[start + i], 0x01000193);
+    }
+    const hit = this.#map.get(h);
+    if (hit && hit.bytes.length === len) {
+      let same = true;
+      for (let i = 0; i < len && same; i++) {
+        same = hit.bytes[i] === bytes[start + i];
+      }
+      if (same) return hit.text;
+    }
+    const copy = bytes.slice(start, start + len);
+    const text = decoder.decode(copy);
+    if (this.#map.size < 65536) this.#map.set(h, { bytes: copy, text });
+    return text;
+  }
+}
+
+/** The record under the reader, valid only inside the drain callback. */
+export class RecordCursor {
+  #view: DataView;
+  #bytes: Uint8Array;
+  #names: NameCache;
+  /** Byte offset of the record in the mapping. */
+  off = 0;
+  type = 0;
+  size = 0;
+
+  constructor(view: DataView, bytes: Uint8Array, names: NameCache) {
+    this.#view = view;
+    this.#bytes = bytes;
+    this.#names = names;
+  }
+
+  get flags(): number {
+    return this.#view.getUint16(this.off + F.flags, true);
+  }
+  get tid(): number {
+    return this.#view.getUint32(this.off + F.tid, true);
+  }
+  get ts(): number {
+    return u64(this.#view, this.off + F.tsNs);
+  }
+  get device(): number {
+    return this.#view.getInt32(this.off + F.device, true);
+  }
+  get result(): number {
+    return this.#view.getInt32(this.off + F.result, true);
+  }
+  get addr(): number {
+    return u64(this.#view, this.off + F.addr);
+  }
+  get len(): number {
+    return u64(this.#view, this.off + F.len);
+  }
+  get id(): number {
+    return u64(this.#view, this.off + F.id);
+  }
+  get aux(): number {
+    return this.#view.getUint32(this.off + F.aux, true);
+  }
+  get #nameLen(): number {
+    return this.#view.getUint32(this.off + F.nameLen, true);
+  }
+  /** The name (op type, message, command line), decoded once per distinct value. */
+  get name(): string {
+    const n = this.#nameLen;
+    return n ? this.#names.get(this.#bytes, this.off + REC.SIZE, n) : "";
+  }
+  /** Offset of the payload after the name. */
+  get payloadOffset(): number {
+    return this.off + REC.SIZE + ((this.#nameLen + 7) & ~7);
+  }
+  /** A u64 of the payload, below 2^53. */
+  payloadU64(index: number): number {
+    return u64(this.#view, this.payloadOffset + 8 * index);
+  }
+  /** A u64 of the payload, whole. */
+  payloadBigU64(index: number): bigint {
+    return this.#view.getBigUint64(this.payloadOffset + 8 * index, true);
+  }
+  /** DUMP_DATA contents as a view into the ring. */
+  content(): Uint8Array {
+    const start = this.payloadOffset;
+    return this.#bytes.subarray(start, start + this.len);
+  }
+}
+
 /** Consumer of one ring. */
 export class RingReader {
   readonly ring: MappedRing;
@@ -65,6 +148,7 @@ export class RingReader {
   #bytes: Uint8Array;
   #mask: number;
   #tail: number;
+  #cursor: RecordCursor;
 
   /** Starts where any earlier consumer of this ring stopped. */
   constructor(ring: MappedRing) {
@@ -74,6 +158,7 @@ export class RingReader {
     this.#bytes = new Uint8Array(ring.buffer);
     this.#mask = u64(this.#view, RING.H.capacity) - 1;
     this.#tail = u64(this.#view, RING.H.tail);
+    this.#cursor = new RecordCursor(this.#view, this.#bytes, new NameCache());
   }
 
   /** The header as it is now. */
@@ -105,60 +190,37 @@ export class RingReader {
   }
 
   /**
-   * Hands every published record to `onRecord`, up to `budget` records, and
-   * frees their space. Stops at the first record still being written.
+   * Hands every published record to `onRecord`, up to `budget` records.
+   * Stops at the first record still being written.
    */
-  drain(onRecord: (r: RawRecord) => void, budget = 1 << 20): number {
+  drain(onRecord: (r: RecordCursor) => void, budget = 1 << 20): number {
     const head = ringHead(this.ring);
-    const v = this.#view;
-    let tail = this.#tail, n = 0;
+    const v = this.#view, words = this.#words, cursor = this.#cursor;
+    let tail = this.#tail, n = 0, freed = tail;
     while (tail < head && n < budget) {
       const off = RING.DATA_OFFSET + (tail & this.#mask);
-      const stamp = Atomics.load(this.#words, off >>> 2);
-      if (stamp !== ((Math.floor(tail / 8) | 1) >>> 0)) break;
+      if (
+        Atomics.load(words, off >>> 2) !== ((Math.floor(tail / 8) | 1) >>> 0)
+      ) break;
       const size = v.getUint32(off + F.size, true);
       const type = v.getUint16(off + F.type, true);
       if (type !== REC.PAD) {
-        onRecord(this.#decode(off, type, size));
+        cursor.off = off;
+        cursor.type = type;
+        cursor.size = size;
+        onRecord(cursor);
         n++;
       }
       tail += size;
+      if (tail - freed >= ADVANCE_EVERY_BYTES) {
+        advanceRing(this.ring, tail);
+        freed = tail;
+      }
     }
     if (tail !== this.#tail) {
       this.#tail = tail;
-      advanceRing(this.ring, tail);
+      if (freed !== tail) advanceRing(this.ring, tail);
     }
     return n;
-  }
-
-  #decode(off: number, type: number, size: number): RawRecord {
-    const v = this.#view;
-    const nameLen = v.getUint32(off + F.nameLen, true);
-    const nameStart = off + REC.SIZE;
-    const payloadStart = nameStart + ((nameLen + 7) & ~7);
-    const len = u64(v, off + F.len);
-    const payloadEnd = type === REC.DUMP_DATA ? payloadStart + len : off + size;
-    const payload = this.#bytes.subarray(payloadStart, payloadEnd);
-    return {
-      type,
-      flags: v.getUint16(off + F.flags, true),
-      tid: v.getUint32(off + F.tid, true),
-      ts: u64(v, off + F.tsNs),
-      device: v.getInt32(off + F.device, true),
-      result: v.getInt32(off + F.result, true),
-      addr: u64(v, off + F.addr),
-      len,
-      id: u64(v, off + F.id),
-      aux: v.getUint32(off + F.aux, true),
-      name: nameLen
-        ? decoder.decode(this.#bytes.subarray(nameStart, nameStart + nameLen))
-        : "",
-      payload,
-      payloadView: new DataView(
-        payload.buffer,
-        payload.byteOffset,
-        payload.byteLength,
-      ),
-    };
   }
 }

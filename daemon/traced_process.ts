@@ -14,12 +14,7 @@ import {
 import type { DumpWriter } from "../watch/dump_writer.ts";
 import { WatchBook } from "../watch/watch_book.ts";
 import { parseWatchSpec } from "../watch/watch_spec.ts";
-import {
-  type RawRecord,
-  type RingHeader,
-  type RingReader,
-  u64,
-} from "./ring_reader.ts";
+import type { RecordCursor, RingHeader, RingReader } from "./ring_reader.ts";
 
 const POOLS: Pool[] = ["HAL", "HOST", "PTA"];
 
@@ -95,89 +90,113 @@ export class TracedProcess {
     for (const l of this.#listeners) l(e);
   }
 
-  #onRecord(r: RawRecord): void {
-    const base = { pid: this.pid, tid: r.tid, ts: r.ts, device: r.device };
+  #base(r: RecordCursor) {
+    return { pid: this.pid, tid: r.tid, ts: r.ts, device: r.device };
+  }
+
+  // Hot path: no object is made for an event unless someone listens.
+  #onRecord(r: RecordCursor): void {
+    const listening = this.#listeners.length > 0;
     switch (r.type) {
       case REC.ALLOC: {
-        const pool = POOLS[r.aux] ?? "HAL";
-        if (r.result === 0 && r.addr !== 0) {
-          this.live.set(r.addr, {
-            addr: r.addr,
-            size: r.len,
-            device: r.device,
-          });
-          this.liveBytes += r.len;
+        const addr = r.addr, size = r.len, result = r.result;
+        if (result === 0 && addr !== 0) {
+          this.live.set(addr, { addr, size, device: r.device });
+          this.liveBytes += size;
         }
-        this.#emit({
-          ...base,
-          kind: "alloc",
-          addr: r.addr,
-          size: r.len,
-          pool,
-          result: r.result,
-        });
+        if (listening) {
+          this.#emit({
+            ...this.#base(r),
+            kind: "alloc",
+            addr,
+            size,
+            pool: POOLS[r.aux] ?? "HAL",
+            result,
+          });
+        }
         return;
       }
       case REC.FREE: {
-        const block = this.live.get(r.addr);
-        if (block && r.result === 0) {
-          this.live.delete(r.addr);
+        const addr = r.addr, result = r.result;
+        const block = this.live.get(addr);
+        if (block && result === 0) {
+          this.live.delete(addr);
           this.liveBytes -= block.size;
         }
-        this.#emit({
-          ...base,
-          kind: "free",
-          addr: r.addr,
-          pool: POOLS[r.aux] ?? "HAL",
-          result: r.result,
-        });
+        if (listening) {
+          this.#emit({
+            ...this.#base(r),
+            kind: "free",
+            addr,
+            pool: POOLS[r.aux] ?? "HAL",
+            result,
+          });
+        }
         return;
       }
       case REC.OP_BEGIN: {
-        const callCount = (this.#callCounts.get(r.name) ?? 0) + 1;
-        this.#callCounts.set(r.name, callCount);
+        const name = r.name, seq = r.id;
+        const callCount = (this.#callCounts.get(name) ?? 0) + 1;
+        this.#callCounts.set(name, callCount);
         const outputs: Array<[number, number]> = [];
-        for (let i = 0; i < r.aux; i++) {
-          outputs.push([
-            u64(r.payloadView, 16 * i),
-            u64(r.payloadView, 16 * i + 8),
-          ]);
+        for (let i = 0, n = r.aux; i < n; i++) {
+          outputs.push([r.payloadU64(2 * i), r.payloadU64(2 * i + 1)]);
         }
-        this.#ops.set(r.id, { name: r.name, callCount, outputs });
-        this.#emit({
-          ...base,
-          kind: "op_begin",
-          seq: r.id,
-          name: r.name,
-          outputs,
-        });
+        this.#ops.set(seq, { name, callCount, outputs });
+        if (listening) {
+          this.#emit({
+            ...this.#base(r),
+            kind: "op_begin",
+            seq,
+            name,
+            outputs,
+          });
+        }
         return;
       }
-      case REC.OP_END:
-        this.#ops.delete(r.id);
-        this.#emit({
-          ...base,
-          kind: "op_end",
-          seq: r.id,
-          name: r.name,
-          result: r.result,
-        });
+      case REC.OP_END: {
+        const seq = r.id;
+        const op = this.#ops.get(seq);
+        this.#ops.delete(seq);
+        if (listening) {
+          this.#emit({
+            ...this.#base(r),
+            kind: "op_end",
+            seq,
+            name: op?.name ?? r.name,
+            result: r.result,
+          });
+        }
         return;
+      }
       case REC.MARK:
-        this.#emit({ ...base, kind: "mark", message: r.name });
+        if (listening) {
+          this.#emit({ ...this.#base(r), kind: "mark", message: r.name });
+        }
         return;
       case REC.RANGE_START:
-        this.#emit({ ...base, kind: "range_start", id: r.id, message: r.name });
+        if (listening) {
+          this.#emit({
+            ...this.#base(r),
+            kind: "range_start",
+            id: r.id,
+            message: r.name,
+          });
+        }
         return;
       case REC.RANGE_END:
-        this.#emit({ ...base, kind: "range_end", id: r.id });
+        if (listening) {
+          this.#emit({ ...this.#base(r), kind: "range_end", id: r.id });
+        }
         return;
       case REC.PROC_START:
-        this.#emit({ ...base, kind: "proc_start", command: r.name });
+        if (listening) {
+          this.#emit({ ...this.#base(r), kind: "proc_start", command: r.name });
+        }
         return;
       case REC.PROC_EXIT:
         this.exited = true;
-        this.#emit({ ...base, kind: "proc_exit" });
+        if (listening) this.#emit({ ...this.#base(r), kind: "proc_exit" });
         return;
       case REC.WINDOW_OPEN:
         this.book.openWindow(r.aux, {
@@ -194,7 +213,7 @@ export class TracedProcess {
         return;
       case REC.DUMP_DATA:
         if (this.book.get(r.aux)) {
-          this.#writer.appendContent(this.pid, r.id, r.payload);
+          this.#writer.appendContent(this.pid, r.id, r.content());
         }
         return;
       case REC.DUMP:
@@ -223,13 +242,13 @@ export class TracedProcess {
     }
   }
 
-  #onSample(r: RawRecord): void {
+  #onSample(r: RecordCursor): void {
     const w = this.book.get(r.aux);
     if (!w) return;
     const op = this.#ops.get(r.id) ??
       { name: "unknown", callCount: 0, outputs: [] };
     const phase = (r.flags & REC.FLAG_AFTER) ? "after" : "before";
-    const checksum = r.payloadView.getBigUint64(0, true);
+    const checksum = r.payloadBigU64(0);
     const parts = {
       device: r.device,
       tid: r.tid,
@@ -240,7 +259,7 @@ export class TracedProcess {
       phase,
     } as const;
     const file = (r.flags & REC.FLAG_CONTENT)
-      ? this.#writer.finishContent(this.pid, u64(r.payloadView, 8), parts)
+      ? this.#writer.finishContent(this.pid, r.payloadU64(1), parts)
       : this.#writer.writeChecksum(this.pid, parts, checksum);
     w.device = r.device;
     if (phase === "after") w.dumpsTaken++;

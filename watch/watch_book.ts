@@ -55,6 +55,8 @@ export function hexAddr(addr: number): string {
 export class WatchBook {
   readonly pid: number;
   #entries = new Map<number, WatchEntry>();
+  /** The waiting and active ones: lookups must not grow with history. */
+  #live = new Map<number, WatchEntry>();
   #nextId = 1;
 
   /** An empty book. */
@@ -95,6 +97,7 @@ export class WatchBook {
       verdict: new WatchVerdict(),
     };
     this.#entries.set(entry.id, entry);
+    this.#live.set(entry.id, entry);
     return entry;
   }
 
@@ -121,6 +124,7 @@ export class WatchBook {
       ...w,
     };
     this.#entries.set(id, entry);
+    this.#live.set(id, entry);
     return entry;
   }
 
@@ -136,9 +140,7 @@ export class WatchBook {
 
   /** Watches still waiting or active. */
   live(): WatchEntry[] {
-    return this.all().filter((w) =>
-      w.state === "waiting" || w.state === "active"
-    );
+    return [...this.#live.values()];
   }
 
   apiLive(): WatchEntry[] {
@@ -150,13 +152,17 @@ export class WatchBook {
     const w = this.#entries.get(id);
     if (!w || w.state === "removed" || w.state === "closed") return false;
     w.state = "closed";
+    this.#live.delete(id);
     return w.source === "api";
   }
 
   /** Removes live watches by name or by overlapping range; returns them. */
   remove(match: (w: WatchEntry) => boolean): WatchEntry[] {
     const gone = this.live().filter(match);
-    for (const w of gone) w.state = "removed";
+    for (const w of gone) {
+      w.state = "removed";
+      this.#live.delete(w.id);
+    }
     return gone;
   }
 
