@@ -92,11 +92,22 @@ export class Registry {
   start(): void {
     if (this.#running) return;
     this.#running = true;
+    // setTimeout(0) is clamped to milliseconds; a message is a macrotask
+    // that lets the HTTP server in without the wait.
+    const channel = new MessageChannel();
+    const yieldTurn = () =>
+      new Promise<void>((resolve) => {
+        channel.port1.onmessage = () => resolve();
+        channel.port2.postMessage(0);
+      });
     this.#stopped = (async () => {
       while (this.#running) {
         const n = this.pumpOnce();
-        await new Promise((r) => setTimeout(r, n === 0 ? IDLE_SLEEP_MS : 0));
+        if (n > 0) await yieldTurn();
+        else await new Promise((r) => setTimeout(r, IDLE_SLEEP_MS));
       }
+      channel.port1.close();
+      channel.port2.close();
     })();
   }
 

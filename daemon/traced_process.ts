@@ -83,8 +83,14 @@ export class TracedProcess {
 
   /** Reads what the ring holds; returns the number of records. */
   pump(budget?: number): number {
-    return this.reader.drain((r) => this.#onRecord(r), budget);
+    const n = this.reader.drain(this.#handler, budget);
+    this.recordsRead += n;
+    return n;
   }
+
+  /** Records read from the ring so far. */
+  recordsRead = 0;
+  #handler = (r: RecordCursor) => this.#onRecord(r);
 
   #emit(e: TracedEvent): void {
     for (const l of this.#listeners) l(e);

@@ -13,6 +13,7 @@
 #include "stompwatch_ring.h"
 
 #define SW_EXPORT __attribute__((visibility("default")))
+#define SW_TLS __attribute__((tls_model("initial-exec")))
 #define SW_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SW_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -41,7 +42,7 @@ void sw_warn_once(int *said, const char *what);
 
 /* Set while the hook itself calls into the runtime, so nested intercepted
  * calls pass straight through. */
-extern __thread int sw_in_hook;
+extern __thread int sw_in_hook SW_TLS;
 /* Current device of this thread as set through aclrtSetDevice, -1 unknown. */
 int32_t sw_current_device(void);
 void sw_set_current_device(int32_t device);

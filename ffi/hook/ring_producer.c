@@ -29,9 +29,11 @@ static struct sw_ring_header *g_hdr;
 static uint8_t *g_data;
 static uint64_t g_mask;
 
-__thread int sw_in_hook;
-static __thread uint32_t t_tid;
-static __thread int32_t t_device = -1;
+/* initial-exec: no __tls_get_addr call on every access (the hook is
+ * preloaded, so its thread-locals fit in the static TLS block). */
+__thread int sw_in_hook SW_TLS;
+static __thread uint32_t t_tid SW_TLS;
+static __thread int32_t t_device SW_TLS = -1;
 
 uint64_t sw_now_ns(void) {
   struct timespec ts;
@@ -97,7 +99,9 @@ static int make_ring(const char *dir) {
   size_t total = SW_DATA_OFFSET + cap;
   void *base = MAP_FAILED;
   if (ftruncate(fd, (off_t)total) == 0)
-    base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    /* Populated now: first-touch page faults would otherwise land on the
+     * job's op launches during the ring's first lap. */
+    base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   close(fd);
   if (base == MAP_FAILED) {
     unlink(tmp);

@@ -55,7 +55,7 @@ static uint64_t g_dump_seq;
 /* The watches this thread sampled before its current op, to pair the after. */
 static __thread int t_sampled[MAX_LOCAL];
 static __thread uint32_t t_sampled_id[MAX_LOCAL];
-static __thread int t_nsampled;
+static __thread int t_nsampled SW_TLS;
 static __thread struct sw_hasher t_hasher;
 static __thread uint8_t *t_staging;
 
