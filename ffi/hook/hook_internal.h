@@ -13,7 +13,9 @@
 #include "stompwatch_ring.h"
 
 #define SW_EXPORT __attribute__((visibility("default")))
-#define SW_TLS __attribute__((tls_model("initial-exec")))
+/* Thread-locals keep the default model: the daemon dlopens this library
+ * too, and Deno leaves no static TLS room for initial-exec. */
+#define SW_TLS
 #define SW_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SW_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

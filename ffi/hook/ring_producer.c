@@ -29,8 +29,6 @@ static struct sw_ring_header *g_hdr;
 static uint8_t *g_data;
 static uint64_t g_mask;
 
-/* initial-exec: no __tls_get_addr call on every access (the hook is
- * preloaded, so its thread-locals fit in the static TLS block). */
 __thread int sw_in_hook SW_TLS;
 static __thread uint32_t t_tid SW_TLS;
 static __thread int32_t t_device SW_TLS = -1;
