@@ -34,6 +34,14 @@ export interface LiveBlock {
 /** Receives every event, in ring order (the event log, later analyses). */
 export type EventListener = (e: TracedEvent) => void;
 
+function cliFullContent(spec: string): boolean {
+  try {
+    return parseWatchSpec(spec).fullContent;
+  } catch {
+    return false; // no spec, or one the hook ignores too
+  }
+}
+
 /** Follows one process. */
 export class TracedProcess {
   readonly pid: number;
@@ -46,6 +54,8 @@ export class TracedProcess {
   exited = false;
   /** Set once its ring is drained and closed. */
   finished = false;
+  /** Whether the job's --watch spec asked for full-content windows. */
+  #cliFullContent: boolean;
   #dropped = 0;
   #ops = new Map<number, OpInFlight>();
   #callCounts = new Map<string, number>();
@@ -64,6 +74,7 @@ export class TracedProcess {
     this.header = reader.header();
     this.pid = this.header.pid;
     this.book = new WatchBook(this.pid);
+    this.#cliFullContent = cliFullContent(this.header.cliWatch);
     this.startedAt = new Date(this.header.startNs / 1e6);
     this.#writer = writer;
     this.#listeners = listeners;
@@ -211,7 +222,7 @@ export class TracedProcess {
           length: r.len,
           outid: r.result,
           device: r.device,
-          fullContent: this.#cliFullContent(),
+          fullContent: this.#cliFullContent,
         });
         return;
       case REC.WATCH_CLOSED:
@@ -238,14 +249,6 @@ export class TracedProcess {
       w.source === "cli" && w.name === start
     );
     return clash ? `${start}.${this.#callCounts.get(start) ?? 0}` : start;
-  }
-
-  #cliFullContent(): boolean {
-    try {
-      return parseWatchSpec(this.header.cliWatch).fullContent;
-    } catch {
-      return false;
-    }
   }
 
   #onSample(r: RecordCursor): void {

@@ -163,7 +163,6 @@ export class DaemonWatchService implements WatchService {
 
   #publish(p: TracedProcess): void {
     if (p.finished) return;
-    const { bytes, count } = p.book.table();
-    publishWatchTable(p.reader.ring, bytes, count);
+    publishWatchTable(p.reader.ring, p.book.apiLive());
   }
 }

@@ -197,19 +197,48 @@ export function heartbeatRing(ring: MappedRing): void {
   hookLibrary().stompwatch_ring_heartbeat(ring.pointer);
 }
 
-/** Replaces the watch table with `count` packed entries. */
+/** One watch as the hook's table holds it (struct sw_watch_entry). */
+export interface TableEntry {
+  id: number;
+  fullContent: boolean;
+  addr: number;
+  length: number;
+  /** -1 is unlimited. */
+  dumpNums: number;
+  /** Op names, at most OP_NAME_MAX - 1 bytes (checked at the edge). */
+  start?: string;
+  end?: string;
+}
+
+/** Packs `entries` in the layout of stompwatch_ring.h and publishes them. */
 export function publishWatchTable(
   ring: MappedRing,
-  entries: Uint8Array,
-  count: number,
+  entries: TableEntry[],
 ): void {
-  if (
-    hookLibrary().stompwatch_table_publish(ring.pointer, entries, count) !== 0
-  ) {
+  if (entries.length > RING.WATCH_MAX) {
     throw new Error(
-      `Cannot publish watch table: ${count} entries exceed ${RING.WATCH_MAX}`,
+      `Cannot publish watch table: ${entries.length} entries exceed ${RING.WATCH_MAX}`,
     );
   }
+  const size = RING.WATCH_ENTRY_SIZE, o = RING.W;
+  const bytes = new Uint8Array(size * entries.length);
+  const view = new DataView(bytes.buffer);
+  entries.forEach((w, i) => {
+    const base = i * size;
+    view.setUint32(base + o.id, w.id, true);
+    view.setUint32(
+      base + o.flags,
+      w.fullContent ? RING.WATCH_FULL_CONTENT : 0,
+      true,
+    );
+    view.setBigUint64(base + o.addr, BigInt(w.addr), true);
+    view.setBigUint64(base + o.len, BigInt(w.length), true);
+    view.setBigInt64(base + o.dumpNums, BigInt(w.dumpNums), true);
+    // The NUL after each name is the zeroed rest of its field.
+    if (w.start) bytes.set(encoder.encode(w.start), base + o.startOp);
+    if (w.end) bytes.set(encoder.encode(w.end), base + o.endOp);
+  });
+  hookLibrary().stompwatch_table_publish(ring.pointer, bytes, entries.length);
 }
 
 /** The native checksum of host bytes (algo: RING.CHECKSUM_*). */

@@ -56,3 +56,7 @@ export function hasControlChar(text: string): boolean {
   }
   return false;
 }
+
+/** API watches one process can have at once: the ring's watch table size
+ * (`SW_WATCH_MAX` in ffi/include/stompwatch_ring.h). */
+export const MAX_API_WATCHES = 256;

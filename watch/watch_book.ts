@@ -7,23 +7,7 @@
  */
 import { WatchVerdict } from "./verdict.ts";
 import { ApiError, type WatchInfo, type WatchRequest } from "./types.ts";
-
-/** Layout of one watch-table entry (mirrors struct sw_watch_entry). */
-export const TABLE_ENTRY = {
-  SIZE: 256,
-  MAX: 256,
-  FULL_CONTENT: 0x1,
-  OP_NAME_MAX: 96,
-  offsets: {
-    id: 0,
-    flags: 4,
-    addr: 8,
-    len: 16,
-    dumpNums: 24,
-    startOp: 64,
-    endOp: 160,
-  },
-} as const;
+import { MAX_API_WATCHES } from "./limits.ts";
 
 /** One watch of one process. */
 export interface WatchEntry {
@@ -43,8 +27,6 @@ export interface WatchEntry {
   dumpsTaken: number;
   verdict: WatchVerdict;
 }
-
-const encoder = new TextEncoder();
 
 /** Formats an address the way users paste it back. */
 export function hexAddr(addr: number): string {
@@ -73,10 +55,10 @@ export class WatchBook {
         `Cannot watch block: pid ${this.pid} already has a watch named ${req.name}; remove it first or pick another name`,
       );
     }
-    if (this.apiLive().length >= TABLE_ENTRY.MAX) {
+    if (this.apiLive().length >= MAX_API_WATCHES) {
       throw new ApiError(
         409,
-        `Cannot watch block: pid ${this.pid} has ${TABLE_ENTRY.MAX} watches; remove some first`,
+        `Cannot watch block: pid ${this.pid} has ${MAX_API_WATCHES} watches; remove some first`,
       );
     }
     const entry: WatchEntry = {
@@ -143,6 +125,7 @@ export class WatchBook {
     return [...this.#live.values()];
   }
 
+  /** What the hook's watch table must hold: every live API watch. */
   apiLive(): WatchEntry[] {
     return this.live().filter((w) => w.source === "api");
   }
@@ -164,30 +147,6 @@ export class WatchBook {
       this.#live.delete(w.id);
     }
     return gone;
-  }
-
-  /** The table the hook reads: every live API watch, packed. */
-  table(): { bytes: Uint8Array; count: number } {
-    const live = this.apiLive();
-    const bytes = new Uint8Array(TABLE_ENTRY.SIZE * live.length);
-    const view = new DataView(bytes.buffer);
-    const o = TABLE_ENTRY.offsets;
-    live.forEach((w, i) => {
-      const base = i * TABLE_ENTRY.SIZE;
-      view.setUint32(base + o.id, w.id, true);
-      view.setUint32(
-        base + o.flags,
-        w.fullContent ? TABLE_ENTRY.FULL_CONTENT : 0,
-        true,
-      );
-      view.setBigUint64(base + o.addr, BigInt(w.addr), true);
-      view.setBigUint64(base + o.len, BigInt(w.length), true);
-      view.setBigInt64(base + o.dumpNums, BigInt(w.dumpNums), true);
-      // Names were checked to fit (95 bytes) at the edge; the NUL is the zeroed tail.
-      if (w.start) bytes.set(encoder.encode(w.start), base + o.startOp);
-      if (w.end) bytes.set(encoder.encode(w.end), base + o.endOp);
-    });
-    return { bytes, count: live.length };
   }
 }
 
