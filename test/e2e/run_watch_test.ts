@@ -20,17 +20,23 @@ function report(out: string): WatchReport {
   );
 }
 
-Deno.test("run names the Copy that overflowed into a watched neighbour as a stomp", async () => {
+/** Runs the stomp workload under `run` with `args`; it must exit 0. */
+async function runStomp(args: string[]) {
   const out = tempDir();
   const r = await stompwatch([
     "run",
     "--output",
     out,
-    "--watch=Fill:0,Add",
+    ...args,
     "--",
     workload("stomp"),
   ]);
   assert.deepEqual(r.code, 0, r.stderr);
+  return { out, r };
+}
+
+Deno.test("run names the Copy that overflowed into a watched neighbour as a stomp", async () => {
+  const { out, r } = await runStomp(["--watch=Fill:0,Add"]);
   const windows = report(out).watches;
   assert.deepEqual(windows.map((w) => w.name), ["Fill", "Fill.2"]);
   const [a, b] = windows;
@@ -47,16 +53,7 @@ Deno.test("run names the Copy that overflowed into a watched neighbour as a stom
 });
 
 Deno.test("run's checksum CSV shows before equal to after for every op that leaves the block alone", async () => {
-  const out = tempDir();
-  const r = await stompwatch([
-    "run",
-    "--output",
-    out,
-    "--watch=Fill:0,Add",
-    "--",
-    workload("stomp"),
-  ]);
-  assert.deepEqual(r.code, 0, r.stderr);
+  const { out, r } = await runStomp(["--watch=Fill:0,Add"]);
   const rows = checksumRows(`${out}/watch_dump`);
   const sum = (op: string, watch: string, phase: string) => {
     const row = rows.find(([info]) =>
@@ -97,16 +94,7 @@ Deno.test("run's checksum CSV shows before equal to after for every op that leav
 });
 
 Deno.test("run with full-content writes .bin files holding the exact bytes of the block", async () => {
-  const out = tempDir();
-  const r = await stompwatch([
-    "run",
-    "--output",
-    out,
-    "--watch=Fill:0,Add,full-content",
-    "--",
-    workload("stomp"),
-  ]);
-  assert.deepEqual(r.code, 0, r.stderr);
+  const { out, r } = await runStomp(["--watch=Fill:0,Add,full-content"]);
   const dir = `${out}/watch_dump`;
   const names = [...Deno.readDirSync(dir)].map((e) => e.name);
   const bin = (op: string, phase: string) => {
@@ -126,18 +114,11 @@ Deno.test("run with full-content writes .bin files holding the exact bytes of th
 });
 
 Deno.test("run with the msMemScope CRC-64 writes the real tool's checksums", async () => {
-  const out = tempDir();
-  const r = await stompwatch([
-    "run",
-    "--output",
-    out,
+  const { out, r } = await runStomp([
     "--checksum",
     "crc64-msmemscope",
     "--watch=Fill:0,Add",
-    "--",
-    workload("stomp"),
   ]);
-  assert.deepEqual(r.code, 0, r.stderr);
   const row = checksumRows(`${out}/watch_dump`).find(([info]) =>
     /_Mul_1-Fill\.2_0_after$/.test(info)
   );
