@@ -53,7 +53,7 @@ Deno.test("run names the Copy that overflowed into a watched neighbour as a stom
 });
 
 Deno.test("run's checksum CSV shows before equal to after for every op that leaves the block alone", async () => {
-  const { out, r } = await runStomp(["--watch=Fill:0,Add"]);
+  const { out } = await runStomp(["--watch=Fill:0,Add"]);
   const rows = checksumRows(`${out}/watch_dump`);
   const sum = (op: string, watch: string, phase: string) => {
     const row = rows.find(([info]) =>
@@ -94,7 +94,7 @@ Deno.test("run's checksum CSV shows before equal to after for every op that leav
 });
 
 Deno.test("run with full-content writes .bin files holding the exact bytes of the block", async () => {
-  const { out, r } = await runStomp(["--watch=Fill:0,Add,full-content"]);
+  const { out } = await runStomp(["--watch=Fill:0,Add,full-content"]);
   const dir = `${out}/watch_dump`;
   const names = [...Deno.readDirSync(dir)].map((e) => e.name);
   const bin = (op: string, phase: string) => {
@@ -114,7 +114,7 @@ Deno.test("run with full-content writes .bin files holding the exact bytes of th
 });
 
 Deno.test("run with the msMemScope CRC-64 writes the real tool's checksums", async () => {
-  const { out, r } = await runStomp([
+  const { out } = await runStomp([
     "--checksum",
     "crc64-msmemscope",
     "--watch=Fill:0,Add",
