@@ -1,0 +1,161 @@
+/**
+ * Byte-level helpers of the msMemScope CSV reader: number parsing, short
+ * string decoding and interning, `{k:v,...}` lookups, all straight from the
+ * read buffer so that rows nobody asks about are never turned into strings.
+ *
+ * @module
+ */
+
+const decoder = new TextDecoder();
+
+/** Decodes UTF-8 bytes [s, e); short ASCII runs skip the TextDecoder call. */
+export function decodeRange(b: Uint8Array, s: number, e: number): string {
+  if (e - s > 32) return decoder.decode(b.subarray(s, e));
+  let out = "";
+  for (let i = s; i < e; i++) {
+    const c = b[i];
+    if (c >= 0x80) return decoder.decode(b.subarray(s, e));
+    out += String.fromCharCode(c);
+  }
+  return out;
+}
+
+/** Decodes a quoted field's bytes, turning each `""` back into `"`. */
+export function decodeQuoted(b: Uint8Array, s: number, e: number): string {
+  return decodeRange(b, s, e).replaceAll('""', '"');
+}
+
+/**
+ * A decimal integer (optional leading `-`, surrounding blanks allowed), or
+ * NaN when the bytes are anything else.
+ */
+export function parseDecimal(b: Uint8Array, s: number, e: number): number {
+  while (s < e && b[s] === 32) s++;
+  while (e > s && b[e - 1] === 32) e--;
+  let neg = false;
+  if (s < e && b[s] === 45) {
+    neg = true;
+    s++;
+  }
+  if (s === e) return NaN;
+  let n = 0;
+  for (let i = s; i < e; i++) {
+    const d = b[i] - 48;
+    if (d < 0 || d > 9) return NaN;
+    n = n * 10 + d;
+  }
+  return neg ? -n : n;
+}
+
+/**
+ * An unsigned address written as `0x...` hex or plain decimal: a number when
+ * it is at most 2^53 - 1, a bigint above, undefined for `N/A`, empty or junk.
+ */
+export function parseAddress(
+  b: Uint8Array,
+  s: number,
+  e: number,
+): number | bigint | undefined {
+  while (s < e && b[s] === 32) s++;
+  while (e > s && b[e - 1] === 32) e--;
+  if (s === e) return undefined;
+  if (e - s > 2 && b[s] === 48 && (b[s + 1] | 0x20) === 120) {
+    let n = 0;
+    for (let i = s + 2; i < e; i++) {
+      const c = b[i];
+      const d = c <= 57
+        ? c - 48
+        : (c | 0x20) >= 97 && (c | 0x20) <= 102
+        ? (c | 0x20) - 87
+        : -1;
+      if (d < 0 || d > 15) return undefined;
+      n = n * 16 + d;
+    }
+    return n <= Number.MAX_SAFE_INTEGER
+      ? n
+      : BigInt("0x" + decodeRange(b, s + 2, e));
+  }
+  const n = parseDecimal(b, s, e);
+  if (Number.isNaN(n) || n < 0) return undefined;
+  return n <= Number.MAX_SAFE_INTEGER ? n : BigInt(decodeRange(b, s, e));
+}
+
+/**
+ * Where the value of `key` lies inside an Attr map `{k:v,k:v}` held in
+ * [s, e): writes [start, end) into `out` and returns true, or returns false
+ * when the key is absent. A key only matches right after `{` or `,`, so a
+ * value that happens to contain `size:` does not fool it.
+ */
+export function findAttrValue(
+  b: Uint8Array,
+  s: number,
+  e: number,
+  key: Uint8Array,
+  out: Int32Array,
+): boolean {
+  const k0 = key[0], kn = key.length;
+  for (let i = s; i + kn < e; i++) {
+    if (b[i] !== k0) continue;
+    const before = i === s ? 123 : b[i - 1];
+    if (before !== 123 && before !== 44 && before !== 32) continue;
+    let j = 1;
+    while (j < kn && b[i + j] === key[j]) j++;
+    if (j < kn || b[i + kn] !== 58) continue;
+    let v = i + kn + 1;
+    while (v < e && b[v] === 32) v++;
+    let w = v;
+    while (w < e && b[w] !== 44 && b[w] !== 125) w++;
+    out[0] = v;
+    out[1] = w;
+    return true;
+  }
+  return false;
+}
+
+/**
+ * Turns short, often repeated fields (event names, device ids) into the same
+ * string every time without decoding them again: a hash of the bytes picks a
+ * slot, the bytes are compared, and only a miss decodes.
+ */
+export class Interner {
+  #bytes: Uint8Array[] = [];
+  #strings: string[] = [];
+  #slots = new Map<number, number>();
+
+  /** The string for bytes [s, e). */
+  get(b: Uint8Array, s: number, e: number): string {
+    const n = e - s;
+    if (n > 40) return decodeRange(b, s, e);
+    let h = n;
+    for (let i = s; i < e; i++) h = Math.imul(h ^ b[i], 0x01000193);
+    const slot = this.#slots.get(h);
+    if (slot !== undefined) {
+      const k = this.#bytes[slot];
+      if (k.length === n) {
+        let i = 0;
+        while (i < n && k[i] === b[s + i]) i++;
+        if (i === n) return this.#strings[slot];
+      }
+      return decodeRange(b, s, e);
+    }
+    const str = decodeRange(b, s, e);
+    if (this.#strings.length < 4096) {
+      this.#slots.set(h, this.#strings.length);
+      this.#bytes.push(b.slice(s, e));
+      this.#strings.push(str);
+    }
+    return str;
+  }
+}
+
+/** Whether bytes [s, e) equal `want`. */
+export function bytesEqual(
+  b: Uint8Array,
+  s: number,
+  e: number,
+  want: Uint8Array,
+): boolean {
+  if (e - s !== want.length) return false;
+  for (let i = 0; i < want.length; i++) if (b[s + i] !== want[i]) return false;
+  return true;
+}
