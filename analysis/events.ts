@@ -33,13 +33,14 @@ export type TracedEvent =
   }
   | EventBase & { kind: "free"; addr: number; pool: Pool; result: number }
   | EventBase & {
-    kind: "op_begin";
-    seq: number;
+    /** One op launch; `ts` is when it was launched. */
+    kind: "op";
     name: string;
     /** Output buffers as [addr, length] pairs: what the op may write. */
     outputs: Array<[number, number]>;
+    /** aclError the launch returned. */
+    result: number;
   }
-  | EventBase & { kind: "op_end"; seq: number; name: string; result: number }
   | EventBase & { kind: "mark"; message: string }
   | EventBase & { kind: "range_start"; id: number; message: string }
   | EventBase & { kind: "range_end"; id: number };

@@ -22,6 +22,9 @@ interface OpInFlight {
   name: string;
   callCount: number;
   outputs: Array<[number, number]>;
+  tid: number;
+  ts: number;
+  device: number;
 }
 
 /** A live block. */
@@ -152,38 +155,18 @@ export class TracedProcess {
         return;
       }
       case REC.OP_BEGIN: {
-        const name = r.name, seq = r.id;
-        const callCount = (this.#callCounts.get(name) ?? 0) + 1;
-        this.#callCounts.set(name, callCount);
-        const outputs: Array<[number, number]> = [];
-        for (let i = 0, n = r.aux; i < n; i++) {
-          outputs.push([r.payloadU64(2 * i), r.payloadU64(2 * i + 1)]);
-        }
-        this.#ops.set(seq, { name, callCount, outputs });
-        if (listening) {
-          this.#emit({
-            ...this.#base(r),
-            kind: "op_begin",
-            seq,
-            name,
-            outputs,
-          });
-        }
+        this.#ops.set(r.id, this.#opOf(r));
         return;
       }
       case REC.OP_END: {
-        const seq = r.id;
-        const op = this.#ops.get(seq);
-        this.#ops.delete(seq);
-        if (listening) {
-          this.#emit({
-            ...this.#base(r),
-            kind: "op_end",
-            seq,
-            name: op?.name ?? r.name,
-            result: r.result,
-          });
-        }
+        const op = this.#ops.get(r.id);
+        this.#ops.delete(r.id);
+        if (listening && op) this.#emitOp(op, r.result);
+        return;
+      }
+      case REC.OP: {
+        const op = this.#opOf(r);
+        if (listening) this.#emitOp(op, r.result);
         return;
       }
       case REC.MARK:
@@ -239,6 +222,33 @@ export class TracedProcess {
     }
   }
 
+  /** Counts the call and reads what the op may write. */
+  #opOf(r: RecordCursor): OpInFlight {
+    const name = r.name;
+    const callCount = (this.#callCounts.get(name) ?? 0) + 1;
+    this.#callCounts.set(name, callCount);
+    const outputs: Array<[number, number]> = [];
+    for (let i = 0, n = r.aux; i < n; i++) {
+      outputs.push([r.payloadU64(2 * i), r.payloadU64(2 * i + 1)]);
+    }
+    return { name, callCount, outputs, tid: r.tid, ts: r.ts, device: r.device };
+  }
+
+  // One event per op, whether the hook wrote it as one record or two.
+  #emitOp(op: OpInFlight, result: number): void {
+    const { tid, ts, device, name, outputs } = op;
+    this.#emit({
+      pid: this.pid,
+      tid,
+      ts,
+      device,
+      kind: "op",
+      name,
+      outputs,
+      result,
+    });
+  }
+
   /**
    * A CLI window is named after its start op; a second window of the same
    * start op still open alongside would write the same file names, so it is
@@ -255,7 +265,7 @@ export class TracedProcess {
     const w = this.book.get(r.aux);
     if (!w) return;
     const op = this.#ops.get(r.id) ??
-      { name: "unknown", callCount: 0, outputs: [] };
+      { name: "unknown", callCount: 0, outputs: [] as Array<[number, number]> };
     const phase = (r.flags & REC.FLAG_AFTER) ? "after" : "before";
     const checksum = r.payloadBigU64(0);
     const parts = {

@@ -77,6 +77,8 @@ export const REC = {
   DUMP_DATA: 12,
   WATCH_CLOSED: 13,
   WINDOW_OPEN: 14,
+  /** A whole op launch while nothing may be watched (OP_BEGIN's fields). */
+  OP: 15,
   FLAG_FAILED: 0x1,
   FLAG_AFTER: 0x2,
   FLAG_CONTENT: 0x4,

@@ -36,6 +36,10 @@ void sw_commit(struct sw_record *rec, uint64_t pos);
 /* Emit one event with an optional name and payload. */
 void sw_emit(uint16_t type, uint16_t flags, int32_t device, int32_t result, uint64_t addr, uint64_t len,
              uint64_t id, uint32_t aux, const char *name, const void *payload, uint32_t payload_len);
+/* The same, stamped with a time taken earlier (0: now). */
+void sw_emit_at(uint64_t ts_ns, uint16_t type, uint16_t flags, int32_t device, int32_t result, uint64_t addr,
+                uint64_t len, uint64_t id, uint32_t aux, const char *name, const void *payload,
+                uint32_t payload_len);
 
 /* Says once on stderr that something internal failed and what follows. */
 void sw_warn_once(int *said, const char *what);
@@ -75,6 +79,9 @@ const struct sw_real *sw_real(void);
 
 /* ---- watches (watch_windows.c) ---- */
 
+/* Whether any watch may sample around the next op: when not, an op launch
+ * is one OP record and skips the hooks below. */
+int sw_watch_may_sample(void);
 /* Around every intercepted op launch. `outputs` holds n {addr, len} pairs. */
 void sw_watch_before_op(const char *op, uint64_t op_seq, const uint64_t *outputs, int n);
 void sw_watch_after_op(const char *op, uint64_t op_seq);

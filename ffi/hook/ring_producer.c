@@ -96,10 +96,14 @@ static int make_ring(const char *dir) {
   if (fd < 0) return -1;
   size_t total = SW_DATA_OFFSET + cap;
   void *base = MAP_FAILED;
-  if (ftruncate(fd, (off_t)total) == 0)
-    /* Populated now: first-touch page faults would otherwise land on the
-     * job's op launches during the ring's first lap. */
+  /* Pages allocated and mapped now: first-touch faults (page allocation and
+   * clearing) would otherwise land on the job's op launches during the
+   * ring's first lap. MAP_POPULATE alone only read-faults a shared mapping,
+   * which leaves tmpfs holes to be filled on first write. */
+  if (ftruncate(fd, (off_t)total) == 0) {
+    (void)posix_fallocate(fd, 0, (off_t)total); /* may fail on a full tmpfs: then only the first lap is slower */
     base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  }
   close(fd);
   if (base == MAP_FAILED) {
     unlink(tmp);
@@ -243,6 +247,12 @@ void sw_commit(struct sw_record *rec, uint64_t pos) { __atomic_store_n(&rec->sta
 
 void sw_emit(uint16_t type, uint16_t flags, int32_t device, int32_t result, uint64_t addr, uint64_t len,
              uint64_t id, uint32_t aux, const char *name, const void *payload, uint32_t payload_len) {
+  sw_emit_at(0, type, flags, device, result, addr, len, id, aux, name, payload, payload_len);
+}
+
+void sw_emit_at(uint64_t ts_ns, uint16_t type, uint16_t flags, int32_t device, int32_t result, uint64_t addr,
+                uint64_t len, uint64_t id, uint32_t aux, const char *name, const void *payload,
+                uint32_t payload_len) {
   if (!sw_producer_ready()) return;
   uint32_t name_len = name ? (uint32_t)strnlen(name, 4096) : 0;
   uint32_t size = (uint32_t)SW_ALIGN_RECORD(sizeof(struct sw_record) + SW_ALIGN8(name_len) + payload_len);
@@ -254,7 +264,7 @@ void sw_emit(uint16_t type, uint16_t flags, int32_t device, int32_t result, uint
   r->flags = flags;
   r->size = size;
   r->tid = sw_tid();
-  r->ts_ns = sw_now_ns();
+  r->ts_ns = ts_ns ? ts_ns : sw_now_ns();
   r->device = device;
   r->result = result;
   r->addr = addr;
@@ -275,7 +285,7 @@ void sw_emit(uint16_t type, uint16_t flags, int32_t device, int32_t result, uint
 SW_EXPORT int stompwatch_emit(int type, int device, int result, uint64_t addr, uint64_t len, uint64_t id,
                               uint32_t aux, const char *name) {
   if (!sw_producer_ready()) return -1;
-  if (type <= SW_REC_PAD || type > SW_REC_WINDOW_OPEN || type == SW_REC_DUMP || type == SW_REC_DUMP_DATA) return -1;
+  if (type <= SW_REC_PAD || type > SW_REC_OP || type == SW_REC_DUMP || type == SW_REC_DUMP_DATA) return -1;
   sw_emit((uint16_t)type, 0, device, result, addr, len, id, aux, name, NULL, 0);
   return (__atomic_load_n(&g_hdr->flags, __ATOMIC_RELAXED) & SW_FLAG_CONSUMER_GONE) ? -1 : 0;
 }

@@ -9,7 +9,8 @@
  * ships the bytes through the ring (full-content).
  *
  * The lock below is taken only when something is or may be watched; with
- * nothing watched an op launch costs one atomic load here.
+ * nothing watched an op launch costs a few atomic loads here
+ * (sw_watch_may_sample) and the hooks around the op are skipped.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -231,12 +232,17 @@ static int may_watch(struct sw_ring_header *hdr) {
          __atomic_load_n(&hdr->table_seq, __ATOMIC_ACQUIRE) != __atomic_load_n(&g_seen_seq, __ATOMIC_RELAXED);
 }
 
+int sw_watch_may_sample(void) {
+  struct sw_ring_header *hdr = sw_producer_header();
+  if (!hdr) return 0;
+  pthread_once(&g_cli_once, parse_cli);
+  return may_watch(hdr);
+}
+
 void sw_watch_before_op(const char *op, uint64_t op_seq, const uint64_t *outputs, int n) {
   t_nsampled = 0;
   struct sw_ring_header *hdr = sw_producer_header();
   if (!hdr) return;
-  pthread_once(&g_cli_once, parse_cli);
-  if (SW_LIKELY(!may_watch(hdr))) return;
   pthread_mutex_lock(&g_lock);
   if (__atomic_load_n(&hdr->table_seq, __ATOMIC_ACQUIRE) != g_seen_seq) sync_table(hdr);
   if (g_cli.has_start && op && strcmp(op, g_cli.start) == 0) {
