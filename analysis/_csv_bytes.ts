@@ -114,36 +114,27 @@ export function findAttrValue(
 
 /**
  * Turns short, often repeated fields (event names, device ids) into the same
- * string every time without decoding them again: a hash of the bytes picks a
- * slot, the bytes are compared, and only a miss decodes.
+ * string every time without decoding them again: length, first and last
+ * byte pick a slot, the bytes are compared, and only a miss decodes.
  */
 export class Interner {
-  #bytes: Uint8Array[] = [];
-  #strings: string[] = [];
-  #slots = new Map<number, number>();
+  #keys: Array<Uint8Array | undefined> = new Array(4096).fill(undefined);
+  #strings: string[] = new Array(4096).fill("");
 
   /** The string for bytes [s, e). */
   get(b: Uint8Array, s: number, e: number): string {
     const n = e - s;
-    if (n > 40) return decodeRange(b, s, e);
-    let h = n;
-    for (let i = s; i < e; i++) h = Math.imul(h ^ b[i], 0x01000193);
-    const slot = this.#slots.get(h);
-    if (slot !== undefined) {
-      const k = this.#bytes[slot];
-      if (k.length === n) {
-        let i = 0;
-        while (i < n && k[i] === b[s + i]) i++;
-        if (i === n) return this.#strings[slot];
-      }
-      return decodeRange(b, s, e);
+    if (n > 40 || n === 0) return decodeRange(b, s, e);
+    const slot = ((n << 7) ^ b[s] ^ (b[e - 1] << 4)) & 4095;
+    const k = this.#keys[slot];
+    if (k !== undefined && k.length === n) {
+      let i = 0;
+      while (i < n && k[i] === b[s + i]) i++;
+      if (i === n) return this.#strings[slot];
     }
     const str = decodeRange(b, s, e);
-    if (this.#strings.length < 4096) {
-      this.#slots.set(h, this.#strings.length);
-      this.#bytes.push(b.slice(s, e));
-      this.#strings.push(str);
-    }
+    this.#keys[slot] = b.slice(s, e);
+    this.#strings[slot] = str;
     return str;
   }
 }

@@ -26,6 +26,18 @@
  * @module
  */
 import {
+  ChunkLoop,
+  MAX_ROW_BYTES,
+  REC_END,
+  REC_LINE,
+  REC_MAX_SEPS,
+  REC_NSEP,
+  REC_SEP0,
+  REC_START,
+  RowScanner,
+  ScanLimit,
+} from "./_csv_scan.ts";
+import {
   bytesEqual,
   decodeQuoted,
   decodeRange,
@@ -90,7 +102,7 @@ export interface MemscopeRecord {
 export interface ReadOptions {
   /** Columns that must be in the header; default {@link DATA_COLUMNS}. */
   columns?: readonly MemscopeColumn[];
-  /** Read buffer size in bytes; default 4 MiB. Lines longer grow it. */
+  /** Read size in bytes; default 2 MiB. Rows up to 16 MiB are accepted. */
   bufferSize?: number;
   /** Shown in error messages instead of the path. */
   label?: string;
@@ -106,7 +118,6 @@ export interface ReadSummary {
   header: string[];
 }
 
-const MAX_ROW_BYTES = 64 << 20;
 const enc = new TextEncoder();
 const SIZE_KEY = enc.encode("size");
 const OWNER_KEY = enc.encode("owner");
@@ -215,118 +226,109 @@ const C_ID = 0,
 /**
  * One row of the log, as a cursor: the reader moves the same object from row
  * to row, so read what you need inside the callback, or call
- * {@link MemscopeRow.toRecord} to keep a copy. Fields are split and decoded
- * on first use; absent fields read as `""` (numbers as NaN).
+ * {@link MemscopeRow.toRecord} to keep a copy. Fields are decoded on first
+ * use, straight from the read buffer; absent fields read as `""` (numbers as
+ * NaN, the rest undefined).
  */
 export class MemscopeRow {
-  #b: Uint8Array = new Uint8Array(0);
+  #u8: Uint8Array;
+  #i32: Int32Array;
+  #rec = 0;
+  #delta = 0;
+  // The last field located: [#s, #e) without its quotes.
   #s = 0;
   #e = 0;
-  #split = 0;
-  #next = 0;
-  #fs: Int32Array;
-  #fe: Int32Array;
-  #dq: Uint8Array;
+  #quoted = false;
   #at: Int32Array;
   #byName: Map<string, number>;
-  #interner: Interner;
+  #interner = new Interner();
   #span = new Int32Array(2);
   #nameText = "";
   #nameBytes = new Uint8Array(0);
-  /** Byte offset of the row's first byte in the file. */
-  offset = 0;
-  /** 1-based line number of the row's first line in the file. */
-  line = 0;
 
   /** Internal: the reader makes these. */
-  constructor(columns: Columns, interner: Interner) {
-    const n = columns.names.length + 1;
-    this.#fs = new Int32Array(n);
-    this.#fe = new Int32Array(n);
-    this.#dq = new Uint8Array(n);
+  constructor(columns: Columns, u8: Uint8Array, i32: Int32Array) {
     this.#at = columns.at;
     this.#byName = columns.byName;
-    this.#interner = interner;
+    this.#u8 = u8;
+    this.#i32 = i32;
   }
 
-  /** Internal: points the cursor at bytes [s, e) of `b`. */
-  _set(b: Uint8Array, s: number, e: number, offset: number, line: number) {
-    this.#b = b;
-    this.#s = s;
-    this.#e = e;
-    this.#split = 0;
-    this.#next = s;
-    this.offset = offset;
-    this.line = line;
+  /** Internal: points the cursor at scanner record `rec`. */
+  _set(rec: number, delta: number): void {
+    this.#rec = rec;
+    this.#delta = delta;
   }
 
-  /** Splits fields up to header position `col`; returns false if absent. */
+  /** Byte offset of the row's first byte in the file. */
+  get offset(): number {
+    return this.#i32[this.#rec + REC_START] + this.#delta;
+  }
+
+  /** 1-based line number of the row's first line in the file. */
+  get line(): number {
+    return this.#i32[this.#rec + REC_LINE];
+  }
+
+  /** Locates field `col` (header position) into #s/#e; false if absent. */
   #field(col: number): boolean {
     if (col < 0) return false;
-    const b = this.#b, e = this.#e, fs = this.#fs, fe = this.#fe;
-    let n = this.#split, p = this.#next;
-    while (n <= col) {
-      if (p > e) return false;
-      if (p < e && b[p] === 34) {
-        let q = p + 1, dq = 0;
-        for (;;) {
-          while (q < e && b[q] !== 34) q++;
-          if (q + 1 < e && b[q + 1] === 34) {
-            dq = 1;
-            q += 2;
-            continue;
-          }
-          break;
+    const i32 = this.#i32, r = this.#rec, b = this.#u8;
+    const nsep = i32[r + REC_NSEP];
+    let s: number, e: number;
+    if (col < REC_MAX_SEPS || nsep < REC_MAX_SEPS) {
+      if (col > nsep) return false;
+      s = col === 0 ? i32[r + REC_START] : i32[r + REC_SEP0 + col - 1] + 1;
+      e = col < nsep ? i32[r + REC_SEP0 + col] : i32[r + REC_END];
+    } else {
+      // Past the separators the scanner keeps: walk on from the last one.
+      const end = i32[r + REC_END];
+      s = i32[r + REC_SEP0 + REC_MAX_SEPS - 1] + 1;
+      for (let k = REC_MAX_SEPS;; k++) {
+        let q = false;
+        e = s;
+        while (e < end && (q || b[e] !== 44)) {
+          if (b[e] === 34) q = !q;
+          e++;
         }
-        fs[n] = p + 1;
-        fe[n] = q;
-        this.#dq[n] = dq;
-        p = q + 1;
-        while (p < e && b[p] !== 44) p++;
-      } else {
-        fs[n] = p;
-        while (p < e && b[p] !== 44) p++;
-        fe[n] = p;
-        this.#dq[n] = 0;
+        if (k === col) break;
+        if (e >= end) return false;
+        s = e + 1;
       }
-      p++;
-      n++;
     }
-    this.#split = n;
-    this.#next = p;
+    if (e - s >= 2 && b[s] === 34 && b[e - 1] === 34) {
+      this.#s = s + 1;
+      this.#e = e - 1;
+      this.#quoted = true;
+    } else {
+      this.#s = s;
+      this.#e = e;
+      this.#quoted = false;
+    }
     return true;
   }
 
   #text(col: number): string {
     if (!this.#field(col)) return "";
-    return this.#dq[col]
-      ? decodeQuoted(this.#b, this.#fs[col], this.#fe[col])
-      : decodeRange(this.#b, this.#fs[col], this.#fe[col]);
+    return this.#quoted
+      ? decodeQuoted(this.#u8, this.#s, this.#e)
+      : decodeRange(this.#u8, this.#s, this.#e);
   }
 
   #short(col: number): string {
     if (!this.#field(col)) return "";
-    if (this.#dq[col]) {
-      return decodeQuoted(this.#b, this.#fs[col], this.#fe[col]);
-    }
-    return this.#interner.get(this.#b, this.#fs[col], this.#fe[col]);
+    if (this.#quoted) return decodeQuoted(this.#u8, this.#s, this.#e);
+    return this.#interner.get(this.#u8, this.#s, this.#e);
   }
 
   #int(col: number): number {
     if (!this.#field(col)) return NaN;
-    return parseDecimal(this.#b, this.#fs[col], this.#fe[col]);
+    return parseDecimal(this.#u8, this.#s, this.#e);
   }
 
   #attr(key: Uint8Array): boolean {
-    const col = this.#at[C_ATTR];
-    if (!this.#field(col)) return false;
-    return findAttrValue(
-      this.#b,
-      this.#fs[col],
-      this.#fe[col],
-      key,
-      this.#span,
-    );
+    if (!this.#field(this.#at[C_ATTR])) return false;
+    return findAttrValue(this.#u8, this.#s, this.#e, key, this.#span);
   }
 
   /** ID column: the event's sequence number (NaN when not a number). */
@@ -370,14 +372,13 @@ export class MemscopeRow {
    * decimal both parse.
    */
   get ptr(): number | bigint | undefined {
-    const col = this.#at[C_PTR];
-    if (!this.#field(col)) return undefined;
-    return parseAddress(this.#b, this.#fs[col], this.#fe[col]);
+    if (!this.#field(this.#at[C_PTR])) return undefined;
+    return parseAddress(this.#u8, this.#s, this.#e);
   }
   /** `size` from Attr (negative on old FREE rows), undefined if absent. */
   get size(): number | undefined {
     if (!this.#attr(SIZE_KEY)) return undefined;
-    const n = parseDecimal(this.#b, this.#span[0], this.#span[1]);
+    const n = parseDecimal(this.#u8, this.#span[0], this.#span[1]);
     return Number.isNaN(n) ? undefined : n;
   }
   /** `owner` from Attr (`A@B@C`); undefined if absent or empty. */
@@ -385,7 +386,7 @@ export class MemscopeRow {
     if (!this.#attr(OWNER_KEY) || this.#span[0] === this.#span[1]) {
       return undefined;
     }
-    return decodeRange(this.#b, this.#span[0], this.#span[1]);
+    return decodeRange(this.#u8, this.#span[0], this.#span[1]);
   }
   /** The raw Attr map, `{k:v,...}`, unquoted. */
   get attr(): string {
@@ -395,7 +396,7 @@ export class MemscopeRow {
   /** Any Attr value by key, as text; undefined if absent. */
   attrValue(key: string): string | undefined {
     if (!this.#attr(enc.encode(key))) return undefined;
-    return decodeRange(this.#b, this.#span[0], this.#span[1]);
+    return decodeRange(this.#u8, this.#span[0], this.#span[1]);
   }
 
   /** Any column by its header name (e.g. `Call Stack(C)`); "" if absent. */
@@ -406,14 +407,14 @@ export class MemscopeRow {
 
   /** Whether Name equals `text`, compared on bytes (fast for a repeated text). */
   nameEquals(text: string): boolean {
-    const col = this.#at[C_NAME];
-    if (!this.#field(col)) return false;
-    if (this.#dq[col]) return this.name === text;
+    if (!this.#field(this.#at[C_NAME])) return false;
     if (text !== this.#nameText) {
       this.#nameText = text;
       this.#nameBytes = enc.encode(text);
     }
-    return bytesEqual(this.#b, this.#fs[col], this.#fe[col], this.#nameBytes);
+    // A quote inside a quoted field is doubled: compare the decoded text.
+    if (this.#quoted && text.includes('"')) return this.name === text;
+    return bytesEqual(this.#u8, this.#s, this.#e, this.#nameBytes);
   }
 
   /** A plain copy of the row's fields. */
@@ -436,100 +437,63 @@ export class MemscopeRow {
 }
 
 /**
- * Cuts the bytes into rows: the first non-empty line is the header, every
- * later non-empty line a row handed to `onRow` through the one cursor.
+ * Turns scanner records into rows: the first non-empty line is the header,
+ * every later one goes to `onRow` through the one cursor.
  */
-class Framer {
-  row!: MemscopeRow;
+class RowFeed {
   header: Columns | undefined;
   rows = 0;
-  line = 1;
-  base = 0;
+  readonly scanner: RowScanner;
+  readonly onRecord: (rec: number) => void;
+  #row: MemscopeRow | undefined;
   #label: string;
-  #required: readonly MemscopeColumn[];
-  #interner = new Interner();
 
-  constructor(label: string, required: readonly MemscopeColumn[]) {
-    this.#label = label;
-    this.#required = required;
-  }
-
-  /**
-   * Frames rows in `b[from, b.length)`; returns where the first incomplete
-   * row starts (`b.length` when none is left). With `last`, whatever remains
-   * is the final row.
-   */
-  run(
-    b: Uint8Array,
-    from: number,
-    last: boolean,
+  constructor(
+    options: ReadOptions,
+    label: string,
     onRow: (row: MemscopeRow) => void,
-  ): number {
-    const end = b.length;
-    let p = from, nq = -2;
-    while (p < end) {
-      let nl = b.indexOf(10, p);
-      // A quoted field may hold newlines: extend until the quotes balance.
-      if (nq < p && nq !== -1) nq = b.indexOf(34, p);
-      let lines = 1;
-      if (nq !== -1 && (nl === -1 || nq < nl)) {
-        let odd = false;
-        for (;;) {
-          while (nq !== -1 && (nl === -1 || nq < nl)) {
-            odd = !odd;
-            nq = b.indexOf(34, nq + 1);
-          }
-          if (!odd || nl === -1) break;
-          nl = b.indexOf(10, nl + 1);
-          lines++;
-        }
-        if (odd && !last) return this.#incomplete(p, end, true);
-      }
-      if (nl === -1 && !last) return this.#incomplete(p, end, false);
-      const stop = nl === -1 ? end : nl;
-      let e = stop;
-      if (e > p && b[e - 1] === 13) e--;
-      if (this.header === undefined) {
-        let s = p;
-        if (b[s] === 0xef && b[s + 1] === 0xbb && b[s + 2] === 0xbf) s += 3;
-        if (e > s) {
-          this.header = headerColumns(
-            decodeRange(b, s, e),
-            this.#label,
-            this.#required,
-          );
-          this.row = new MemscopeRow(this.header, this.#interner);
-        }
-      } else if (e > p) {
-        this.row._set(b, p, e, this.base + p, this.line);
+  ) {
+    this.#label = label;
+    const required = options.columns ?? DATA_COLUMNS;
+    const scanner = new RowScanner(options.bufferSize ?? 2 << 20);
+    this.scanner = scanner;
+    const { u8, i32 } = scanner;
+    this.onRecord = (rec) => {
+      const row = this.#row;
+      if (row !== undefined) {
+        row._set(rec, scanner.delta);
         this.rows++;
-        onRow(this.row);
+        onRow(row);
+        return;
       }
-      this.line += lines;
-      p = stop + 1;
-    }
-    return end;
+      let s = i32[rec + REC_START];
+      if (u8[s] === 0xef && u8[s + 1] === 0xbb && u8[s + 2] === 0xbf) s += 3;
+      this.header = headerColumns(
+        decodeRange(u8, s, i32[rec + REC_END]),
+        label,
+        required,
+      );
+      this.#row = new MemscopeRow(this.header, u8, i32);
+    };
   }
 
-  /** Leaves a partial row for the next read, unless it cannot be a row. */
-  #incomplete(p: number, end: number, quoted: boolean): number {
-    if (this.header === undefined && end - p > 1 << 20) {
-      throw new MemscopeCsvError(
-        `Not a CSV file: ${this.#label} has no line break in its first MiB; pass an msMemScope event log (memscope_dump_*.csv)`,
-      );
-    }
-    if (end - p > MAX_ROW_BYTES) {
-      throw new MemscopeCsvError(
-        quoted
-          ? `Unbalanced quote in ${this.#label} at line ${this.line}: a quoted field runs on for over ${
-            MAX_ROW_BYTES >> 20
-          } MiB; check the file is a complete msMemScope log`
-          : `Line ${this.line} of ${this.#label} is over ${
-            MAX_ROW_BYTES >> 20
-          } MiB long; check the file is an msMemScope log`,
-      );
-    }
-    return p;
+  loop(): ChunkLoop {
+    return new ChunkLoop(
+      this.scanner,
+      this.onRecord,
+      () => this.header !== undefined,
+    );
+  }
+
+  /** Rewords a scanner limit for a person. */
+  error(e: unknown): unknown {
+    if (!(e instanceof ScanLimit)) return e;
+    const mib = MAX_ROW_BYTES >> 20;
+    return new MemscopeCsvError(
+      e.kind === "no-newline"
+        ? `Not a CSV file: ${this.#label} has no line break in its first MiB; pass an msMemScope event log (memscope_dump_*.csv)`
+        : `Row at line ${e.line} of ${this.#label} runs on for over ${mib} MiB (an unbalanced quote?); check the file is a complete msMemScope log`,
+    );
   }
 
   finish(bytes: number): ReadSummary {
@@ -542,46 +506,12 @@ class Framer {
   }
 }
 
-async function* framedChunks(
-  path: string,
-  onRow: (row: MemscopeRow) => void,
-  options: ReadOptions,
-): AsyncGenerator<void, ReadSummary> {
-  const framer = new Framer(
-    options.label ?? path,
-    options.columns ?? DATA_COLUMNS,
-  );
-  let buf = new Uint8Array(options.bufferSize ?? 4 << 20);
-  using file = await Deno.open(path, { read: true });
-  let len = 0, bytes = 0;
-  for (;;) {
-    if (len === buf.length) {
-      const bigger = new Uint8Array(buf.length * 2);
-      bigger.set(buf);
-      buf = bigger;
-    }
-    const n = await file.read(buf.subarray(len));
-    const last = n === null;
-    if (n !== null) {
-      len += n;
-      bytes += n;
-    }
-    const done = framer.run(buf.subarray(0, len), 0, last, onRow);
-    if (last) break;
-    buf.copyWithin(0, done, len);
-    framer.base += done;
-    len -= done;
-    yield;
-  }
-  return framer.finish(bytes);
-}
-
 /**
  * Reads the event log at `path`, calling `onRow` with the same cursor for
- * every data row in file order. Memory stays at the read buffer whatever the
- * file size. Throws {@link MemscopeCsvError} for a file that is not an
- * msMemScope log or lacks a required column; other errors (missing file)
- * come from Deno as they are.
+ * every data row in file order. Memory stays at the read buffers (about 40
+ * MiB reserved, a few MiB touched) whatever the file size. Throws
+ * {@link MemscopeCsvError} for a file that is not an msMemScope log or lacks
+ * a required column; other errors (missing file) come from Deno as they are.
  *
  * @example
  * ```ts
@@ -597,11 +527,23 @@ export async function readMemscopeCsv(
   onRow: (row: MemscopeRow) => void,
   options: ReadOptions = {},
 ): Promise<ReadSummary> {
-  const chunks = framedChunks(path, onRow, options);
-  for (;;) {
-    const r = await chunks.next();
-    if (r.done) return r.value;
+  const feed = new RowFeed(options, options.label ?? path, onRow);
+  using file = await Deno.open(path, { read: true });
+  const loop = feed.loop();
+  // The next chunk is read while this one is scanned.
+  let pending: Promise<number | null> = file.read(loop.target(0));
+  try {
+    for (;;) {
+      const got = await pending;
+      loop.place();
+      if (got !== null) pending = file.read(loop.target(1 - loop.cur));
+      if (!loop.scanChunk(got)) break;
+    }
+  } catch (e) {
+    await pending.catch(() => {});
+    throw feed.error(e);
   }
+  return feed.finish(loop.bytes);
 }
 
 /**
@@ -621,12 +563,22 @@ export function readMemscopeBytes(
   onRow: (row: MemscopeRow) => void,
   options: ReadOptions = {},
 ): ReadSummary {
-  const framer = new Framer(
-    options.label ?? "input",
-    options.columns ?? DATA_COLUMNS,
-  );
-  framer.run(bytes, 0, true, onRow);
-  return framer.finish(bytes.length);
+  const feed = new RowFeed(options, options.label ?? "input", onRow);
+  const loop = feed.loop();
+  let off = 0;
+  try {
+    for (;;) {
+      const into = loop.target(loop.cur);
+      const n = Math.min(into.length, bytes.length - off);
+      into.set(bytes.subarray(off, off + n));
+      off += n;
+      loop.place();
+      if (!loop.scanChunk(n === 0 ? null : n)) break;
+    }
+  } catch (e) {
+    throw feed.error(e);
+  }
+  return feed.finish(loop.bytes);
 }
 
 /**
@@ -646,15 +598,97 @@ export async function* memscopeRecords(
   options: ReadOptions = {},
 ): AsyncGenerator<MemscopeRecord> {
   const batch: MemscopeRecord[] = [];
-  const chunks = framedChunks(
-    path,
-    (row) => void batch.push(row.toRecord()),
+  const feed = new RowFeed(
     options,
+    options.label ?? path,
+    (row) => void batch.push(row.toRecord()),
   );
-  for (;;) {
-    const r = await chunks.next();
-    yield* batch.splice(0);
-    if (r.done) return;
+  using file = await Deno.open(path, { read: true });
+  const loop = feed.loop();
+  try {
+    for (;;) {
+      const got = await file.read(loop.target(loop.cur));
+      loop.place();
+      const more = loop.scanChunk(got);
+      yield* batch.splice(0);
+      if (!more) break;
+    }
+  } catch (e) {
+    throw feed.error(e);
+  }
+  feed.finish(loop.bytes);
+}
+
+/**
+ * Calls `onRow` for the rows starting at the given byte offsets (as
+ * {@link MemscopeRow.offset} reported them), in ascending offset order,
+ * reading only around them: the way back to a few rows of a large file.
+ *
+ * @example
+ * ```ts
+ * import { readMemscopeCsv, readMemscopeRowsAt } from "./memscope_csv.ts";
+ * const at: number[] = [];
+ * await readMemscopeCsv("memscope_dump.csv", (r) => {
+ *   if (r.event === "OOM_DETAIL") at.push(r.offset);
+ * });
+ * await readMemscopeRowsAt("memscope_dump.csv", at, (r) => console.log(r.attr));
+ * ```
+ */
+export async function readMemscopeRowsAt(
+  path: string,
+  offsets: readonly number[],
+  onRow: (row: MemscopeRow) => void,
+  options: ReadOptions = {},
+): Promise<void> {
+  const sorted = [...offsets].sort((a, b) => a - b);
+  let header = true;
+  const feed = new RowFeed(
+    { ...options, columns: options.columns ?? [] },
+    options.label ?? path,
+    (row) => {
+      if (!header) onRow(row);
+    },
+  );
+  const sc = feed.scanner;
+  using file = await Deno.open(path, { read: true });
+  const size = (await file.stat()).size;
+  const at = sc.data(0) - MAX_ROW_BYTES;
+  const room = MAX_ROW_BYTES + sc.chunk;
+  // Window of the file in memory: bytes [winStart, winStart + winLen).
+  let winStart = 0, winLen = 0;
+  const load = async (from: number, want: number) => {
+    winStart = from;
+    winLen = 0;
+    await file.seek(from, Deno.SeekMode.Start);
+    while (winLen < want) {
+      const n = await file.read(sc.u8.subarray(at + winLen, at + want));
+      if (n === null) break;
+      winLen += n;
+    }
+  };
+  try {
+    for (const off of [0, ...sorted]) {
+      let want = 64 << 10;
+      for (;;) {
+        if (off < winStart || off >= winStart + winLen) {
+          await load(off, Math.min(want, room));
+        }
+        const a = at + off - winStart;
+        const last = winStart + winLen >= size;
+        sc.delta = winStart - at;
+        sc.line = 0;
+        const before = feed.rows + (feed.header ? 0 : -1);
+        sc.scan(a, at + winLen, last, feed.onRecord, 1);
+        const done = feed.rows + (feed.header ? 0 : -1) > before || last;
+        if (done) break;
+        if (want >= room) throw new ScanLimit("row-too-long", 0);
+        want *= 4;
+        winLen = 0;
+      }
+      header = false;
+    }
+  } catch (e) {
+    throw feed.error(e);
   }
 }
 
