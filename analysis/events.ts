@@ -30,8 +30,18 @@ export type TracedEvent =
     pool: Pool;
     /** aclError; non-zero when the allocation failed. */
     result: number;
+    /** Per process, from 1; 0 for a failed allocation. */
+    allocationId: number;
   }
-  | EventBase & { kind: "free"; addr: number; pool: Pool; result: number }
+  | EventBase & {
+    kind: "free";
+    addr: number;
+    pool: Pool;
+    result: number;
+    /** Size and id of the block freed; 0 when the block was never seen. */
+    size: number;
+    allocationId: number;
+  }
   | EventBase & {
     /** One op launch; `ts` is when it was launched. */
     kind: "op";

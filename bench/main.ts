@@ -8,8 +8,21 @@ import { startDaemon } from "../daemon/daemon.ts";
 import { figure, median, timeJob, workload } from "./_jobs.ts";
 import { benchApiLatency } from "./api_latency.ts";
 
+function countLines(path: string): number {
+  const bytes = Deno.readFileSync(path);
+  let n = 0;
+  for (let i = bytes.indexOf(10); i >= 0; i = bytes.indexOf(10, i + 1)) n++;
+  return n;
+}
+
 const out = Deno.makeTempDirSync({ prefix: "stompwatch_bench_" });
-const daemon = await startDaemon({ outputDir: out, checksum: "xxh3" });
+// The event log is measured on its own (row 3); the other rows measure the
+// watch pipeline without it.
+const daemon = await startDaemon({
+  outputDir: out,
+  checksum: "xxh3",
+  eventLog: false,
+});
 const rows: string[][] = [];
 const row = (
   what: string,
@@ -66,7 +79,30 @@ const row = (
   );
 }
 
-// 3 and 4. Sampling a 256 MiB block: checksum vs memcpy, full-content vs dd.
+// 3. The same flood with the event log on: every event becomes a CSV row.
+{
+  const n = 2_000_000;
+  const logOut = `${out}/logged`;
+  const logging = await startDaemon({ outputDir: logOut, checksum: "xxh3" });
+  const run = async (d: typeof daemon) => {
+    const t = await timeJob(d, workload("bench_ring"), [String(n)]);
+    return n / (t.drainedMs / 1000);
+  };
+  const bare = await run(daemon);
+  const logged = await run(logging);
+  await logging.stop();
+  const [file] = logging.log?.files() ?? [];
+  const rows = file ? countLines(file.path) - 1 : 0; // less the header
+  row(
+    "event log, one producer -> CSV",
+    `${(logged / 1e6).toFixed(2)} M events/s logged (${rows} rows)`,
+    `${(bare / 1e6).toFixed(2)} M events/s without the log`,
+    ">= 1 M/s",
+    logged >= 1e6 && rows >= n,
+  );
+}
+
+// 4 and 5. Sampling a 256 MiB block: checksum vs memcpy, full-content vs dd.
 {
   const env = { STOMPWATCH_TEST_DEVICE_BYTES: String(512 << 20) };
   const args = ["256", "3"];
@@ -116,7 +152,7 @@ const row = (
   }
 }
 
-// 5. POST /watch + POST /remove latency over the socket.
+// 6. POST /watch + POST /remove latency over the socket.
 {
   const { p50, p99, healthP99 } = await benchApiLatency(daemon, 10_000);
   row(

@@ -14,6 +14,8 @@ export interface DaemonConfig {
   /** `host:port` on loopback, for TCP next to the socket. */
   listen?: string;
   checksum: "xxh3" | "crc64-msmemscope";
+  /** Write the event log (default true; benchmarks turn it off for a baseline). */
+  eventLog?: boolean;
 }
 
 /** Where the daemon's files are, written to OUT/daemon.json. */

@@ -18,6 +18,7 @@ import {
   parseListen,
   privateDir,
 } from "./config.ts";
+import { EventLog } from "./event_log.ts";
 import { Registry } from "./registry.ts";
 import { DaemonWatchService } from "./watch_service.ts";
 
@@ -28,6 +29,8 @@ export const VERSION = "0.1.0";
 export interface Daemon {
   paths: DaemonPaths;
   registry: Registry;
+  /** Undefined when started with `eventLog: false`. */
+  log?: EventLog;
   service: DaemonWatchService;
   /** Resolves when the daemon has stopped. */
   stopped: Promise<void>;
@@ -83,6 +86,13 @@ export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
   const writer = new DumpWriter(paths.dumpDir);
   Deno.chmodSync(paths.dumpDir, 0o700);
   const registry = new Registry(ringDir, writer);
+  const log = config.eventLog === false
+    ? undefined
+    : new EventLog(paths.outputDir);
+  if (log) {
+    registry.listen(log.onEvent);
+    registry.onRound = () => log.flush();
+  }
   const service = new DaemonWatchService(registry, writer, {
     outputDir: paths.outputDir,
     ringDir,
@@ -117,6 +127,7 @@ export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
       abort.abort();
       await Promise.allSettled(servers.map((s) => s.finished));
       await registry.stop();
+      log?.close();
       writeReport(paths.dumpDir, service.listWatches());
       for (
         const p of [
@@ -132,7 +143,7 @@ export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
       removeRingDir(ringDir);
       resolveStopped();
     })();
-  return { paths, registry, service, stopped, stop };
+  return { paths, registry, log, service, stopped, stop };
 }
 
 /** Stops `daemon` on SIGINT or SIGTERM. */

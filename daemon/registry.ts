@@ -36,6 +36,8 @@ export class Registry {
   onFinished: (p: TracedProcess) => void = () => {};
   /** Called when a live process's watch table must be republished. */
   onTableChange: (p: TracedProcess) => void = () => {};
+  /** Called after every pump round that read records (the log flushes). */
+  onRound: () => void = () => {};
 
   /** A registry over `ringDir`, writing samples through `writer`. */
   constructor(ringDir: string, writer: DumpWriter) {
@@ -85,6 +87,7 @@ export class Registry {
       n += p.pump(budget);
       if (p.exited && p.reader.empty()) this.#finish(p);
     }
+    if (n > 0) this.onRound();
     return n;
   }
 

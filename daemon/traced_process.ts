@@ -32,6 +32,8 @@ export interface LiveBlock {
   addr: number;
   size: number;
   device: number;
+  /** Per process, from 1, in allocation order. */
+  allocationId: number;
 }
 
 /** Receives every event, in ring order (the event log, later analyses). */
@@ -60,6 +62,7 @@ export class TracedProcess {
   /** Whether the job's --watch spec asked for full-content windows. */
   #cliFullContent: boolean;
   #dropped = 0;
+  #allocations = 0;
   #ops = new Map<number, OpInFlight>();
   #callCounts = new Map<string, number>();
   #writer: DumpWriter;
@@ -120,8 +123,10 @@ export class TracedProcess {
     switch (r.type) {
       case REC.ALLOC: {
         const addr = r.addr, size = r.len, result = r.result;
+        let allocationId = 0;
         if (result === 0 && addr !== 0) {
-          this.live.set(addr, { addr, size, device: r.device });
+          allocationId = ++this.#allocations;
+          this.live.set(addr, { addr, size, device: r.device, allocationId });
           this.liveBytes += size;
         }
         if (listening) {
@@ -132,6 +137,7 @@ export class TracedProcess {
             size,
             pool: POOLS[r.aux] ?? "HAL",
             result,
+            allocationId,
           });
         }
         return;
@@ -150,6 +156,8 @@ export class TracedProcess {
             addr,
             pool: POOLS[r.aux] ?? "HAL",
             result,
+            size: block?.size ?? 0,
+            allocationId: block?.allocationId ?? 0,
           });
         }
         return;

@@ -23,7 +23,12 @@ int main(int argc, char **argv) {
   }
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
-  for (long i = 0; i < n; i++) emit(8 /* MARK */, 0, 0, 0, 0, (uint64_t)i, 0, NULL);
+  /* Allocations and frees of blocks in turn, like a training step's
+   * traffic: each becomes a row of the event log. */
+  for (long i = 0; i < n; i++) {
+    uint64_t addr = 0x100000000ull + (uint64_t)(i >> 1) * 4096;
+    emit((i & 1) ? 5 /* FREE */ : 4 /* ALLOC */, 0, 0, addr, 4096, 0, 0, NULL);
+  }
   clock_gettime(CLOCK_MONOTONIC, &b);
   printf("emit_ns %.0f\n", (b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec));
   return 0;

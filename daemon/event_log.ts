@@ -1,0 +1,173 @@
+/**
+ * The daemon's event log: every event of every traced process, as
+ * msMemScope's CSV, one file per device
+ * (`OUT/device_{N}/memscope_dump_{YYYYmmddHHMMSS}.csv`). Rows are buffered
+ * while the pump drains a round and written at its end, so a job that dies
+ * or a daemon that is stopped leaves complete lines for every event read.
+ *
+ * IDs come from one counter for the whole daemon: they increase within each
+ * process, as the format asks, and never repeat within a file, so rows of
+ * two jobs sharing a device still sort unambiguously.
+ *
+ * Rows without a device (process start and exit, host allocations) go to
+ * the files of the devices their process uses; until it has used one they
+ * wait, and a process that never touches a device has them written to
+ * `OUT/host/`.
+ *
+ * @module
+ */
+import { EVENT_LOG_HEADER, writeEventRow } from "../analysis/event_log_rows.ts";
+import type { Pool, TracedEvent } from "../analysis/events.ts";
+import { ascii, RowWriter } from "../analysis/row_writer.ts";
+
+const POOL_INDEX: Record<Pool, number> = { HAL: 0, HOST: 1, PTA: 2 };
+const HOST = -1;
+// Rows are written once this many bytes wait: few writes, a small buffer.
+const WRITE_AT_BYTES = 1 << 20;
+
+interface LogFile {
+  file: Deno.FsFile;
+  path: string;
+  /** Rows not yet written. */
+  pending: RowWriter;
+}
+
+interface ProcessRoute {
+  devices: number[];
+  /** Rows waiting for the process's first device. */
+  waiting: Uint8Array[];
+}
+
+/** `YYYYmmddHHMMSS` in local time, as msMemScope names its files. */
+export function fileStamp(date: Date): string {
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${date.getFullYear()}${p(date.getMonth() + 1)}${p(date.getDate())}${
+    p(date.getHours())
+  }${p(date.getMinutes())}${p(date.getSeconds())}`;
+}
+
+/** Writes the event log of one daemon. */
+export class EventLog {
+  readonly outputDir: string;
+  readonly stamp: string;
+  #files = new Map<number, LogFile>();
+  #paths: Array<{ device: number | "host"; path: string }> = [];
+  #routes = new Map<number, ProcessRoute>();
+  #used = new Map<number, number>();
+  #nextId = 1;
+  #scratch = new RowWriter(1 << 12);
+
+  /** A log under `outputDir`, its files named after `startedAt`. */
+  constructor(outputDir: string, startedAt = new Date()) {
+    this.outputDir = outputDir;
+    this.stamp = fileStamp(startedAt);
+  }
+
+  /** Takes one event (an {@linkcode EventListener}). */
+  readonly onEvent = (e: TracedEvent): void => {
+    const used = this.#account(e);
+    const route = this.#route(e.pid);
+    if (e.device >= 0) {
+      if (!route.devices.includes(e.device)) this.#adopt(route, e.device);
+      const f = this.#fileOf(e.device);
+      this.#row(f.pending, e, used);
+      if (f.pending.length >= WRITE_AT_BYTES) this.#write(f);
+    } else {
+      // Rare (process start and exit, host blocks): written once, copied.
+      const w = this.#scratch;
+      w.clear();
+      if (!this.#row(w, e, used)) return;
+      if (route.devices.length === 0) route.waiting.push(w.view().slice());
+      for (const d of route.devices) this.#fileOf(d).pending.bytes(w.view());
+    }
+    if (e.kind === "proc_exit") this.#settle(e.pid);
+  };
+
+  /** The log file of each device written so far. */
+  files(): Array<{ device: number | "host"; path: string }> {
+    return [...this.#paths];
+  }
+
+  /** Writes every buffered row. */
+  flush(): void {
+    for (const f of this.#files.values()) this.#write(f);
+  }
+
+  /** Flushes and closes every file; rows still waiting go to `host/`. */
+  close(): void {
+    for (const pid of this.#routes.keys()) this.#settle(pid);
+    this.flush();
+    for (const f of this.#files.values()) f.file.close();
+    this.#files.clear();
+  }
+
+  #row(w: RowWriter, e: TracedEvent, used: number): boolean {
+    if (!writeEventRow(w, this.#nextId, e, used)) return false;
+    this.#nextId++;
+    return true;
+  }
+
+  #write(f: LogFile): void {
+    const bytes = f.pending.view();
+    let written = 0;
+    while (written < bytes.length) {
+      written += f.file.writeSync(bytes.subarray(written));
+    }
+    f.pending.clear();
+  }
+
+  // Bytes live on the event's device and pool after it.
+  #account(e: TracedEvent): number {
+    if (e.kind !== "alloc" && e.kind !== "free") return 0;
+    const key = e.device * 4 + POOL_INDEX[e.pool];
+    let used = this.#used.get(key) ?? 0;
+    if (e.result === 0) used += e.kind === "alloc" ? e.size : -e.size;
+    this.#used.set(key, used);
+    return used;
+  }
+
+  #route(pid: number): ProcessRoute {
+    let route = this.#routes.get(pid);
+    if (!route) this.#routes.set(pid, route = { devices: [], waiting: [] });
+    return route;
+  }
+
+  #adopt(route: ProcessRoute, device: number): void {
+    route.devices.push(device);
+    const f = this.#fileOf(device);
+    for (const row of route.waiting) f.pending.bytes(row);
+    route.waiting.length = 0;
+  }
+
+  // A process that is done: rows still waiting for a device go to host/.
+  #settle(pid: number): void {
+    const route = this.#routes.get(pid);
+    if (!route) return;
+    if (route.waiting.length) {
+      const f = this.#fileOf(HOST);
+      for (const row of route.waiting) f.pending.bytes(row);
+    }
+    this.#routes.delete(pid);
+  }
+
+  #fileOf(device: number): LogFile {
+    let f = this.#files.get(device);
+    if (f) return f;
+    const name = device === HOST ? "host" : `device_${device}`;
+    const dir = `${this.outputDir}/${name}`;
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const path = `${dir}/memscope_dump_${this.stamp}.csv`;
+    const file = Deno.openSync(path, {
+      write: true,
+      create: true,
+      truncate: true,
+      mode: 0o600,
+    });
+    const pending = new RowWriter(WRITE_AT_BYTES + (1 << 16));
+    pending.bytes(ascii(EVENT_LOG_HEADER + "\n"));
+    f = { file, path, pending };
+    this.#files.set(device, f);
+    this.#paths.push({ device: device === HOST ? "host" : device, path });
+    return f;
+  }
+}
