@@ -9,12 +9,16 @@ import { absolute, jobEnv, readDaemonPaths } from "./daemon/config.ts";
 import { startDaemon, stopOnSignals } from "./daemon/daemon.ts";
 import { runJob } from "./daemon/run.ts";
 import { parseWatchSpec } from "./watch/watch_spec.ts";
+import { localTimestamp } from "./watch/dump_names.ts";
+import { compareSummary, runCompare } from "./analysis/compare.ts";
 
 const USAGE = `usage:
   stompwatch daemon [--output DIR] [--listen 127.0.0.1:PORT] [--checksum xxh3|crc64-msmemscope]
   stompwatch run [--watch=[start[:outid]],end[,full-content]] [--output DIR] [--daemon SOCKET]
                  [--checksum xxh3|crc64-msmemscope] -- CMD [ARGS...]
   stompwatch env [--output DIR]      print export lines that attach a job started by hand
+  stompwatch compare --input BASE.csv,COMPARE.csv [--level op|kernel] [--output DIR]
+                                     per-op memory of two steps' event logs, side by side
   stompwatch test                    fmt, lint, type check, build and run every test
   stompwatch bench                   run the benchmarks`;
 
@@ -117,6 +121,25 @@ function envCommand(args: string[]): number {
   return 0;
 }
 
+async function compareCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, ["input", "level", "output"]);
+  if (positionals.length) {
+    throw new UsageError(
+      `Unexpected argument: ${
+        positionals[0]
+      }; give both logs as --input BASE.csv,COMPARE.csv`,
+    );
+  }
+  const { path, rows } = await runCompare({
+    input: values.input as string | undefined,
+    level: values.level as string | undefined,
+    outputDir: values.output as string ?? "stompwatch_out",
+    stamp: localTimestamp(new Date()),
+  });
+  for (const line of compareSummary(path, rows)) console.log(line);
+  return 0;
+}
+
 async function main(args: string[]): Promise<number> {
   const [cmd, ...rest] = args;
   switch (cmd) {
@@ -126,6 +149,8 @@ async function main(args: string[]): Promise<number> {
       return await runCommand(rest);
     case "env":
       return envCommand(rest);
+    case "compare":
+      return await compareCommand(rest);
     case undefined:
     case "help":
     case "--help":
