@@ -20,6 +20,8 @@ export const REC_START = 0,
 
 const OUT_ROWS = 16384;
 const OUT_BYTES = OUT_ROWS * REC_SLOTS * 4;
+/** Two 256-bit character maps of the row filter. */
+const MAPS_AT = OUT_BYTES;
 /** Room in front of each chunk for a row cut by the previous chunk's end. */
 export const MAX_ROW_BYTES = 16 << 20;
 const PAGE = 65536;
@@ -43,6 +45,9 @@ type ScanFn = (
   line: number,
   out: number,
   max: number,
+  f1: number,
+  f2: number,
+  maps: number,
 ) => number;
 
 /** Why a scan gave up on the input; the reader words the message. */
@@ -67,27 +72,58 @@ export class RowScanner {
   delta = 0;
   /** Line number of the next row. */
   line = 1;
+  /** Until the header is seen: one row per call, no filter. */
+  awaitHeader = true;
+  #f1 = -1;
+  #f2 = -1;
   #scan: ScanFn;
   #stop: WebAssembly.Global;
   #line: WebAssembly.Global;
+  #total: WebAssembly.Global;
 
   constructor(chunk: number) {
     this.chunk = Math.max(PAGE, Math.ceil(chunk / PAGE) * PAGE);
     const instance = new WebAssembly.Instance(wasmModule());
     const ex = instance.exports as Record<string, unknown>;
     const memory = ex.memory as WebAssembly.Memory;
-    const need = OUT_BYTES + 2 * (MAX_ROW_BYTES + this.chunk) + PAGE;
+    const need = OUT_BYTES + PAGE + 2 * (MAX_ROW_BYTES + this.chunk) + PAGE;
     memory.grow(Math.ceil((need - memory.buffer.byteLength) / PAGE));
     this.u8 = new Uint8Array(memory.buffer);
     this.i32 = new Int32Array(memory.buffer);
     this.#scan = ex.scan as ScanFn;
     this.#stop = ex.stop as WebAssembly.Global;
     this.#line = ex.line as WebAssembly.Global;
+    this.#total = ex.total as WebAssembly.Global;
+  }
+
+  /** Rows seen so far, delivered or filtered out. */
+  get total(): number {
+    return this.#total.value as number;
+  }
+
+  /**
+   * Keeps only rows whose field at header position `field` starts with one
+   * of `chars` (ASCII); `slot` 0 or 1 (two filters at most). Returns false,
+   * filtering nothing, when the field or a character is out of reach.
+   */
+  filter(slot: 0 | 1, field: number, chars: string): boolean {
+    const ascii = [...chars].every((c) => c > "\0" && c <= "\x7f");
+    if (field < 0 || field >= REC_MAX_SEPS || !chars || !ascii) return false;
+    const map = this.u8.subarray(MAPS_AT + slot * 32, MAPS_AT + slot * 32 + 32);
+    map.fill(0);
+    for (const ch of chars) {
+      const c = ch.charCodeAt(0);
+      map[c >> 3] |= 1 << (c & 7);
+    }
+    if (slot === 0) this.#f1 = field;
+    else this.#f2 = field;
+    return true;
   }
 
   /** Address where region `k`'s chunk data starts. */
   data(k: number): number {
-    return OUT_BYTES + k * (MAX_ROW_BYTES + this.chunk) + MAX_ROW_BYTES;
+    return OUT_BYTES + PAGE + k * (MAX_ROW_BYTES + this.chunk) +
+      MAX_ROW_BYTES;
   }
 
   /**
@@ -104,12 +140,24 @@ export class RowScanner {
   ): number {
     let p = s;
     for (;;) {
-      const want = Math.min(OUT_ROWS, max);
-      const rows = this.#scan(p, e, last ? 1 : 0, this.line, 0, want);
+      const head = this.awaitHeader;
+      const want = head ? 1 : Math.min(OUT_ROWS, max);
+      const rows = this.#scan(
+        p,
+        e,
+        last ? 1 : 0,
+        this.line,
+        0,
+        want,
+        head ? -1 : this.#f1,
+        head ? -1 : this.#f2,
+        MAPS_AT,
+      );
       p = this.#stop.value as number;
       this.line = this.#line.value as number;
       for (let r = 0; r < rows; r++) onRecord(r * REC_SLOTS);
       max -= rows;
+      if (head && rows === 1 && max > 0 && p < e) continue;
       if (rows < want || max <= 0 || p >= e) return Math.min(p, e);
     }
   }

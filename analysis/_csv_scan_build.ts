@@ -4,6 +4,8 @@
  *
  * @module
  */
+// A build-time tool, never loaded at run time: kept out of deno.json.
+// deno-lint-ignore no-import-prefix
 import wabtInit from "npm:wabt@1.0.39";
 
 const here = new URL(".", import.meta.url);

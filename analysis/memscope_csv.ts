@@ -106,11 +106,19 @@ export interface ReadOptions {
   bufferSize?: number;
   /** Shown in error messages instead of the path. */
   label?: string;
+  /**
+   * A fast pre-filter, at most two columns among the first twelve: only
+   * rows whose value in the column starts with one of the given ASCII
+   * characters reach the callback, e.g. `{ Event: "MF" }` for MALLOC, MSTX
+   * and FREE. The rest are skipped before any JavaScript sees them; still
+   * check the full value in the callback.
+   */
+  startsWith?: Partial<Record<MemscopeColumn, string>>;
 }
 
 /** What a read went through. */
 export interface ReadSummary {
-  /** Data rows delivered (empty lines not counted). */
+  /** Data rows in the input (empty lines not counted), filtered or not. */
   rows: number;
   /** Bytes of the file. */
   bytes: number;
@@ -474,6 +482,13 @@ class RowFeed {
         required,
       );
       this.#row = new MemscopeRow(this.header, u8, i32);
+      scanner.awaitHeader = false;
+      let slot = 0;
+      for (const [col, chars] of Object.entries(options.startsWith ?? {})) {
+        const k = MEMSCOPE_HEADER.indexOf(col as MemscopeColumn);
+        if (k < 0 || chars === undefined || slot > 1) continue;
+        if (scanner.filter(slot as 0 | 1, this.header.at[k], chars)) slot++;
+      }
     };
   }
 
@@ -502,7 +517,11 @@ class RowFeed {
         `Not an msMemScope event log: ${this.#label} is empty; pass a memscope_dump_*.csv file`,
       );
     }
-    return { rows: this.rows, bytes, header: this.header.names };
+    return {
+      rows: this.scanner.total - 1,
+      bytes,
+      header: this.header.names,
+    };
   }
 }
 
