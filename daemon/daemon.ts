@@ -19,6 +19,7 @@ import {
   privateDir,
 } from "./config.ts";
 import { EventLog } from "./event_log.ts";
+import { DaemonMemoryService } from "./memory_service.ts";
 import { Registry } from "./registry.ts";
 import { DaemonWatchService } from "./watch_service.ts";
 
@@ -32,6 +33,7 @@ export interface Daemon {
   /** Undefined when started with `eventLog: false`. */
   log?: EventLog;
   service: DaemonWatchService;
+  memory: DaemonMemoryService;
   /** Resolves when the daemon has stopped. */
   stopped: Promise<void>;
   stop(): Promise<void>;
@@ -98,19 +100,26 @@ export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
     ringDir,
     version: VERSION,
   });
+  const memory = new DaemonMemoryService(registry, log);
   registry.onFinished = () => writeReport(paths.dumpDir, service.listWatches());
 
   const abort = new AbortController();
   const quiet = { onListen() {}, signal: abort.signal };
   const servers: Array<{ finished: Promise<void> }> = [
-    Deno.serve({ ...quiet, path: paths.socket }, createApp(service, {}).fetch),
+    Deno.serve(
+      { ...quiet, path: paths.socket },
+      createApp(service, { memory }).fetch,
+    ),
   ];
   Deno.chmodSync(paths.socket, 0o600);
   if (tcp) {
     const token = randomToken();
     writePrivate(`${config.outputDir}/token`, token + "\n");
     servers.push(
-      Deno.serve({ ...quiet, ...tcp }, createApp(service, { token }).fetch),
+      Deno.serve(
+        { ...quiet, ...tcp },
+        createApp(service, { token, memory }).fetch,
+      ),
     );
   }
   writePrivate(
@@ -143,7 +152,7 @@ export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
       removeRingDir(ringDir);
       resolveStopped();
     })();
-  return { paths, registry, log, service, stopped, stop };
+  return { paths, registry, log, service, memory, stopped, stop };
 }
 
 /** Stops `daemon` on SIGINT or SIGTERM. */

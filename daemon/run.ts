@@ -6,6 +6,11 @@
  *
  * @module
  */
+import type { ProcessMemory } from "../analysis/memory_api.ts";
+import {
+  formatFluctuation,
+  formatLeakSummary,
+} from "../analysis/online_leaks.ts";
 import { formatVerdictLine } from "../watch/report.ts";
 import type { ProcessInfo, WatchInfo } from "../watch/types.ts";
 import { listRings } from "../ffi/bindings.ts";
@@ -127,6 +132,24 @@ async function sharedDaemonVerdicts(
   }
 }
 
+async function sharedDaemonMemory(
+  paths: DaemonPaths,
+  pid: number,
+): Promise<ProcessMemory[] | undefined> {
+  try {
+    const [leaks, fluctuation] = await Promise.all([
+      requestSocket(paths.socket, "GET", `/leaks?pid=${pid}`),
+      requestSocket(paths.socket, "GET", `/fluctuation?pid=${pid}`),
+    ]);
+    type Answer = { processes?: ProcessMemory[] };
+    const s = (leaks.body as Answer).processes?.[0];
+    const f = (fluctuation.body as Answer).processes?.[0];
+    return s ? [{ ...s, fluctuation: f?.fluctuation ?? [] }] : [];
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Runs the job to completion; returns its exit code.
  *
@@ -168,6 +191,13 @@ export async function runJob(options: RunOptions): Promise<number> {
     say(`the daemon at ${paths.socket} did not answer; no verdicts to print`);
   } else {
     for (const w of watches) say(formatVerdictLine(w));
+  }
+  const memory = daemon
+    ? daemon.memory.memory().filter((m) => m.pid === child.pid)
+    : await sharedDaemonMemory(paths, child.pid);
+  for (const m of memory ?? []) {
+    for (const line of formatLeakSummary(m.suspects)) console.error(line);
+    for (const line of formatFluctuation(m.fluctuation)) say(line);
   }
   // A shared daemon writes the report itself when it has drained the job.
   if (daemon) await daemon.stop();

@@ -109,6 +109,25 @@ export class TracedProcess {
   recordsRead = 0;
   #handler = (r: RecordCursor) => this.#onRecord(r);
 
+  /**
+   * A mark from outside the job (`POST /marks`), after every event the ring
+   * holds now, on the device the process used last.
+   */
+  mark(message: string): void {
+    if (!this.finished) this.pump(Infinity);
+    const ts = Math.round((performance.timeOrigin + performance.now()) * 1e6);
+    this.#emit({
+      pid: this.pid,
+      tid: 0,
+      ts,
+      device: this.#lastDevice,
+      kind: "mark",
+      message,
+    });
+  }
+
+  #lastDevice = -1;
+
   #emit(e: TracedEvent): void {
     for (const l of this.#listeners) l(e);
   }
@@ -120,6 +139,7 @@ export class TracedProcess {
   // Hot path: no object is made for an event unless someone listens.
   #onRecord(r: RecordCursor): void {
     const listening = this.#listeners.length > 0;
+    if (r.device >= 0) this.#lastDevice = r.device;
     switch (r.type) {
       case REC.ALLOC: {
         const addr = r.addr, size = r.len, result = r.result;

@@ -20,6 +20,10 @@ export const ENDPOINTS = [
   "GET /dumps/{file}",
   "GET /processes",
   "GET /health",
+  "POST /marks",
+  "GET /leaks",
+  "GET /fluctuation",
+  "POST /check_leaks",
 ] as const;
 
 /**

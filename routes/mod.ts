@@ -7,11 +7,14 @@
  */
 
 import { Hono } from "hono";
+import type { MemoryService } from "../analysis/memory_api.ts";
 import type { WatchService } from "../watch/types.ts";
 import { bearerToken } from "./_auth.ts";
 import { errorHandler, notFound } from "./_errors.ts";
 import { dumpsRoutes } from "./dumps.ts";
 import { healthRoutes } from "./health.ts";
+import { leaksRoutes } from "./leaks.ts";
+import { marksRoutes } from "./marks.ts";
 import { processesRoutes } from "./processes.ts";
 import { removeRoutes } from "./remove.ts";
 import { watchRoutes } from "./watch.ts";
@@ -25,6 +28,8 @@ export interface AppOptions {
   token?: string;
   /** Where unexpected errors go (the client only gets a generic 500). Default `console.error`. */
   logError?: (error: unknown) => void;
+  /** Marks, leaks, fluctuation and check_leaks; those routes exist only with it. */
+  memory?: MemoryService;
 }
 
 /**
@@ -34,7 +39,8 @@ export interface AppOptions {
  * @example
  * ```ts
  * import { createApp } from "./mod.ts";
- * import type { WatchService } from "../watch/types.ts";
+ * import type { MemoryService } from "../analysis/memory_api.ts";
+import type { WatchService } from "../watch/types.ts";
  * export function serve(service: WatchService): Deno.HttpServer {
  *   return Deno.serve({ port: 0 }, createApp(service, { token: "s3cret" }).fetch);
  * }
@@ -51,11 +57,17 @@ export function createApp(
   app.onError(errorHandler(options.logError ?? console.error));
   app.notFound(notFound);
   if (options.token !== undefined) app.use("*", bearerToken(options.token));
-  return app
+  app
     .route("/watch", watchRoutes(service))
     .route("/remove", removeRoutes(service))
     .route("/watches", watchesRoutes(service))
     .route("/dumps", dumpsRoutes(service))
     .route("/processes", processesRoutes(service))
     .route("/health", healthRoutes(service));
+  if (options.memory) {
+    app
+      .route("/marks", marksRoutes(options.memory))
+      .route("/", leaksRoutes(options.memory));
+  }
+  return app;
 }

@@ -3,9 +3,12 @@
  * mstx injection and for check_leaks (SPEC sections 3 and 5).
  *
  * Four steps, each a range "step start" holding one mark "step" and a
- * temporary block freed within the step. The block allocated in step 1
- * (between marks 0 and 1) is freed only after the last mark: check_leaks
- * with start index 0 reports it. Prints `marks: leaked=0x%016llx`.
+ * temporary block freed within the step. One 1 MiB block, allocated in
+ * step LEAK_STEP + 1 (default 1, between marks 0 and 1), is freed only after
+ * the last step: check_leaks with start index LEAK_STEP reports it, and
+ * from LEAK_STEP 1 on so does the daemon's online rule.
+ *
+ *   marks [LEAK_STEP]      prints `marks: leaked=0x%016llx`
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +27,12 @@
     }                                                                                                                \
   } while (0)
 
-int main(void) {
+int main(int argc, char **argv) {
+  int leak_step = argc > 1 ? atoi(argv[1]) : 0;
+  if (leak_step < 0 || leak_step >= STEPS) {
+    fprintf(stderr, "usage: marks [LEAK_STEP] (0 to %d)\n", STEPS - 1);
+    return 2;
+  }
   CHECK(aclInit(NULL));
   CHECK(aclrtSetDevice(0));
   void *leaked = NULL;
@@ -33,7 +41,7 @@ int main(void) {
     void *temp;
     CHECK(aclrtMalloc(&temp, 4096, ACL_MEM_MALLOC_HUGE_FIRST));
     mstxMarkA("step", NULL);
-    if (step == 0) CHECK(aclrtMalloc(&leaked, 1 << 20, ACL_MEM_MALLOC_HUGE_FIRST));
+    if (step == leak_step) CHECK(aclrtMalloc(&leaked, 1 << 20, ACL_MEM_MALLOC_HUGE_FIRST));
     CHECK(aclrtFree(temp));
     mstxRangeEnd(range);
   }

@@ -1,0 +1,153 @@
+/**
+ * The memory side of the daemon: online leak and fluctuation analysis of
+ * every traced process, marks from outside the job, and check_leaks over a
+ * log file or the daemon's own log.
+ *
+ * @module
+ */
+import {
+  CheckLeaksError,
+  checkLeaksFile,
+  type CheckLeaksResult,
+} from "../analysis/check_leaks.ts";
+import type { TracedEvent } from "../analysis/events.ts";
+import { MemscopeCsvError } from "../analysis/memscope_csv.ts";
+import type {
+  CheckLeaksRequest,
+  MemoryService,
+  ProcessMemory,
+} from "../analysis/memory_api.ts";
+import { OnlineLeaks } from "../analysis/online_leaks.ts";
+import { ApiError } from "../watch/types.ts";
+import type { EventLog } from "./event_log.ts";
+import type { Registry } from "./registry.ts";
+
+/** Memory analyses over a live registry. */
+export class DaemonMemoryService implements MemoryService {
+  #registry: Registry;
+  #log: EventLog | undefined;
+  #online = new Map<number, OnlineLeaks>();
+  /** Where suspects found at a step end are told (the daemon's stderr). */
+  warn: (line: string) => void = (line) => console.error(`stompwatch: ${line}`);
+
+  /** Follows every process of `registry`; `log` is the daemon's event log. */
+  constructor(registry: Registry, log: EventLog | undefined) {
+    this.#registry = registry;
+    this.#log = log;
+    registry.listen(this.#onEvent);
+  }
+
+  #onEvent = (e: TracedEvent): void => {
+    let online = this.#online.get(e.pid);
+    if (!online) {
+      online = new OnlineLeaks(e.pid);
+      online.onSuspect = (s) =>
+        this.warn(
+          `pid ${s.pid}: possible ${s.pool} leak of ${s.bytes} bytes at 0x${
+            s.addr.toString(16)
+          } (allocated in step ${s.step}, still live at the end of step ${online?.step})`,
+        );
+      this.#online.set(e.pid, online);
+    }
+    online.onEvent(e);
+  };
+
+  mark(message: string, pid?: number): number[] {
+    const targets = [...this.#registry.processes.values()].filter((p) =>
+      pid === undefined ? !p.finished : p.pid === pid
+    );
+    if (pid !== undefined && targets.length === 0) {
+      throw new ApiError(
+        404,
+        `Unknown pid: ${pid} is not a traced process (GET /processes lists them)`,
+      );
+    }
+    if (pid !== undefined && targets[0].finished) {
+      throw new ApiError(
+        409,
+        `Cannot mark pid ${pid}: it has exited and its log is closed`,
+      );
+    }
+    for (const p of targets) p.mark(message);
+    this.#log?.flush();
+    return targets.map((p) => p.pid);
+  }
+
+  memory(pid?: number): ProcessMemory[] {
+    if (pid !== undefined && !this.#online.has(pid)) {
+      if (!this.#registry.processes.has(pid)) {
+        throw new ApiError(
+          404,
+          `Unknown pid: ${pid} is not a traced process (GET /processes lists them)`,
+        );
+      }
+    }
+    return [...this.#online.values()]
+      .filter((o) => pid === undefined || o.pid === pid)
+      .map((o) => ({
+        pid: o.pid,
+        step: o.step,
+        suspects: o.suspects(),
+        fluctuation: o.fluctuation(),
+      }));
+  }
+
+  /** The online analysis of one process, if it sent any event. */
+  online(pid: number): OnlineLeaks | undefined {
+    return this.#online.get(pid);
+  }
+
+  async checkLeaks(request: CheckLeaksRequest): Promise<CheckLeaksResult[]> {
+    let paths: string[];
+    if (request.inputPath !== undefined) {
+      paths = [request.inputPath];
+    } else {
+      if (!this.#log) {
+        throw new ApiError(
+          409,
+          "This daemon keeps no event log: give input_path",
+        );
+      }
+      this.#log.flush();
+      paths = this.#log.files().filter((f) => f.device !== "host").map((f) =>
+        f.path
+      );
+      if (paths.length === 0) {
+        throw new ApiError(
+          409,
+          "The daemon's log has no device rows yet: run a job first, or give input_path",
+        );
+      }
+    }
+    const results: CheckLeaksResult[] = [];
+    for (const path of paths) {
+      try {
+        results.push(
+          await checkLeaksFile(path, {
+            mstxInfo: request.mstxInfo,
+            startIndex: request.startIndex,
+            eventType: request.eventType,
+          }),
+        );
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) {
+          throw new ApiError(
+            400,
+            `Cannot read input_path: ${path} does not exist`,
+          );
+        }
+        if (e instanceof Deno.errors.PermissionDenied) {
+          throw new ApiError(
+            400,
+            `Cannot read input_path: ${path} is not readable by the daemon`,
+          );
+        }
+        if (e instanceof CheckLeaksError || e instanceof MemscopeCsvError) {
+          throw new ApiError(400, (e as Error).message);
+        }
+        throw e;
+      }
+    }
+    return results;
+  }
+}
