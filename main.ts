@@ -11,6 +11,7 @@ import { runJob } from "./daemon/run.ts";
 import { parseWatchSpec } from "./watch/watch_spec.ts";
 import { localTimestamp } from "./watch/dump_names.ts";
 import { compareSummary, runCompare } from "./analysis/compare.ts";
+import { checkLeaksCli } from "./analysis/check_leaks_cli.ts";
 
 const USAGE = `usage:
   stompwatch daemon [--output DIR] [--listen 127.0.0.1:PORT] [--checksum xxh3|crc64-msmemscope]
@@ -19,6 +20,8 @@ const USAGE = `usage:
   stompwatch env [--output DIR]      print export lines that attach a job started by hand
   stompwatch compare --input BASE.csv,COMPARE.csv [--level op|kernel] [--output DIR]
                                      per-op memory of two steps' event logs, side by side
+  stompwatch check-leaks --input F.csv --mstx-info TEXT [--start-index N] [--event-type HAL] [--json]
+                                     blocks allocated between marks A and B, not freed by C
   stompwatch test                    fmt, lint, type check, build and run every test
   stompwatch bench                   run the benchmarks`;
 
@@ -151,6 +154,11 @@ async function main(args: string[]): Promise<number> {
       return envCommand(rest);
     case "compare":
       return await compareCommand(rest);
+    case "check-leaks": {
+      const { lines, code } = await checkLeaksCli(rest);
+      if (lines.length) console.log(lines.join("\n"));
+      return code;
+    }
     case undefined:
     case "help":
     case "--help":

@@ -136,7 +136,7 @@ function partOf(key: number, parts: number): number {
 
 function checkOptions(options: CheckLeaksOptions) {
   const startIndex = options.startIndex ?? 0;
-  const eventType = options.eventType ?? "HAL";
+  const eventType = (options.eventType ?? "HAL").toUpperCase();
   if (typeof options.mstxInfo !== "string" || options.mstxInfo === "") {
     throw new CheckLeaksError(
       "Missing mstx message: pass the text of the mstx marks that delimit the window (mstx_info), e.g. step",
@@ -153,6 +153,23 @@ function checkOptions(options: CheckLeaksOptions) {
     );
   }
   return { startIndex, eventType };
+}
+
+async function checkFile(path: string): Promise<void> {
+  const what = "pass the path of an msMemScope event log (memscope_dump_*.csv)";
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new CheckLeaksError(`Cannot read ${path}: no such file; ${what}`);
+    }
+    const why = (e as Error).message.split("\n")[0];
+    throw new CheckLeaksError(`Cannot read ${path}: ${why}; ${what}`);
+  }
+  if (!info.isFile) {
+    throw new CheckLeaksError(`Cannot read ${path}: not a file; ${what}`);
+  }
 }
 
 /**
@@ -177,6 +194,7 @@ export async function checkLeaksFile(
   options: CheckLeaksOptions,
 ): Promise<CheckLeaksResult> {
   const { startIndex, eventType } = checkOptions(options);
+  await checkFile(path);
   const { mstxInfo } = options;
   const budget = options.rowBudget ?? 2_000_000;
   const devices = new Map<string, number>();

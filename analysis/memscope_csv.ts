@@ -202,9 +202,7 @@ function headerColumns(
   if (!byName.has("id") || !byName.has("event")) {
     const shown = line.length > 80 ? `${line.slice(0, 80)}...` : line;
     throw new MemscopeCsvError(
-      `Not an msMemScope event log: ${label} starts with "${shown}" instead of the header ${
-        MEMSCOPE_HEADER.join(",")
-      }; pass a memscope_dump_*.csv file`,
+      `Not an msMemScope event log: ${label} starts with "${shown}", not a header like ID,Event,Event Type,...; pass a memscope_dump_*.csv file`,
     );
   }
   const missing = required.filter((c) => at[MEMSCOPE_HEADER.indexOf(c)] < 0);
