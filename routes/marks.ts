@@ -38,7 +38,7 @@ export function markRequest(
       `Invalid message: longer than mstx's ${MAX_MESSAGE_BYTES} bytes`,
     );
   }
-  if (/[\x00-\x1f\x7f]/.test(message)) {
+  if ([...message].some((ch) => ch < " " || ch === "\x7f")) {
     badRequest("Invalid message: control characters are not allowed");
   }
   return body.pid === undefined || body.pid === null

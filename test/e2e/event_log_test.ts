@@ -216,7 +216,7 @@ Deno.test("bad requests to the memory routes get one clear message each", async 
         "/check_leaks",
         { mstx_info: "s", input_path: "/nonexistent.csv" },
         400,
-        /does not exist/,
+        /no such file/,
       ],
       ["POST", "/check_leaks", { mstx_info: "s" }, 409, /no device rows yet/],
       ["GET", "/leaks?pid=abc", undefined, 400, /Invalid pid/],
