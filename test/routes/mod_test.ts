@@ -84,7 +84,7 @@ Deno.test("an unknown route answers 404 listing the endpoints", async () => {
   assert.equal(status, 404);
   assert.equal(
     json.error,
-    "Unknown route: GET /nope; endpoints are POST /watch, POST /remove, GET /watches, GET /watches/{name}, GET /dumps, GET /dumps/{file}, GET /processes, GET /health",
+    "Unknown route: GET /nope; endpoints are POST /watch, POST /remove, GET /watches, GET /watches/{name}, GET /dumps, GET /dumps/{file}, GET /processes, GET /health, POST /marks, GET /leaks, GET /fluctuation, POST /check_leaks",
   );
   assert.deepEqual(json.endpoints, [...ENDPOINTS]);
 });
