@@ -81,12 +81,20 @@ export class RowScanner {
   #line: WebAssembly.Global;
   #total: WebAssembly.Global;
 
-  constructor(chunk: number) {
+  /** Room before each chunk for a row cut by the previous chunk. */
+  readonly room: number;
+
+  /**
+   * `room` can be small when no row will ever be cut (the whole input fits
+   * one chunk).
+   */
+  constructor(chunk: number, room = MAX_ROW_BYTES) {
     this.chunk = Math.max(PAGE, Math.ceil(chunk / PAGE) * PAGE);
+    this.room = Math.ceil(room / PAGE) * PAGE;
     const instance = new WebAssembly.Instance(wasmModule());
     const ex = instance.exports as Record<string, unknown>;
     const memory = ex.memory as WebAssembly.Memory;
-    const need = OUT_BYTES + PAGE + 2 * (MAX_ROW_BYTES + this.chunk) + PAGE;
+    const need = OUT_BYTES + PAGE + 2 * (this.room + this.chunk) + PAGE;
     memory.grow(Math.ceil((need - memory.buffer.byteLength) / PAGE));
     this.u8 = new Uint8Array(memory.buffer);
     this.i32 = new Int32Array(memory.buffer);
@@ -122,8 +130,7 @@ export class RowScanner {
 
   /** Address where region `k`'s chunk data starts. */
   data(k: number): number {
-    return OUT_BYTES + PAGE + k * (MAX_ROW_BYTES + this.chunk) +
-      MAX_ROW_BYTES;
+    return OUT_BYTES + PAGE + k * (this.room + this.chunk) + this.room;
   }
 
   /**
@@ -201,9 +208,12 @@ export class ChunkLoop {
     if (n) this.#scanner.u8.copyWithin(d - n, this.#tailAt, this.#tailAt + n);
   }
 
-  /** Scans the `n` new bytes (null: the input ended); false when done. */
-  scanChunk(got: number | null): boolean {
-    const sc = this.#scanner, last = got === null, n = got ?? 0;
+  /**
+   * Scans the `n` new bytes (null: none, the input ended); with `last`, they
+   * end the input. Returns false when done.
+   */
+  scanChunk(got: number | null, last = got === null): boolean {
+    const sc = this.#scanner, n = got ?? 0;
     const d = sc.data(this.cur);
     sc.delta = this.bytes - d;
     const stop = sc.scan(d - this.#tailLen, d + n, last, this.#onRecord);
@@ -214,7 +224,7 @@ export class ChunkLoop {
     if (!this.#haveHeader() && this.#tailLen > 1 << 20) {
       throw new ScanLimit("no-newline", sc.line);
     }
-    if (this.#tailLen > MAX_ROW_BYTES) {
+    if (this.#tailLen > sc.room) {
       throw new ScanLimit("row-too-long", sc.line);
     }
     this.cur = 1 - this.cur;

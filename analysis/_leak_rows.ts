@@ -12,15 +12,25 @@ export { FREE, MALLOC };
 /** MALLOC and FREE rows of one pool, in file order. */
 export class LeakRows {
   length = 0;
-  id = new Float64Array(1024);
-  ptr = new Float64Array(1024);
-  size = new Float64Array(1024);
-  offset = new Float64Array(1024);
-  line = new Uint32Array(1024);
-  device = new Uint16Array(1024);
-  kind = new Uint8Array(1024);
+  id: Float64Array;
+  ptr: Float64Array;
+  size: Float64Array;
+  offset: Float64Array;
+  line: Uint32Array;
+  device: Uint16Array;
+  kind: Uint8Array;
 
-  constructor(readonly budget: number) {}
+  /** `budget`: most rows it will hold (Infinity: no limit). */
+  constructor(readonly budget: number) {
+    const n = Math.max(1, Math.min(1024, budget));
+    this.id = new Float64Array(n);
+    this.ptr = new Float64Array(n);
+    this.size = new Float64Array(n);
+    this.offset = new Float64Array(n);
+    this.line = new Uint32Array(n);
+    this.device = new Uint16Array(n);
+    this.kind = new Uint8Array(n);
+  }
 
   /** Adds a row; false (and nothing kept) once the budget is reached. */
   push(

@@ -129,9 +129,11 @@ function deviceOrder(a: string, b: string): number {
 /** Mixes a Ptr key into [0, parts) to split the rows over several passes. */
 function partOf(key: number, parts: number): number {
   if (parts === 1) return 0;
-  const lo = key >>> 0, hi = Math.floor(key / 4294967296) >>> 0;
-  return (Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1) >>> 0) %
-    parts;
+  // Addresses are aligned: mix every bit down before taking the remainder.
+  let h = (key >>> 0) ^ Math.imul(Math.floor(key / 4294967296), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return ((h ^ (h >>> 16)) >>> 0) % parts;
 }
 
 function checkOptions(options: CheckLeaksOptions) {
@@ -284,7 +286,8 @@ export async function checkLeaksFile(
     // with another Ptr's), doubling the parts until a part fits.
     kept = undefined;
     for (let parts = 1, part = 0; part < parts;) {
-      const rows = new LeakRows(budget);
+      // One address alone over the budget cannot be split: take it whole.
+      const rows = new LeakRows(parts < 4096 ? budget : Infinity);
       let fits = true;
       await readMemscopeCsv(path, (row) => {
         if (!fits) return;

@@ -454,14 +454,20 @@ class RowFeed {
   #row: MemscopeRow | undefined;
   #label: string;
 
+  /** `size`: bytes of an input in memory, when known. */
   constructor(
     options: ReadOptions,
     label: string,
     onRow: (row: MemscopeRow) => void,
+    size = Infinity,
   ) {
     this.#label = label;
     const required = options.columns ?? DATA_COLUMNS;
-    const scanner = new RowScanner(options.bufferSize ?? 2 << 20);
+    const chunk = Math.min(options.bufferSize ?? 2 << 20, size + 1);
+    const scanner = new RowScanner(
+      chunk,
+      size < chunk ? 0 : MAX_ROW_BYTES,
+    );
     this.scanner = scanner;
     const { u8, i32 } = scanner;
     this.onRecord = (rec) => {
@@ -580,7 +586,12 @@ export function readMemscopeBytes(
   onRow: (row: MemscopeRow) => void,
   options: ReadOptions = {},
 ): ReadSummary {
-  const feed = new RowFeed(options, options.label ?? "input", onRow);
+  const feed = new RowFeed(
+    options,
+    options.label ?? "input",
+    onRow,
+    bytes.length,
+  );
   const loop = feed.loop();
   let off = 0;
   try {
@@ -590,7 +601,7 @@ export function readMemscopeBytes(
       into.set(bytes.subarray(off, off + n));
       off += n;
       loop.place();
-      if (!loop.scanChunk(n === 0 ? null : n)) break;
+      if (!loop.scanChunk(n, off >= bytes.length)) break;
     }
   } catch (e) {
     throw feed.error(e);
@@ -669,8 +680,8 @@ export async function readMemscopeRowsAt(
   const sc = feed.scanner;
   using file = await Deno.open(path, { read: true });
   const size = (await file.stat()).size;
-  const at = sc.data(0) - MAX_ROW_BYTES;
-  const room = MAX_ROW_BYTES + sc.chunk;
+  const at = sc.data(0) - sc.room;
+  const room = sc.room + sc.chunk;
   // Window of the file in memory: bytes [winStart, winStart + winLen).
   let winStart = 0, winLen = 0;
   const load = async (from: number, want: number) => {
