@@ -7,6 +7,7 @@
 import { startDaemon } from "../daemon/daemon.ts";
 import { figure, median, timeJob, workload } from "./_jobs.ts";
 import { benchApiLatency } from "./api_latency.ts";
+import { benchCheckLeaks } from "./check_leaks.ts";
 
 function countLines(path: string): number {
   const bytes = Deno.readFileSync(path);
@@ -163,6 +164,9 @@ const row = (
     p99 < 2,
   );
 }
+
+// 7. Offline check_leaks over generated msMemScope logs (no daemon).
+await benchCheckLeaks(row);
 
 await daemon.stop();
 Deno.removeSync(out, { recursive: true });
