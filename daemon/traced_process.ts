@@ -132,10 +132,6 @@ export class TracedProcess {
     for (const l of this.#listeners) l(e);
   }
 
-  #base(r: RecordCursor) {
-    return { pid: this.pid, tid: r.tid, ts: r.ts, device: r.device };
-  }
-
   // Hot path: no object is made for an event unless someone listens.
   #onRecord(r: RecordCursor): void {
     const listening = this.#listeners.length > 0;
@@ -151,7 +147,10 @@ export class TracedProcess {
         }
         if (listening) {
           this.#emit({
-            ...this.#base(r),
+            pid: this.pid,
+            tid: r.tid,
+            ts: r.ts,
+            device: r.device,
             kind: "alloc",
             addr,
             size,
@@ -171,7 +170,10 @@ export class TracedProcess {
         }
         if (listening) {
           this.#emit({
-            ...this.#base(r),
+            pid: this.pid,
+            tid: r.tid,
+            ts: r.ts,
+            device: r.device,
             kind: "free",
             addr,
             pool: POOLS[r.aux] ?? "HAL",
@@ -199,13 +201,23 @@ export class TracedProcess {
       }
       case REC.MARK:
         if (listening) {
-          this.#emit({ ...this.#base(r), kind: "mark", message: r.name });
+          this.#emit({
+            pid: this.pid,
+            tid: r.tid,
+            ts: r.ts,
+            device: r.device,
+            kind: "mark",
+            message: r.name,
+          });
         }
         return;
       case REC.RANGE_START:
         if (listening) {
           this.#emit({
-            ...this.#base(r),
+            pid: this.pid,
+            tid: r.tid,
+            ts: r.ts,
+            device: r.device,
             kind: "range_start",
             id: r.id,
             message: r.name,
@@ -214,17 +226,39 @@ export class TracedProcess {
         return;
       case REC.RANGE_END:
         if (listening) {
-          this.#emit({ ...this.#base(r), kind: "range_end", id: r.id });
+          this.#emit({
+            pid: this.pid,
+            tid: r.tid,
+            ts: r.ts,
+            device: r.device,
+            kind: "range_end",
+            id: r.id,
+          });
         }
         return;
       case REC.PROC_START:
         if (listening) {
-          this.#emit({ ...this.#base(r), kind: "proc_start", command: r.name });
+          this.#emit({
+            pid: this.pid,
+            tid: r.tid,
+            ts: r.ts,
+            device: r.device,
+            kind: "proc_start",
+            command: r.name,
+          });
         }
         return;
       case REC.PROC_EXIT:
         this.exited = true;
-        if (listening) this.#emit({ ...this.#base(r), kind: "proc_exit" });
+        if (listening) {
+          this.#emit({
+            pid: this.pid,
+            tid: r.tid,
+            ts: r.ts,
+            device: r.device,
+            kind: "proc_exit",
+          });
+        }
         return;
       case REC.WINDOW_OPEN:
         this.book.openWindow(r.aux, {
