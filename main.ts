@@ -20,7 +20,8 @@ const USAGE = `usage:
   stompwatch env [--output DIR]      print export lines that attach a job started by hand
   stompwatch compare --input BASE.csv,COMPARE.csv [--level op|kernel] [--output DIR]
                                      per-op memory of two steps' event logs, side by side
-  stompwatch check-leaks --input F.csv --mstx-info TEXT [--start-index N] [--event-type HAL] [--json]
+  stompwatch check-leaks --input F.csv --mstx-info TEXT [--start-index N] [--event-type HAL]
+                         [--max-leaks N] [--json]
                                      blocks allocated between marks A and B, not freed by C
   stompwatch test                    fmt, lint, type check, build and run every test
   stompwatch bench                   run the benchmarks`;

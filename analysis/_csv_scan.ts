@@ -104,6 +104,15 @@ export class RowScanner {
     this.#total = ex.total as WebAssembly.Global;
   }
 
+  /** Readies a used scanner for another input. */
+  reset(): void {
+    this.delta = 0;
+    this.line = 1;
+    this.awaitHeader = true;
+    this.#f1 = this.#f2 = -1;
+    this.#total.value = 0;
+  }
+
   /** Rows seen so far, delivered or filtered out. */
   get total(): number {
     return this.#total.value as number;
@@ -230,4 +239,28 @@ export class ChunkLoop {
     this.cur = 1 - this.cur;
     return true;
   }
+}
+
+// Scanners are reused: a new one reserves tens of MiB that only a full GC
+// gives back, and check_leaks may read a file several times in a row.
+const idle: RowScanner[] = [];
+
+/** A scanner with this geometry, reused when one is idle. */
+export function takeScanner(chunk: number, room: number): RowScanner {
+  const probe = {
+    chunk: Math.max(PAGE, Math.ceil(chunk / PAGE) * PAGE),
+    room: Math.ceil(room / PAGE) * PAGE,
+  };
+  const i = idle.findIndex((s) =>
+    s.chunk === probe.chunk && s.room === probe.room
+  );
+  if (i < 0) return new RowScanner(chunk, room);
+  const s = idle.splice(i, 1)[0];
+  s.reset();
+  return s;
+}
+
+/** Gives a scanner back for reuse (two are kept at most). */
+export function giveScanner(s: RowScanner): void {
+  if (idle.length < 2 && !idle.includes(s)) idle.push(s);
 }

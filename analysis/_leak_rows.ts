@@ -32,6 +32,11 @@ export class LeakRows {
     this.kind = new Uint8Array(n);
   }
 
+  /** Forgets every row, keeping the arrays for the next pass. */
+  clear(): void {
+    this.length = 0;
+  }
+
   /** Adds a row; false (and nothing kept) once the budget is reached. */
   push(
     kind: number,
@@ -87,20 +92,29 @@ export interface Window {
   c: number;
 }
 
+/** Mixes a Ptr key (any double) into 32 bits: addresses are aligned. */
+export function mixKey(key: number): number {
+  let h = (key >>> 0) ^ Math.imul(Math.floor(key / 4294967296), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
 /**
  * Replays one device's rows in ID order (file order among equal IDs) and
  * returns the indices of the blocks still pending, ordered by ID: a MALLOC
  * with A <= ID <= B becomes pending, a FREE with A <= ID <= C removes the
- * oldest pending block at its Ptr. Pending blocks sit in a Map keyed by Ptr,
- * so a FREE costs O(1), never a scan.
+ * oldest pending block at its Ptr. Pending blocks are queued per Ptr in an
+ * open-addressing table over typed arrays, so a FREE costs O(1) (never a
+ * scan) and nothing is allocated per row.
  */
 export function replayWindow(
   rows: LeakRows,
   device: number,
   w: Window,
 ): number[] {
-  const { id, kind } = rows;
-  const picked: number[] = [];
+  const { id, kind, ptr } = rows;
+  let picked = new Uint32Array(rows.length), n = 0;
   let sorted = true, prev = -Infinity;
   for (let i = 0; i < rows.length; i++) {
     if (rows.device[i] !== device) continue;
@@ -108,37 +122,39 @@ export function replayWindow(
     if (x < w.a || x > (kind[i] === MALLOC ? w.b : w.c)) continue;
     if (x < prev) sorted = false;
     prev = x;
-    picked.push(i);
+    picked[n++] = i;
   }
+  picked = picked.subarray(0, n);
   if (!sorted) picked.sort((i, j) => id[i] - id[j] || i - j);
-  const head = new Map<number, number>();
-  const next = new Map<number, number>();
-  for (const i of picked) {
-    const p = rows.ptr[i];
-    const h = head.get(p);
+  // One slot per Ptr; a slot's queue runs head -> next -> ... -> tail.
+  let cap = 16;
+  while (cap < n * 2) cap *= 2;
+  const keys = new Float64Array(cap);
+  const used = new Uint8Array(cap);
+  const head = new Int32Array(cap).fill(-1);
+  const tail = new Int32Array(cap);
+  const next = new Int32Array(rows.length);
+  const mask = cap - 1;
+  for (let k = 0; k < n; k++) {
+    const i = picked[k], p = ptr[i];
+    let s = mixKey(p) & mask;
+    while (used[s] && keys[s] !== p) s = (s + 1) & mask;
     if (kind[i] === MALLOC) {
-      if (h === undefined) {
-        head.set(p, i);
-        continue;
+      next[i] = -1;
+      if (!used[s]) {
+        used[s] = 1;
+        keys[s] = p;
       }
-      // The same Ptr twice without a free between: queue the newer one.
-      let t = h;
-      for (let n = next.get(t); n !== undefined; n = next.get(t)) t = n;
-      next.set(t, i);
-    } else if (h !== undefined) {
-      const n = next.get(h);
-      if (n === undefined) head.delete(p);
-      else {
-        head.set(p, n);
-        next.delete(h);
-      }
+      if (head[s] < 0) head[s] = i;
+      else next[tail[s]] = i;
+      tail[s] = i;
+    } else if (used[s] && head[s] >= 0) {
+      head[s] = next[head[s]];
     }
   }
   const leaks: number[] = [];
-  for (const h of head.values()) {
-    for (let i: number | undefined = h; i !== undefined; i = next.get(i)) {
-      leaks.push(i);
-    }
+  for (let s = 0; s < cap; s++) {
+    for (let i = head[s]; i >= 0; i = next[i]) leaks.push(i);
   }
   return leaks.sort((i, j) => id[i] - id[j] || i - j);
 }

@@ -19,6 +19,7 @@ import {
   FREE,
   LeakRows,
   MALLOC,
+  mixKey,
   replayWindow,
   type Window,
 } from "./_leak_rows.ts";
@@ -49,9 +50,15 @@ export interface CheckLeaksOptions {
   eventType?: string;
   /**
    * Most memory rows kept in memory at once (about 41 bytes each); past it
-   * the file is read again, a share of the addresses per pass. Default 2M.
+   * the file is read again, a share of the addresses per pass. Default 1M.
    */
   rowBudget?: number;
+  /**
+   * Most leaks listed with their details, over all devices (the first by
+   * device, then ID); the rest are counted in `leakCount`, `leakedBytes` and
+   * `unlisted`. Default 10,000 (a few hundred bytes each).
+   */
+  maxLeaks?: number;
 }
 
 /** One block allocated between A and B and still not freed at C. */
@@ -85,8 +92,12 @@ export interface DeviceLeaks {
   marks: number;
   /** IDs of A, B and C when the window was checked. */
   window?: Window;
+  /** The leaks, by ID; all of them unless `unlisted` is non-zero. */
   leaks: Leak[];
+  /** Every leak's bytes, listed or not. */
   leakedBytes: number;
+  /** Leaks found but left out of `leaks` (see `maxLeaks`). */
+  unlisted: number;
 }
 
 /** The whole check. */
@@ -126,14 +137,9 @@ function deviceOrder(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Mixes a Ptr key into [0, parts) to split the rows over several passes. */
+/** Which of `parts` passes a Ptr key belongs to. */
 function partOf(key: number, parts: number): number {
-  if (parts === 1) return 0;
-  // Addresses are aligned: mix every bit down before taking the remainder.
-  let h = (key >>> 0) ^ Math.imul(Math.floor(key / 4294967296), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return ((h ^ (h >>> 16)) >>> 0) % parts;
+  return parts === 1 ? 0 : mixKey(key) % parts;
 }
 
 function checkOptions(options: CheckLeaksOptions) {
@@ -149,12 +155,18 @@ function checkOptions(options: CheckLeaksOptions) {
       `Invalid start index: ${startIndex}; use a whole number from 0 (the first matching mark)`,
     );
   }
+  const maxLeaks = options.maxLeaks ?? 10_000;
+  if (!(Number.isSafeInteger(maxLeaks) && maxLeaks >= 0)) {
+    throw new CheckLeaksError(
+      `Invalid leak limit: ${maxLeaks}; use a whole number from 0 (leaks listed in detail)`,
+    );
+  }
   if (!(MEMORY_POOLS as readonly string[]).includes(eventType)) {
     throw new CheckLeaksError(
       `Unknown event type: ${eventType}; use one of ${MEMORY_POOLS.join(", ")}`,
     );
   }
-  return { startIndex, eventType };
+  return { startIndex, eventType, maxLeaks };
 }
 
 async function checkFile(path: string): Promise<void> {
@@ -195,10 +207,10 @@ export async function checkLeaksFile(
   path: string,
   options: CheckLeaksOptions,
 ): Promise<CheckLeaksResult> {
-  const { startIndex, eventType } = checkOptions(options);
+  const { startIndex, eventType, maxLeaks } = checkOptions(options);
   await checkFile(path);
   const { mstxInfo } = options;
-  const budget = options.rowBudget ?? 2_000_000;
+  const budget = options.rowBudget ?? 500_000;
   const devices = new Map<string, number>();
   const names: string[] = [];
   const marks: number[][] = [];
@@ -216,7 +228,8 @@ export async function checkLeaksFile(
   const ptrKey = (row: MemscopeRow) => {
     const p = row.ptr;
     if (typeof p === "number") return p;
-    if (p === undefined) return NaN;
+    // N/A (or junk): one key of its own, as the real tool's text compare.
+    if (p === undefined) return -0.5;
     let k = bigPtrs.get(p);
     if (k === undefined) bigPtrs.set(p, k = -1 - bigPtrs.size);
     return k;
@@ -258,7 +271,13 @@ export async function checkLeaksFile(
   const results = new Map<number, DeviceLeaks>();
   names.forEach((device, k) => {
     const m = marks[k].sort((x, y) => x - y);
-    const base = { device, marks: m.length, leaks: [], leakedBytes: 0 };
+    const base = {
+      device,
+      marks: m.length,
+      leaks: [],
+      leakedBytes: 0,
+      unlisted: 0,
+    };
     if (m.length < 3) {
       results.set(k, { ...base, status: "too-few-marks" });
     } else if (startIndex + 2 >= m.length) {
@@ -274,23 +293,64 @@ export async function checkLeaksFile(
     }
   });
 
-  // Leaks as (device, row index) over however many passes it took.
-  const found: Array<{ device: number; rows: LeakRows; at: number[] }> = [];
-  if (windows.size && kept !== undefined) {
-    for (const [k, w] of windows) {
-      found.push({ device: k, rows: kept, at: replayWindow(kept, k, w) });
+  // Leaked blocks, copied out of each pass's rows so that only one pass's
+  // rows are alive at a time; past 4 x maxLeaks, only the first maxLeaks
+  // (by device order, ID, file order) are kept.
+  const rank = new Int32Array(names.length);
+  names.map((d, k) => [d, k] as const).sort((x, y) => deviceOrder(x[0], y[0]))
+    .forEach(([, k], i) => rank[k] = i);
+  const order = (l: LeakRows) =>
+    Array.from({ length: l.length }, (_, i) => i).sort((i, j) =>
+      rank[l.device[i]] - rank[l.device[j]] || l.id[i] - l.id[j] ||
+      l.offset[i] - l.offset[j]
+    );
+  const firstOf = (l: LeakRows): LeakRows => {
+    const out = new LeakRows(Infinity);
+    for (const i of order(l).slice(0, maxLeaks)) {
+      out.push(
+        MALLOC,
+        l.device[i],
+        l.id[i],
+        l.ptr[i],
+        l.size[i],
+        l.offset[i],
+        l.line[i],
+      );
     }
+    return out;
+  };
+  let leaked = new LeakRows(Infinity);
+  let counts = new Float64Array(names.length);
+  let bytes = new Float64Array(names.length);
+  const collect = (rows: LeakRows, k: number, w: Window) => {
+    for (const i of replayWindow(rows, k, w)) {
+      counts[k]++;
+      bytes[k] += rows.size[i];
+      leaked.push(
+        MALLOC,
+        k,
+        rows.id[i],
+        rows.ptr[i],
+        rows.size[i],
+        rows.offset[i],
+        rows.line[i],
+      );
+      if (leaked.length >= 4 * maxLeaks + 1024) leaked = firstOf(leaked);
+    }
+  };
+  if (windows.size && kept !== undefined) {
+    for (const [k, w] of windows) collect(kept, k, w);
+    kept = undefined;
   } else if (windows.size) {
     // Too many memory rows for one pass: keep only rows inside a window,
     // and only the Ptrs of one part per pass (a Ptr's rows never interact
     // with another Ptr's), doubling the parts until a part fits.
     kept = undefined;
+    let rows = new LeakRows(budget);
     for (let parts = 1, part = 0; part < parts;) {
-      // One address alone over the budget cannot be split: take it whole.
-      const rows = new LeakRows(parts < 4096 ? budget : Infinity);
-      let fits = true;
+      rows.clear();
+      let fits = true, inWindow = 0;
       await readMemscopeCsv(path, (row) => {
-        if (!fits) return;
         const ev = row.event;
         if (ev !== "MALLOC" && ev !== "FREE") return;
         if (row.eventType !== eventType) return;
@@ -301,6 +361,8 @@ export async function checkLeaksFile(
         if (!(id >= w.a && id <= (ev === "MALLOC" ? w.b : w.c))) return;
         const key = ptrKey(row);
         if (partOf(key, parts) !== part) return;
+        inWindow++;
+        if (!fits) return;
         fits = ev === "MALLOC"
           ? rows.push(MALLOC, k!, id, key, row.size ?? 0, row.offset, row.line)
           : rows.push(FREE, k!, id, key, 0, row.offset, row.line);
@@ -309,54 +371,68 @@ export async function checkLeaksFile(
         startsWith: { Event: "MF", "Event Type": eventType[0] },
       });
       if (!fits) {
-        parts *= 2;
+        // Enough parts for what this part held, with room for uneven ones;
+        // one address alone over the budget cannot be split: take it whole.
+        const more = Math.ceil((inWindow * 1.25) / budget);
+        parts *= 2 ** Math.max(1, Math.ceil(Math.log2(more)));
+        if (parts >= 4096) rows = new LeakRows(Infinity);
         part = 0;
-        found.length = 0;
+        leaked = new LeakRows(Infinity);
+        counts = new Float64Array(names.length);
+        bytes = new Float64Array(names.length);
         continue;
       }
-      for (const [k, w] of windows) {
-        found.push({ device: k, rows, at: replayWindow(rows, k, w) });
-      }
+      for (const [k, w] of windows) collect(rows, k, w);
       part++;
     }
   }
 
-  // Back to the leaked rows for what the typed arrays do not hold.
-  const byOffset = new Map<number, Leak>();
-  for (const { device, rows, at } of found) {
-    const r = results.get(device)!;
-    for (const i of at) {
-      const bytes = rows.size[i];
-      const leak: Leak = {
-        id: rows.id[i],
-        ptr: "",
-        bytes,
-        mb: bytes / 1048576,
-        timestamp: "",
-        pid: NaN,
-        tid: NaN,
-        line: rows.line[i],
-      };
-      r.leaks.push(leak);
-      r.leakedBytes += bytes;
-      byOffset.set(rows.offset[i], leak);
-    }
+  // The listed leaks by device and ID; then back to their rows, in file
+  // order, for what the typed arrays do not hold.
+  leaked = firstOf(leaked);
+  const n = leaked.length;
+  const leaks: Leak[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const size = leaked.size[i];
+    const leak: Leak = {
+      id: leaked.id[i],
+      ptr: "",
+      bytes: size,
+      mb: size / 1048576,
+      timestamp: "",
+      pid: NaN,
+      tid: NaN,
+      line: leaked.line[i],
+    };
+    leaks[i] = leak;
+    results.get(leaked.device[i])!.leaks.push(leak);
   }
-  for (const r of results.values()) {
-    if (found.length > 1) r.leaks.sort((x, y) => x.id - y.id);
-    if (r.leaks.length) r.status = "leaks";
+  for (const [k, r] of results) {
+    r.leakedBytes = bytes[k];
+    r.unlisted = counts[k] - r.leaks.length;
+    if (counts[k]) r.status = "leaks";
   }
-  if (byOffset.size) {
-    await readMemscopeRowsAt(path, [...byOffset.keys()], (row) => {
-      const leak = byOffset.get(row.offset);
-      if (leak === undefined) return;
-      leak.ptr = row.ptrText;
-      leak.timestamp = row.timestamp;
-      leak.pid = row.pid;
-      leak.tid = row.tid;
-      const owner = row.owner;
-      if (owner !== undefined) leak.owner = owner;
-    });
+  if (n) {
+    const byOffset = Uint32Array.from(leaks.keys()).sort((i, j) =>
+      leaked.offset[i] - leaked.offset[j]
+    );
+    let next = 0;
+    await readMemscopeRowsAt(
+      path,
+      [...byOffset].map((i) => leaked.offset[i]),
+      (row) => {
+        const off = row.offset;
+        while (next < n && leaked.offset[byOffset[next]] < off) next++;
+        if (next === n || leaked.offset[byOffset[next]] !== off) return;
+        const leak = leaks[byOffset[next++]];
+        leak.ptr = row.ptrText;
+        leak.timestamp = row.timestamp;
+        leak.pid = row.pid;
+        leak.tid = row.tid;
+        const owner = row.owner;
+        if (owner !== undefined) leak.owner = owner;
+      },
+    );
   }
 
   const ordered = [...results.values()].sort((x, y) =>
@@ -368,7 +444,7 @@ export async function checkLeaksFile(
     startIndex,
     eventType,
     devices: ordered,
-    leakCount: ordered.reduce((n, d) => n + d.leaks.length, 0),
+    leakCount: ordered.reduce((n, d) => n + d.leaks.length + d.unlisted, 0),
     leakedBytes: ordered.reduce((n, d) => n + d.leakedBytes, 0),
     rows: summary.rows,
     bytes: summary.bytes,
@@ -431,6 +507,11 @@ export function formatCheckLeaks(result: CheckLeaksResult): string[] {
             `Direct ${pool} memory leak of ${
               pythonFloat(l.mb)
             } Mb(s) at ${l.ptr} in Index ${l.id}.`,
+          );
+        }
+        if (d.unlisted) {
+          lines.push(
+            `... and ${d.unlisted} more leak(s) on device ${d.device} not listed (raise --max-leaks to see them).`,
           );
         }
         break;

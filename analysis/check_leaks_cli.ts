@@ -19,8 +19,15 @@ export interface CliOutput {
   code: number;
 }
 
-const FLAGS = "--input, --mstx-info, --start-index, --event-type, --json";
-const VALUED = ["--input", "--mstx-info", "--start-index", "--event-type"];
+const FLAGS =
+  "--input, --mstx-info, --start-index, --event-type, --max-leaks, --json";
+const VALUED = [
+  "--input",
+  "--mstx-info",
+  "--start-index",
+  "--event-type",
+  "--max-leaks",
+];
 
 /** `--start-index -1` as `--start-index=-1`, so the value gets its message. */
 function joinNegative(args: string[]): string[] {
@@ -58,6 +65,7 @@ export async function checkLeaksCli(args: string[]): Promise<CliOutput> {
         "mstx-info": { type: "string" },
         "start-index": { type: "string" },
         "event-type": { type: "string" },
+        "max-leaks": { type: "string" },
         json: { type: "boolean" },
       },
       strict: true,
@@ -98,11 +106,18 @@ export async function checkLeaksCli(args: string[]): Promise<CliOutput> {
       `Invalid --start-index value: ${index}; use a whole number from 0 (0 = the first mark named ${mstxInfo})`,
     );
   }
+  const limit = values["max-leaks"] as string | undefined ?? "10000";
+  if (!/^\d+$/.test(limit) || !Number.isSafeInteger(Number(limit))) {
+    throw new CheckLeaksError(
+      `Invalid --max-leaks value: ${limit}; use a whole number from 0 (leaks listed in detail, default 10000)`,
+    );
+  }
   const eventType = values["event-type"] as string | undefined;
   const result = await checkLeaksFile(input, {
     mstxInfo,
     startIndex: Number(index),
     eventType,
+    maxLeaks: Number(limit),
   });
   if (!result.devices.length) {
     throw new CheckLeaksError(

@@ -27,6 +27,7 @@
  */
 import {
   ChunkLoop,
+  giveScanner,
   MAX_ROW_BYTES,
   REC_END,
   REC_LINE,
@@ -34,8 +35,9 @@ import {
   REC_NSEP,
   REC_SEP0,
   REC_START,
-  RowScanner,
+  type RowScanner,
   ScanLimit,
+  takeScanner,
 } from "./_csv_scan.ts";
 import {
   bytesEqual,
@@ -464,10 +466,7 @@ class RowFeed {
     this.#label = label;
     const required = options.columns ?? DATA_COLUMNS;
     const chunk = Math.min(options.bufferSize ?? 2 << 20, size + 1);
-    const scanner = new RowScanner(
-      chunk,
-      size < chunk ? 0 : MAX_ROW_BYTES,
-    );
+    const scanner = takeScanner(chunk, size < chunk ? 0 : MAX_ROW_BYTES);
     this.scanner = scanner;
     const { u8, i32 } = scanner;
     this.onRecord = (rec) => {
@@ -502,6 +501,11 @@ class RowFeed {
       this.onRecord,
       () => this.header !== undefined,
     );
+  }
+
+  /** Hands the scanner back; the feed is done. */
+  release(): void {
+    giveScanner(this.scanner);
   }
 
   /** Rewords a scanner limit for a person. */
@@ -565,6 +569,8 @@ export async function readMemscopeCsv(
   } catch (e) {
     await pending.catch(() => {});
     throw feed.error(e);
+  } finally {
+    feed.release();
   }
   return feed.finish(loop.bytes);
 }
@@ -605,6 +611,8 @@ export function readMemscopeBytes(
     }
   } catch (e) {
     throw feed.error(e);
+  } finally {
+    feed.release();
   }
   return feed.finish(loop.bytes);
 }
@@ -643,6 +651,8 @@ export async function* memscopeRecords(
     }
   } catch (e) {
     throw feed.error(e);
+  } finally {
+    feed.release();
   }
   feed.finish(loop.bytes);
 }
@@ -717,6 +727,8 @@ export async function readMemscopeRowsAt(
     }
   } catch (e) {
     throw feed.error(e);
+  } finally {
+    feed.release();
   }
 }
 

@@ -360,3 +360,20 @@ Deno.test("pythonFloat writes sizes in MB as Python's str() does", () => {
   assert.equal(pythonFloat(1e16), "1e+16");
   assert.equal(pythonFloat(0), "0.0");
 });
+
+Deno.test("check_leaks lists the first leaks up to maxLeaks and counts the rest", async () => {
+  const rows = window(
+    malloc(11, "0x1", 1 * MB),
+    malloc(12, "0x2", 2 * MB),
+    malloc(13, "0x3", 4 * MB),
+  );
+  const r = await check(rows, { maxLeaks: 2 });
+  assert.equal(r.leakCount, 3);
+  assert.equal(r.leakedBytes, 7 * MB);
+  assert.deepEqual(leakIds(r), [11, 12]);
+  assert.equal(r.devices[0].unlisted, 1);
+  assert.equal(
+    formatCheckLeaks(r).at(-1),
+    "... and 1 more leak(s) on device 0 not listed (raise --max-leaks to see them).",
+  );
+});
