@@ -454,6 +454,12 @@ export async function checkLeaksFile(
 /**
  * A float as Python's `str()` writes it (`18.0`, `1.9073486328125e-06`): the
  * real tool is Python and prints sizes in MB that way.
+ *
+ * @example
+ * ```ts
+ * import { pythonFloat } from "./check_leaks.ts";
+ * pythonFloat(2 / 1048576); // "1.9073486328125e-06"
+ * ```
  */
 export function pythonFloat(x: number): string {
   if (!Number.isFinite(x)) return x > 0 ? "inf" : x < 0 ? "-inf" : "nan";
