@@ -127,16 +127,14 @@ export function writeEventRow(
       break;
     }
     case "op":
-      w.bytes(W.KERNEL);
-      w.text(e.name);
-      w.comma();
-      ids(w, e);
-      device(w, e.device, W.NA);
-      w.bytes(W.NO_PTR_NO_ATTR);
-      break;
     case "mark":
-      w.bytes(W.MARK);
-      w.text(e.message);
+      if (e.kind === "op") {
+        w.bytes(W.KERNEL);
+        w.text(e.name);
+      } else {
+        w.bytes(W.MARK);
+        w.text(e.message);
+      }
       w.comma();
       ids(w, e);
       device(w, e.device, W.NA);

@@ -22,6 +22,13 @@ import { ApiError } from "../watch/types.ts";
 import type { EventLog } from "./event_log.ts";
 import type { Registry } from "./registry.ts";
 
+function unknownPid(pid: number): never {
+  throw new ApiError(
+    404,
+    `Unknown pid: ${pid} is not a traced process (GET /processes lists them)`,
+  );
+}
+
 /** Memory analyses over a live registry. */
 export class DaemonMemoryService implements MemoryService {
   #registry: Registry;
@@ -56,12 +63,7 @@ export class DaemonMemoryService implements MemoryService {
     const targets = [...this.#registry.processes.values()].filter((p) =>
       pid === undefined ? !p.finished : p.pid === pid
     );
-    if (pid !== undefined && targets.length === 0) {
-      throw new ApiError(
-        404,
-        `Unknown pid: ${pid} is not a traced process (GET /processes lists them)`,
-      );
-    }
+    if (pid !== undefined && targets.length === 0) unknownPid(pid);
     if (pid !== undefined && targets[0].finished) {
       throw new ApiError(
         409,
@@ -74,13 +76,11 @@ export class DaemonMemoryService implements MemoryService {
   }
 
   memory(pid?: number): ProcessMemory[] {
-    if (pid !== undefined && !this.#online.has(pid)) {
-      if (!this.#registry.processes.has(pid)) {
-        throw new ApiError(
-          404,
-          `Unknown pid: ${pid} is not a traced process (GET /processes lists them)`,
-        );
-      }
+    if (
+      pid !== undefined && !this.#online.has(pid) &&
+      !this.#registry.processes.has(pid)
+    ) {
+      unknownPid(pid);
     }
     return [...this.#online.values()]
       .filter((o) => pid === undefined || o.pid === pid)
