@@ -18,6 +18,7 @@
  * @module
  */
 import type { Pool, TracedEvent } from "./events.ts";
+import { LiveBlocks, POOLS } from "./live_blocks.ts";
 
 /** The range message that delimits steps, as in the real tool. */
 export const STEP_MESSAGE = "step start";
@@ -48,43 +49,35 @@ export interface StepFluctuation {
   maxAllocatedBytes: number;
 }
 
-interface Block {
-  device: number;
-  pool: Pool;
-  bytes: number;
-  allocationId: number;
-  step: number;
-  kernel: number;
-  ts: number;
-}
-
-interface PoolState {
-  used: number;
-  peak: number;
-  current?: StepFluctuation;
-}
-
 /**
- * The running analysis of one process.
+ * The running analysis of one process. It holds the process's live blocks
+ * too, so the daemon keeps one table per process: it places watches with
+ * it, and completes the events it hands on (see {@linkcode track}).
  *
  * @example
  * ```ts
  * import { OnlineLeaks } from "./online_leaks.ts";
  * const leaks = new OnlineLeaks(1);
- * leaks.onEvent({ kind: "range_start", id: 1, message: "step start", pid: 1, tid: 1, ts: 0, device: 0 });
+ * leaks.track({ kind: "range_start", id: 1, message: "step start", pid: 1, tid: 1, ts: 0, device: 0 });
  * leaks.suspects(); // []
  * ```
  */
 export class OnlineLeaks {
   readonly pid: number;
+  /** The process's live blocks. */
+  readonly live = new LiveBlocks();
   /** Current step, 0 before the first. */
   step = 0;
   #inStep = false;
   #stepRanges = new Set<number>();
   #kernels = 0;
-  #live = new Map<number, Block>();
+  #allocations = 0;
   #suspects = new Map<number, LeakSuspect>();
-  #pools = new Map<string, PoolState>();
+  // By device * POOLS.length + pool code.
+  #used = new Float64Array(POOLS.length);
+  #peak = new Float64Array(POOLS.length);
+  /** This step's fluctuation so far. */
+  #current: StepFluctuation[] = [];
   #fluctuation: StepFluctuation[] = [];
   /** Told of each new suspect as it is found (the daemon logs it). */
   onSuspect: (s: LeakSuspect) => void = () => {};
@@ -94,33 +87,42 @@ export class OnlineLeaks {
     this.pid = pid;
   }
 
-  /** Takes the process's next event. */
-  onEvent(e: TracedEvent): void {
+  /**
+   * Takes the process's next event and completes it: a successful
+   * allocation gets its `allocationId`, a free the `size` and
+   * `allocationId` of the block it frees (0 when the block was never seen).
+   */
+  track(e: TracedEvent): void {
     switch (e.kind) {
       case "op":
         this.#kernels++;
         return;
-      case "alloc":
-        if (e.result !== 0) return;
-        this.#live.set(e.addr, {
-          device: e.device,
-          pool: e.pool,
-          bytes: e.size,
-          allocationId: e.allocationId,
-          step: this.#inStep ? this.step : this.step + 1,
-          kernel: this.#kernels,
-          ts: e.ts,
-        });
-        this.#account(e.device, e.pool, e.size);
+      case "alloc": {
+        e.allocationId = 0;
+        if (e.result !== 0 || e.addr === 0) return;
+        const live = this.live, row = live.insert(e.addr, e.size);
+        const pool = e.pool === "HAL" ? 0 : POOLS.indexOf(e.pool);
+        live.device[row] = e.device;
+        live.pool[row] = pool;
+        live.allocationId[row] = e.allocationId = ++this.#allocations;
+        live.step[row] = this.#inStep ? this.step : this.step + 1;
+        live.kernel[row] = this.#kernels;
+        live.ts[row] = e.ts;
+        this.#account(e.device, pool, e.size);
         return;
+      }
       case "free": {
-        const block = this.#live.get(e.addr);
-        if (e.result !== 0 || !block) return;
-        this.#live.delete(e.addr);
+        const live = this.live, row = e.result === 0 ? live.take(e.addr) : -1;
+        if (row < 0) {
+          e.size = e.allocationId = 0;
+          return;
+        }
+        e.size = live.size[row];
+        e.allocationId = live.allocationId[row];
         // Freed within a step, the block was the training loop's to free;
         // freed outside any (teardown after the last step) it stays a leak.
         if (this.#inStep) this.#suspects.delete(e.addr);
-        this.#account(block.device, block.pool, -block.bytes);
+        this.#account(live.device[row], live.pool[row], -e.size);
         return;
       }
       case "range_start":
@@ -148,43 +150,58 @@ export class OnlineLeaks {
     return [...this.#fluctuation];
   }
 
-  #account(device: number, pool: Pool, delta: number): void {
-    const key = `${device}:${pool}`;
-    let s = this.#pools.get(key);
-    if (!s) this.#pools.set(key, s = { used: 0, peak: 0 });
-    s.used += delta;
-    if (s.used > s.peak) s.peak = s.used;
-    if (!this.#inStep || this.step < 2 || s.peak === 0) return;
-    const ratio = s.used / s.peak;
-    const f = s.current ??= {
+  // Bytes live and their high-water mark per device and pool, in typed
+  // arrays: this runs on every allocation and free.
+  #account(device: number, pool: number, delta: number): void {
+    const key = device * POOLS.length + pool;
+    if (key >= this.#used.length) this.#growPools(key);
+    const used = this.#used[key] += delta;
+    if (used > this.#peak[key]) this.#peak[key] = used;
+    if (this.#inStep && this.step >= 2) this.#fluctuate(key, used);
+  }
+
+  // Kept out of #account so that the hot part stays small enough to inline.
+  #fluctuate(key: number, used: number): void {
+    const peak = this.#peak[key];
+    if (peak === 0) return;
+    const ratio = used / peak;
+    const device = Math.floor(key / POOLS.length), pool = key % POOLS.length;
+    const f = this.#current[key] ??= {
       step: this.step,
       device,
-      pool,
+      pool: POOLS[pool],
       minRatio: ratio,
       maxRatio: ratio,
-      minAllocatedBytes: s.used,
-      maxAllocatedBytes: s.used,
+      minAllocatedBytes: used,
+      maxAllocatedBytes: used,
     };
     f.minRatio = Math.min(f.minRatio, ratio);
     f.maxRatio = Math.max(f.maxRatio, ratio);
-    f.minAllocatedBytes = Math.min(f.minAllocatedBytes, s.used);
-    f.maxAllocatedBytes = Math.max(f.maxAllocatedBytes, s.used);
+    f.minAllocatedBytes = Math.min(f.minAllocatedBytes, used);
+    f.maxAllocatedBytes = Math.max(f.maxAllocatedBytes, used);
+  }
+
+  #growPools(key: number): void {
+    const used = new Float64Array(2 * key + 2), peak = used.slice();
+    used.set(this.#used);
+    peak.set(this.#peak);
+    this.#used = used;
+    this.#peak = peak;
   }
 
   #endStep(): void {
     this.#inStep = false;
-    for (const [addr, b] of this.#live) {
-      if (b.step < 2 || b.step >= this.step || this.#suspects.has(addr)) {
-        continue;
-      }
-      const s: LeakSuspect = { pid: this.pid, addr, ...b };
+    const live = this.live;
+    for (const row of live.rows()) {
+      const step = live.step[row], addr = live.addr[row];
+      if (step < 2 || step >= this.step || this.#suspects.has(addr)) continue;
+      const { size, ...block } = live.block(row);
+      const s: LeakSuspect = { pid: this.pid, ...block, bytes: size };
       this.#suspects.set(addr, s);
       this.onSuspect(s);
     }
-    for (const s of this.#pools.values()) {
-      if (s.current) this.#fluctuation.push(s.current);
-      s.current = undefined;
-    }
+    for (const f of this.#current) if (f) this.#fluctuation.push(f);
+    this.#current = [];
   }
 }
 

@@ -10,14 +10,12 @@ import {
   checkLeaksFile,
   type CheckLeaksResult,
 } from "../analysis/check_leaks.ts";
-import type { TracedEvent } from "../analysis/events.ts";
 import { MemscopeCsvError } from "../analysis/memscope_csv.ts";
 import type {
   CheckLeaksRequest,
   MemoryService,
   ProcessMemory,
 } from "../analysis/memory_api.ts";
-import { OnlineLeaks } from "../analysis/online_leaks.ts";
 import { ApiError } from "../watch/types.ts";
 import type { EventLog } from "./event_log.ts";
 import type { Registry } from "./registry.ts";
@@ -33,7 +31,6 @@ function unknownPid(pid: number): never {
 export class DaemonMemoryService implements MemoryService {
   #registry: Registry;
   #log: EventLog | undefined;
-  #online = new Map<number, OnlineLeaks>();
   /** Where suspects found at a step end are told (the daemon's stderr). */
   warn: (line: string) => void = (line) => console.error(`stompwatch: ${line}`);
 
@@ -41,23 +38,15 @@ export class DaemonMemoryService implements MemoryService {
   constructor(registry: Registry, log: EventLog | undefined) {
     this.#registry = registry;
     this.#log = log;
-    registry.listen(this.#onEvent);
-  }
-
-  #onEvent = (e: TracedEvent): void => {
-    let online = this.#online.get(e.pid);
-    if (!online) {
-      online = new OnlineLeaks(e.pid);
-      online.onSuspect = (s) =>
+    registry.onAttached = (p) => {
+      p.memory.onSuspect = (s) =>
         this.warn(
           `pid ${s.pid}: possible ${s.pool} leak of ${s.bytes} bytes at 0x${
             s.addr.toString(16)
-          } (allocated in step ${s.step}, still live at the end of step ${online?.step})`,
+          } (allocated in step ${s.step}, still live at the end of step ${p.memory.step})`,
         );
-      this.#online.set(e.pid, online);
-    }
-    online.onEvent(e);
-  };
+    };
+  }
 
   mark(message: string, pid?: number): number[] {
     const targets = [...this.#registry.processes.values()].filter((p) =>
@@ -76,25 +65,17 @@ export class DaemonMemoryService implements MemoryService {
   }
 
   memory(pid?: number): ProcessMemory[] {
-    if (
-      pid !== undefined && !this.#online.has(pid) &&
-      !this.#registry.processes.has(pid)
-    ) {
+    if (pid !== undefined && !this.#registry.processes.has(pid)) {
       unknownPid(pid);
     }
-    return [...this.#online.values()]
-      .filter((o) => pid === undefined || o.pid === pid)
-      .map((o) => ({
-        pid: o.pid,
-        step: o.step,
-        suspects: o.suspects(),
-        fluctuation: o.fluctuation(),
+    return [...this.#registry.processes.values()]
+      .filter((p) => pid === undefined || p.pid === pid)
+      .map(({ pid, memory }) => ({
+        pid,
+        step: memory.step,
+        suspects: memory.suspects(),
+        fluctuation: memory.fluctuation(),
       }));
-  }
-
-  /** The online analysis of one process, if it sent any event. */
-  online(pid: number): OnlineLeaks | undefined {
-    return this.#online.get(pid);
   }
 
   async checkLeaks(request: CheckLeaksRequest): Promise<CheckLeaksResult[]> {

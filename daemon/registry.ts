@@ -32,6 +32,8 @@ export class Registry {
   #stopped: Promise<void> | undefined;
   #lastScan = 0;
   #lastBeat = 0;
+  /** Called when a new process is attached, before its first event. */
+  onAttached: (p: TracedProcess) => void = () => {};
   /** Called after a process has been finished (files closed). */
   onFinished: (p: TracedProcess) => void = () => {};
   /** Called when a live process's watch table must be republished. */
@@ -66,6 +68,7 @@ export class Registry {
         this.#listeners,
       );
       p.onWatchClosed = () => this.onTableChange(p);
+      this.onAttached(p);
       this.processes.set(pid, p);
     }
   }

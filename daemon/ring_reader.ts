@@ -17,7 +17,16 @@ import {
 } from "../ffi/bindings.ts";
 
 const F = REC.F;
+const TWO_32 = 2 ** 32;
 const decoder = new TextDecoder();
+/**
+ * Whether a plain load of a record's stamp already orders the loads of its
+ * fields after it. x86 never reorders loads with loads, so there a plain
+ * read does what Atomics.load does, at half the cost per record of the whole
+ * drain loop (Atomics.load is a call into a builtin). Elsewhere (Arm servers)
+ * the acquire load is needed.
+ */
+const ORDERED_LOADS = Deno.build.arch === "x86_64";
 /** Free space for the producers at least this often while draining. */
 const ADVANCE_EVERY_BYTES = 1 << 20;
 
@@ -74,6 +83,8 @@ class NameCache {
 export class RecordCursor {
   #view: DataView;
   #bytes: Uint8Array;
+  #u32: Uint32Array;
+  #i32: Int32Array;
   #names: NameCache;
   /** Byte offset of the record in the mapping. */
   off = 0;
@@ -83,35 +94,43 @@ export class RecordCursor {
   constructor(view: DataView, bytes: Uint8Array, names: NameCache) {
     this.#view = view;
     this.#bytes = bytes;
+    this.#u32 = new Uint32Array(bytes.buffer);
+    this.#i32 = new Int32Array(bytes.buffer);
     this.#names = names;
   }
 
+  // Fields through 32-bit views (records are 8-byte aligned, the layout
+  // is little-endian): cheaper per read than DataView.
   get flags(): number {
-    return this.#view.getUint16(this.off + F.flags, true);
+    return this.#u32[(this.off + F.type) >>> 2] >>> 16;
   }
   get tid(): number {
-    return this.#view.getUint32(this.off + F.tid, true);
+    return this.#u32[(this.off + F.tid) >>> 2];
   }
   get ts(): number {
-    return u64(this.#view, this.off + F.tsNs);
+    const i = (this.off + F.tsNs) >>> 2;
+    return this.#u32[i] + this.#u32[i + 1] * TWO_32;
   }
   get device(): number {
-    return this.#view.getInt32(this.off + F.device, true);
+    return this.#i32[(this.off + F.device) >>> 2];
   }
   get result(): number {
-    return this.#view.getInt32(this.off + F.result, true);
+    return this.#i32[(this.off + F.result) >>> 2];
   }
   get addr(): number {
-    return u64(this.#view, this.off + F.addr);
+    const i = (this.off + F.addr) >>> 2;
+    return this.#u32[i] + this.#u32[i + 1] * TWO_32;
   }
   get len(): number {
-    return u64(this.#view, this.off + F.len);
+    const i = (this.off + F.len) >>> 2;
+    return this.#u32[i] + this.#u32[i + 1] * TWO_32;
   }
   get id(): number {
-    return u64(this.#view, this.off + F.id);
+    const i = (this.off + F.id) >>> 2;
+    return this.#u32[i] + this.#u32[i + 1] * TWO_32;
   }
   get aux(): number {
-    return this.#view.getUint32(this.off + F.aux, true);
+    return this.#u32[(this.off + F.aux) >>> 2];
   }
   get #nameLen(): number {
     return this.#view.getUint32(this.off + F.nameLen, true);
@@ -195,15 +214,16 @@ export class RingReader {
    */
   drain(onRecord: (r: RecordCursor) => void, budget = 1 << 20): number {
     const head = ringHead(this.ring);
-    const v = this.#view, words = this.#words, cursor = this.#cursor;
+    const words = this.#words, cursor = this.#cursor;
     let tail = this.#tail, n = 0, freed = tail;
     while (tail < head && n < budget) {
       const off = RING.DATA_OFFSET + (tail & this.#mask);
-      if (
-        Atomics.load(words, off >>> 2) !== ((Math.floor(tail / 8) | 1) >>> 0)
-      ) break;
-      const size = v.getUint32(off + F.size, true);
-      const type = v.getUint16(off + F.type, true);
+      const stamp = ORDERED_LOADS
+        ? words[off >>> 2]
+        : Atomics.load(words, off >>> 2);
+      if (stamp !== ((Math.floor(tail / 8) | 1) >>> 0)) break;
+      const size = words[(off + F.size) >>> 2];
+      const type = words[(off + F.type) >>> 2] & 0xffff;
       if (type !== REC.PAD) {
         cursor.off = off;
         cursor.type = type;

@@ -6,17 +6,13 @@
  * @module
  */
 import { REC, RING } from "../ffi/bindings.ts";
-import {
-  overlapsAny,
-  type Pool,
-  type TracedEvent,
-} from "../analysis/events.ts";
+import { overlapsAny, type TracedEvent } from "../analysis/events.ts";
+import { type LiveBlock, POOLS } from "../analysis/live_blocks.ts";
+import { OnlineLeaks } from "../analysis/online_leaks.ts";
 import type { DumpWriter } from "../watch/dump_writer.ts";
 import { WatchBook } from "../watch/watch_book.ts";
 import { parseWatchSpec } from "../watch/watch_spec.ts";
 import type { RecordCursor, RingHeader, RingReader } from "./ring_reader.ts";
-
-const POOLS: Pool[] = ["HAL", "HOST", "PTA"];
 
 interface OpInFlight {
   name: string;
@@ -27,16 +23,13 @@ interface OpInFlight {
   device: number;
 }
 
-/** A live block. */
-export interface LiveBlock {
-  addr: number;
-  size: number;
-  device: number;
-  /** Per process, from 1, in allocation order. */
-  allocationId: number;
-}
+type Alloc = Extract<TracedEvent, { kind: "alloc" }>;
+type Free = Extract<TracedEvent, { kind: "free" }>;
 
-/** Receives every event, in ring order (the event log, later analyses). */
+/**
+ * Receives every event, in ring order (the event log). The event is valid
+ * only during the call: allocations and frees reuse one object each.
+ */
 export type EventListener = (e: TracedEvent) => void;
 
 function cliFullContent(spec: string): boolean {
@@ -54,19 +47,19 @@ export class TracedProcess {
   readonly header: RingHeader;
   readonly book: WatchBook;
   readonly startedAt: Date;
-  readonly live = new Map<number, LiveBlock>();
-  liveBytes = 0;
+  /** Its live blocks, steps and leak suspects. */
+  readonly memory: OnlineLeaks;
   exited = false;
   /** Set once its ring is drained and closed. */
   finished = false;
   /** Whether the job's --watch spec asked for full-content windows. */
   #cliFullContent: boolean;
   #dropped = 0;
-  #allocations = 0;
   #ops = new Map<number, OpInFlight>();
   #callCounts = new Map<string, number>();
   #writer: DumpWriter;
   #listeners: EventListener[];
+  #scratch: { alloc: Alloc; free: Free };
   /** Called when a watch ends in the hook, so the table can drop it. */
   onWatchClosed: () => void = () => {};
 
@@ -79,6 +72,28 @@ export class TracedProcess {
     this.reader = reader;
     this.header = reader.header();
     this.pid = this.header.pid;
+    this.memory = new OnlineLeaks(this.pid);
+    const base = { pid: this.pid, tid: 0, ts: 0, device: -1 };
+    this.#scratch = {
+      alloc: {
+        ...base,
+        kind: "alloc",
+        addr: 0,
+        size: 0,
+        pool: "HAL",
+        result: 0,
+        allocationId: 0,
+      },
+      free: {
+        ...base,
+        kind: "free",
+        addr: 0,
+        size: 0,
+        pool: "HAL",
+        result: 0,
+        allocationId: 0,
+      },
+    };
     this.book = new WatchBook(this.pid);
     this.#cliFullContent = cliFullContent(this.header.cliWatch);
     this.startedAt = new Date(this.header.startNs / 1e6);
@@ -132,56 +147,42 @@ export class TracedProcess {
     for (const l of this.#listeners) l(e);
   }
 
-  // Hot path: no object is made for an event unless someone listens.
+  #track(e: TracedEvent): void {
+    this.memory.track(e);
+    this.#emit(e);
+  }
+
+  #base(r: RecordCursor) {
+    return { pid: this.pid, tid: r.tid, ts: r.ts, device: r.device };
+  }
+
+  // Hot path: the events handed on are the process's reusable scratch
+  // objects, so nothing is allocated per record.
   #onRecord(r: RecordCursor): void {
-    const listening = this.#listeners.length > 0;
-    if (r.device >= 0) this.#lastDevice = r.device;
+    const device = r.device;
+    if (device >= 0) this.#lastDevice = device;
     switch (r.type) {
       case REC.ALLOC: {
-        const addr = r.addr, size = r.len, result = r.result;
-        let allocationId = 0;
-        if (result === 0 && addr !== 0) {
-          allocationId = ++this.#allocations;
-          this.live.set(addr, { addr, size, device: r.device, allocationId });
-          this.liveBytes += size;
-        }
-        if (listening) {
-          this.#emit({
-            pid: this.pid,
-            tid: r.tid,
-            ts: r.ts,
-            device: r.device,
-            kind: "alloc",
-            addr,
-            size,
-            pool: POOLS[r.aux] ?? "HAL",
-            result,
-            allocationId,
-          });
-        }
+        const e = this.#scratch.alloc;
+        e.tid = r.tid;
+        e.ts = r.ts;
+        e.device = device;
+        e.addr = r.addr;
+        e.size = r.len;
+        e.pool = POOLS[r.aux] ?? "HAL";
+        e.result = r.result;
+        this.#track(e);
         return;
       }
       case REC.FREE: {
-        const addr = r.addr, result = r.result;
-        const block = this.live.get(addr);
-        if (block && result === 0) {
-          this.live.delete(addr);
-          this.liveBytes -= block.size;
-        }
-        if (listening) {
-          this.#emit({
-            pid: this.pid,
-            tid: r.tid,
-            ts: r.ts,
-            device: r.device,
-            kind: "free",
-            addr,
-            pool: POOLS[r.aux] ?? "HAL",
-            result,
-            size: block?.size ?? 0,
-            allocationId: block?.allocationId ?? 0,
-          });
-        }
+        const e = this.#scratch.free;
+        e.tid = r.tid;
+        e.ts = r.ts;
+        e.device = device;
+        e.addr = r.addr;
+        e.pool = POOLS[r.aux] ?? "HAL";
+        e.result = r.result;
+        this.#track(e);
         return;
       }
       case REC.OP_BEGIN: {
@@ -191,74 +192,32 @@ export class TracedProcess {
       case REC.OP_END: {
         const op = this.#ops.get(r.id);
         this.#ops.delete(r.id);
-        if (listening && op) this.#emitOp(op, r.result);
+        if (op) this.#emitOp(op, r.result);
         return;
       }
-      case REC.OP: {
-        const op = this.#opOf(r);
-        if (listening) this.#emitOp(op, r.result);
+      case REC.OP:
+        this.#emitOp(this.#opOf(r), r.result);
         return;
-      }
       case REC.MARK:
-        if (listening) {
-          this.#emit({
-            pid: this.pid,
-            tid: r.tid,
-            ts: r.ts,
-            device: r.device,
-            kind: "mark",
-            message: r.name,
-          });
-        }
+        this.#emit({ ...this.#base(r), kind: "mark", message: r.name });
         return;
       case REC.RANGE_START:
-        if (listening) {
-          this.#emit({
-            pid: this.pid,
-            tid: r.tid,
-            ts: r.ts,
-            device: r.device,
-            kind: "range_start",
-            id: r.id,
-            message: r.name,
-          });
-        }
+        this.#track({
+          ...this.#base(r),
+          kind: "range_start",
+          id: r.id,
+          message: r.name,
+        });
         return;
       case REC.RANGE_END:
-        if (listening) {
-          this.#emit({
-            pid: this.pid,
-            tid: r.tid,
-            ts: r.ts,
-            device: r.device,
-            kind: "range_end",
-            id: r.id,
-          });
-        }
+        this.#track({ ...this.#base(r), kind: "range_end", id: r.id });
         return;
       case REC.PROC_START:
-        if (listening) {
-          this.#emit({
-            pid: this.pid,
-            tid: r.tid,
-            ts: r.ts,
-            device: r.device,
-            kind: "proc_start",
-            command: r.name,
-          });
-        }
+        this.#emit({ ...this.#base(r), kind: "proc_start", command: r.name });
         return;
       case REC.PROC_EXIT:
         this.exited = true;
-        if (listening) {
-          this.#emit({
-            pid: this.pid,
-            tid: r.tid,
-            ts: r.ts,
-            device: r.device,
-            kind: "proc_exit",
-          });
-        }
+        this.#emit({ ...this.#base(r), kind: "proc_exit" });
         return;
       case REC.WINDOW_OPEN:
         this.book.openWindow(r.aux, {
@@ -299,7 +258,7 @@ export class TracedProcess {
   // One event per op, whether the hook wrote it as one record or two.
   #emitOp(op: OpInFlight, result: number): void {
     const { tid, ts, device, name, outputs } = op;
-    this.#emit({
+    this.#track({
       pid: this.pid,
       tid,
       ts,
@@ -366,19 +325,19 @@ export class TracedProcess {
     addr: number,
     length: number,
   ): { inside?: LiveBlock; nearest?: LiveBlock } {
-    let nearest: LiveBlock | undefined, best = Infinity;
-    for (const b of this.live.values()) {
-      if (b.addr <= addr && addr + length <= b.addr + b.size) {
-        return { inside: b };
+    const live = this.memory.live;
+    let nearest = -1, best = Infinity;
+    for (const row of live.rows()) {
+      const start = live.addr[row], end = start + live.size[row];
+      if (start <= addr && addr + length <= end) {
+        return { inside: live.block(row) };
       }
-      const distance = addr < b.addr
-        ? b.addr - addr
-        : Math.max(0, addr - (b.addr + b.size));
+      const distance = addr < start ? start - addr : Math.max(0, addr - end);
       if (distance < best) {
         best = distance;
-        nearest = b;
+        nearest = row;
       }
     }
-    return { nearest };
+    return { nearest: nearest < 0 ? undefined : live.block(nearest) };
   }
 }

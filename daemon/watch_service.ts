@@ -64,8 +64,8 @@ export class DaemonWatchService implements WatchService {
       exited: p.exited,
       finished: p.finished,
       droppedEvents: p.droppedEvents(),
-      liveAllocations: p.live.size,
-      liveBytes: p.liveBytes,
+      liveAllocations: p.memory.live.count,
+      liveBytes: p.memory.live.bytes,
     }));
   }
 

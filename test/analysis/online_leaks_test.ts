@@ -36,7 +36,7 @@ const free = (addr: number): TracedEvent => ({
 
 function feed(events: TracedEvent[]): OnlineLeaks {
   const o = new OnlineLeaks(1);
-  for (const e of events) o.onEvent(e);
+  for (const e of events) o.track(e);
   return o;
 }
 
