@@ -20,7 +20,15 @@
  */
 import type { TracedEvent } from "./events.ts";
 import { MEMSCOPE_HEADER } from "./memscope_csv.ts";
-import { ascii, type RowWriter } from "./row_writer.ts";
+import {
+  ascii,
+  putBytes,
+  putHex16,
+  putInt,
+  putText,
+  type RowWriter,
+  textRoom,
+} from "./row_writer.ts";
 
 /** The log's first line. */
 export const EVENT_LOG_HEADER = MEMSCOPE_HEADER.join(",");
@@ -54,25 +62,52 @@ const W = {
   CLOSE: ascii('}"'),
 };
 
-// ID through Thread Id, with Event and Event Type (and Name) already given.
-function ids(w: RowWriter, e: TracedEvent): void {
-  w.int(e.ts);
-  w.comma();
-  w.int(e.pid);
-  w.comma();
-  w.int(e.tid);
-  w.comma();
+const COMMA = 44, NEWLINE = 10;
+/** Room for a row's fixed fields: numbers of at most 21 bytes, words. */
+const ROW_ROOM = 320;
+
+// Timestamp, Process Id and Thread Id, each followed by a comma.
+function putIds(b: Uint8Array, at: number, e: TracedEvent): number {
+  at = putInt(b, at, e.ts);
+  b[at++] = COMMA;
+  at = putInt(b, at, e.pid);
+  b[at++] = COMMA;
+  at = putInt(b, at, e.tid);
+  b[at++] = COMMA;
+  return at;
 }
 
-function device(w: RowWriter, d: number, host: Uint8Array): void {
-  if (d < 0) w.bytes(host);
-  else w.int(d);
+function putDevice(
+  b: Uint8Array,
+  at: number,
+  d: number,
+  host: Uint8Array,
+): number {
+  return d < 0 ? putBytes(b, at, host) : putInt(b, at, d);
+}
+
+// Free text of the event (op name, message, command line), if any.
+function textOf(e: TracedEvent): string {
+  switch (e.kind) {
+    case "op":
+      return e.name;
+    case "mark":
+    case "range_start":
+      return e.message;
+    case "proc_start":
+      return e.command;
+    default:
+      return "";
+  }
 }
 
 /**
  * Appends the row of one event to `w`, `id` its ID; `used` is what the
  * event's device and pool have live after it (MALLOC/FREE Attr). Returns
  * false, writing nothing, for events the log does not keep (a failed free).
+ *
+ * The row is written through the `put` functions into room taken once:
+ * the log writes a million rows a second.
  *
  * @example
  * ```ts
@@ -92,87 +127,91 @@ export function writeEventRow(
   used: number,
 ): boolean {
   if (e.kind === "free" && e.result !== 0) return false;
-  w.int(id);
-  w.comma();
+  const text = textOf(e);
+  const b = w.room(ROW_ROOM + (text ? textRoom(text) : 0));
+  let at = putInt(b, w.length, id);
+  b[at++] = COMMA;
   switch (e.kind) {
     case "alloc":
     case "free": {
       const failed = e.kind === "alloc" && e.result !== 0;
-      w.bytes(failed ? W.OOM : e.kind === "alloc" ? W.MALLOC : W.FREE);
-      w.bytes(W[e.pool]);
-      ids(w, e);
-      device(w, e.device, W.CPU);
-      w.comma();
+      at = putBytes(
+        b,
+        at,
+        failed ? W.OOM : e.kind === "alloc" ? W.MALLOC : W.FREE,
+      );
+      at = putBytes(b, at, W[e.pool]);
+      at = putIds(b, at, e);
+      at = putDevice(b, at, e.device, W.CPU);
+      b[at++] = COMMA;
       if (failed) {
-        w.bytes(W.NA);
-        w.comma();
-        w.bytes(W.OOM_SIZE);
-        w.int(e.size);
-        w.bytes(W.ERROR);
-        w.int(e.result);
+        at = putBytes(b, at, W.NA);
+        b[at++] = COMMA;
+        at = putBytes(b, at, W.OOM_SIZE);
+        at = putInt(b, at, e.size);
+        at = putBytes(b, at, W.ERROR);
+        at = putInt(b, at, e.result);
       } else {
-        w.hex16(e.addr);
-        w.comma();
-        w.bytes(W.ALLOCATION_ID);
-        w.int(e.allocationId);
-        w.bytes(W.ADDR);
-        w.hex16(e.addr);
-        w.bytes(W.SIZE);
-        w.int(e.size);
+        const ptr = at;
+        at = putHex16(b, at, e.addr);
+        b[at++] = COMMA;
+        at = putBytes(b, at, W.ALLOCATION_ID);
+        at = putInt(b, at, e.allocationId);
+        at = putBytes(b, at, W.ADDR);
+        // The same 18 bytes as Ptr.
+        for (let i = 0; i < 18; i++) b[at++] = b[ptr + i];
+        at = putBytes(b, at, W.SIZE);
+        at = putInt(b, at, e.size);
       }
-      w.bytes(W.USED);
-      w.int(used);
-      w.bytes(W.CLOSE);
-      w.bytes(W.NO_STACKS);
+      at = putBytes(b, at, W.USED);
+      at = putInt(b, at, used);
+      at = putBytes(b, at, W.CLOSE);
+      at = putBytes(b, at, W.NO_STACKS);
       break;
     }
     case "op":
     case "mark":
-      if (e.kind === "op") {
-        w.bytes(W.KERNEL);
-        w.text(e.name);
-      } else {
-        w.bytes(W.MARK);
-        w.text(e.message);
-      }
-      w.comma();
-      ids(w, e);
-      device(w, e.device, W.NA);
-      w.bytes(W.NO_PTR_NO_ATTR);
+      at = putBytes(b, at, e.kind === "op" ? W.KERNEL : W.MARK);
+      at = putText(b, at, text);
+      b[at++] = COMMA;
+      at = putIds(b, at, e);
+      at = putDevice(b, at, e.device, W.NA);
+      at = putBytes(b, at, W.NO_PTR_NO_ATTR);
       break;
     case "range_start":
     case "range_end":
       if (e.kind === "range_start") {
-        w.bytes(W.RANGE_START);
-        w.text(e.message);
+        at = putBytes(b, at, W.RANGE_START);
+        at = putText(b, at, text);
       } else {
-        w.bytes(W.RANGE_END);
-        w.int(e.id);
+        at = putBytes(b, at, W.RANGE_END);
+        at = putInt(b, at, e.id);
       }
-      w.comma();
-      ids(w, e);
-      device(w, e.device, W.NA);
-      w.bytes(W.NO_PTR);
-      w.bytes(W.RANGE_ID);
-      w.int(e.id);
-      w.bytes(W.CLOSE);
-      w.bytes(W.NO_STACKS);
+      b[at++] = COMMA;
+      at = putIds(b, at, e);
+      at = putDevice(b, at, e.device, W.NA);
+      at = putBytes(b, at, W.NO_PTR);
+      at = putBytes(b, at, W.RANGE_ID);
+      at = putInt(b, at, e.id);
+      at = putBytes(b, at, W.CLOSE);
+      at = putBytes(b, at, W.NO_STACKS);
       break;
     case "proc_start":
     case "proc_exit":
-      w.bytes(W.SYSTEM);
+      at = putBytes(b, at, W.SYSTEM);
       if (e.kind === "proc_start") {
-        w.bytes(W.PROC_START);
-        w.text(e.command);
-        w.comma();
+        at = putBytes(b, at, W.PROC_START);
+        at = putText(b, at, text);
+        b[at++] = COMMA;
       } else {
-        w.bytes(W.PROC_EXIT);
+        at = putBytes(b, at, W.PROC_EXIT);
       }
-      ids(w, e);
-      w.bytes(W.NA);
-      w.bytes(W.NO_PTR_NO_ATTR);
+      at = putIds(b, at, e);
+      at = putBytes(b, at, W.NA);
+      at = putBytes(b, at, W.NO_PTR_NO_ATTR);
       break;
   }
-  w.end();
+  b[at++] = NEWLINE;
+  w.length = at;
   return true;
 }

@@ -10,10 +10,9 @@
 const encoder = new TextEncoder();
 const HEX = encoder.encode("0123456789abcdef");
 const COMMA = 44, NEWLINE = 10, QUOTE = 34, APOSTROPHE = 39;
-const POW10 = Array.from({ length: 16 }, (_, i) => 10 ** i);
-// "00" to "99" as byte pairs.
-const PAIRS = encoder.encode(
-  Array.from({ length: 100 }, (_, i) => String(i).padStart(2, "0")).join(""),
+// "0000" to "9999", four bytes each (40 KB).
+const QUADS = encoder.encode(
+  Array.from({ length: 10000 }, (_, i) => String(i).padStart(4, "0")).join(""),
 );
 
 /** Bytes of an ASCII word, for {@linkcode RowWriter.bytes}. */
@@ -22,7 +21,180 @@ export function ascii(text: string): Uint8Array {
 }
 
 /**
- * A growing byte buffer of CSV rows.
+ * Writes `src` into `b` at `at`; returns the position after it. The caller
+ * has made room (see {@linkcode RowWriter.room}).
+ *
+ * @example
+ * ```ts
+ * import { ascii, putBytes } from "./row_writer.ts";
+ * putBytes(new Uint8Array(4), 1, ascii("ab")); // 3
+ * ```
+ */
+export function putBytes(b: Uint8Array, at: number, src: Uint8Array): number {
+  // A loop: TypedArray.set costs more than it copies for a few bytes.
+  for (let i = 0; i < src.length; i++) b[at++] = src[i];
+  return at;
+}
+
+// Four digits of q (< 1e4), zero-padded.
+function putQuad(b: Uint8Array, at: number, q: number): number {
+  const k = q * 4;
+  b[at] = QUADS[k];
+  b[at + 1] = QUADS[k + 1];
+  b[at + 2] = QUADS[k + 2];
+  b[at + 3] = QUADS[k + 3];
+  return at + 4;
+}
+
+// One to four digits of q (< 1e4), not padded.
+function putQuadShort(b: Uint8Array, at: number, q: number): number {
+  if (q >= 1000) return putQuad(b, at, q);
+  const k = q * 4;
+  if (q >= 100) {
+    b[at] = QUADS[k + 1];
+    b[at + 1] = QUADS[k + 2];
+    b[at + 2] = QUADS[k + 3];
+    return at + 3;
+  }
+  if (q >= 10) {
+    b[at] = QUADS[k + 2];
+    b[at + 1] = QUADS[k + 3];
+    return at + 2;
+  }
+  b[at] = QUADS[k + 3];
+  return at + 1;
+}
+
+// m's digits (0 <= m < 1e8), exactly eight when `padded`. Four digits a
+// step from a table, and a multiply instead of a division: m * 0.0001 is
+// never below m / 1e4 (0.0001 rounds up as a double), so its floor is exact.
+function putSmall(b: Uint8Array, at: number, m: number, padded: boolean) {
+  m |= 0; // an int32 from here: indexes stay integers
+  if (m < 10000 && !padded) return putQuadShort(b, at, m);
+  const hi = Math.floor(m * 0.0001) | 0;
+  at = padded ? putQuad(b, at, hi) : putQuadShort(b, at, hi);
+  return putQuad(b, at, (m - hi * 10000) | 0);
+}
+
+// n's digits (0 <= n < 1e16), at least nine when `nine`: split in two
+// halves below 1e8.
+function putDigits(b: Uint8Array, at: number, n: number, nine: boolean) {
+  if (n < 1e8 && !nine) return putSmall(b, at, n, false);
+  let hi = Math.floor(n / 1e8), lo = n - hi * 1e8;
+  if (lo < 0) { // the quotient rounded up
+    hi--;
+    lo += 1e8;
+  }
+  return putSmall(b, putSmall(b, at, hi, false), lo, true);
+}
+
+let lastSec = -1, lastSecLength = 0;
+const lastSecDigits = new Uint8Array(16);
+
+/**
+ * Writes an integer (at most 21 bytes) and returns the position after it.
+ * Nanosecond timestamps pass 2^53: they are written as seconds and nine
+ * digits, both exact, never through String().
+ *
+ * @example
+ * ```ts
+ * import { putInt } from "./row_writer.ts";
+ * putInt(new Uint8Array(21), 0, -42); // 3
+ * ```
+ */
+export function putInt(b: Uint8Array, at: number, n: number): number {
+  if (n < 0) {
+    b[at++] = 45; // -
+    n = -n;
+  }
+  if (n < 1e15) return putDigits(b, at, n, false);
+  let sec = Math.floor(n / 1e9);
+  let ns = n - sec * 1e9; // exact: sec * 1e9 has at most 52 significant bits
+  if (ns < 0) {
+    sec--;
+    ns += 1e9;
+  }
+  // Timestamps of one second share their first ten digits: copy them.
+  if (sec !== lastSec) {
+    lastSec = sec;
+    lastSecLength = putDigits(lastSecDigits, 0, sec, false);
+  }
+  for (let i = 0; i < lastSecLength; i++) b[at++] = lastSecDigits[i];
+  return putDigits(b, at, ns, true);
+}
+
+/**
+ * Writes `0x` and 16 hex digits of an address below 2^53; returns the
+ * position after them.
+ *
+ * @example
+ * ```ts
+ * import { putHex16 } from "./row_writer.ts";
+ * putHex16(new Uint8Array(18), 0, 0x1000); // 18
+ * ```
+ */
+export function putHex16(b: Uint8Array, at: number, addr: number): number {
+  b[at++] = 48;
+  b[at++] = 120; // x
+  let hi = Math.floor(addr / 4294967296), lo = addr >>> 0;
+  for (let i = at + 15; i >= at + 8; i--, lo >>>= 4) b[i] = HEX[lo & 15];
+  for (let i = at + 7; i >= at; i--, hi >>>= 4) b[i] = HEX[hi & 15];
+  return at + 16;
+}
+
+/**
+ * Bytes {@linkcode putText} may need for `s`: three per UTF-16 unit covers
+ * UTF-8 and doubled quotes, plus two quotes and a guard.
+ *
+ * @example
+ * ```ts
+ * import { textRoom } from "./row_writer.ts";
+ * textRoom("ab"); // 9
+ * ```
+ */
+export function textRoom(s: string): number {
+  return s.length * 3 + 3;
+}
+
+/**
+ * Writes free text as one CSV field: quoted when it holds a comma, quote,
+ * line break or outer blanks, and behind a `'` when it starts with
+ * `= + - @` so no spreadsheet evaluates it. `b` must hold
+ * {@linkcode textRoom} bytes at `at`.
+ *
+ * @example
+ * ```ts
+ * import { putText } from "./row_writer.ts";
+ * putText(new Uint8Array(16), 0, "a,b"); // 5
+ * ```
+ */
+export function putText(b: Uint8Array, at: number, s: string): number {
+  const c0 = s.charCodeAt(0);
+  const start = at;
+  // Fast path: printable ASCII with nothing to quote or guard.
+  let plain = !(c0 === 61 || c0 === 43 || c0 === 45 || c0 === 64 ||
+    c0 === 32 || s.charCodeAt(s.length - 1) === 32);
+  for (let i = 0; plain && i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 32 || c > 126 || c === QUOTE || c === COMMA) plain = false;
+    else b[at++] = c;
+  }
+  if (plain) return at;
+  const guard = c0 === 61 || c0 === 43 || c0 === 45 || c0 === 64;
+  const quote = /[",\r\n]/.test(s) || s !== s.trim();
+  at = start;
+  if (quote) b[at++] = QUOTE;
+  if (guard) b[at++] = APOSTROPHE;
+  const body = quote ? s.replaceAll('"', '""') : s;
+  at += encoder.encodeInto(body, b.subarray(at)).written;
+  if (quote) b[at++] = QUOTE;
+  return at;
+}
+
+/**
+ * A growing byte buffer of CSV rows. Hot writers take {@linkcode room} once
+ * per row and write with the `put` functions, keeping the position in a
+ * local; the methods are for the rest.
  *
  * @example
  * ```ts
@@ -34,158 +206,61 @@ export function ascii(text: string): Uint8Array {
  */
 export class RowWriter {
   #buf: Uint8Array;
-  #len = 0;
+  /** Bytes written so far; hot writers set it after writing. */
+  length = 0;
 
   /** A writer whose buffer starts at `capacity` bytes. */
   constructor(capacity = 1 << 20) {
-    this.#buf = new Uint8Array(capacity);
-  }
-
-  /** Bytes written so far. */
-  get length(): number {
-    return this.#len;
+    this.#buf = new Uint8Array(Math.max(capacity, 64));
   }
 
   /** The bytes written so far (a view, valid until the next write). */
   view(): Uint8Array {
-    return this.#buf.subarray(0, this.#len);
+    return this.#buf.subarray(0, this.length);
   }
 
   /** Forgets what was written. */
   clear(): void {
-    this.#len = 0;
+    this.length = 0;
   }
 
-  #room(n: number): void {
-    if (this.#len + n <= this.#buf.length) return;
+  /** Makes room for `n` more bytes; returns the buffer to write into. */
+  room(n: number): Uint8Array {
+    if (this.length + n <= this.#buf.length) return this.#buf;
     const bigger = new Uint8Array(
-      Math.max(this.#buf.length * 2, this.#len + n),
+      Math.max(this.#buf.length * 2, this.length + n),
     );
-    bigger.set(this.#buf.subarray(0, this.#len));
-    this.#buf = bigger;
+    bigger.set(this.#buf.subarray(0, this.length));
+    return this.#buf = bigger;
   }
 
   /** A comma. */
   comma(): void {
-    this.#room(1);
-    this.#buf[this.#len++] = COMMA;
+    this.room(1)[this.length++] = COMMA;
   }
 
   /** Ends the row. */
   end(): void {
-    this.#room(1);
-    this.#buf[this.#len++] = NEWLINE;
+    this.room(1)[this.length++] = NEWLINE;
   }
 
   /** Pre-encoded bytes. */
   bytes(src: Uint8Array): void {
-    this.#room(src.length);
-    const b = this.#buf;
-    let at = this.#len;
-    // A loop: TypedArray.set costs more than it copies for a few bytes.
-    for (let i = 0; i < src.length; i++) b[at++] = src[i];
-    this.#len = at;
+    this.length = putBytes(this.room(src.length), this.length, src);
   }
 
-  /**
-   * An integer. Nanosecond timestamps pass 2^53: they are written as
-   * seconds and nine digits, both exact, never through String().
-   */
+  /** An integer (see {@linkcode putInt}). */
   int(n: number): void {
-    if (n < 0) {
-      this.#room(1);
-      this.#buf[this.#len++] = 45; // -
-      n = -n;
-    }
-    if (n < 1e15) return this.#digits(n, 0);
-    let sec = Math.floor(n / 1e9);
-    let ns = n - sec * 1e9; // exact: sec * 1e9 has at most 52 significant bits
-    if (ns < 0) {
-      sec--;
-      ns += 1e9;
-    }
-    this.#digits(sec, 0);
-    this.#digits(ns, 9);
-  }
-
-  // n's digits (n < 1e15), zero-padded to `width`; two digits a step.
-  #digits(n: number, width: number): void {
-    let digits = 1;
-    while (digits < 15 && n >= POW10[digits]) digits++;
-    if (digits < width) digits = width;
-    this.#room(digits);
-    const b = this.#buf;
-    let i = this.#len + digits;
-    while (n >= 2147483648) {
-      const q = Math.floor(n / 100);
-      const r = (n - q * 100) * 2;
-      b[--i] = PAIRS[r + 1];
-      b[--i] = PAIRS[r];
-      n = q;
-    }
-    let m = n | 0;
-    while (m >= 100) {
-      const q = (m / 100) | 0;
-      const r = (m - q * 100) * 2;
-      b[--i] = PAIRS[r + 1];
-      b[--i] = PAIRS[r];
-      m = q;
-    }
-    if (m >= 10) {
-      b[--i] = PAIRS[m * 2 + 1];
-      b[--i] = PAIRS[m * 2];
-    } else {
-      b[--i] = 48 + m;
-    }
-    while (i > this.#len) b[--i] = 48;
-    this.#len += digits;
+    this.length = putInt(this.room(21), this.length, n);
   }
 
   /** `0x` and 16 hex digits of an address below 2^53. */
   hex16(addr: number): void {
-    this.#room(18);
-    const b = this.#buf;
-    let at = this.#len;
-    b[at++] = 48;
-    b[at++] = 120; // x
-    let hi = Math.floor(addr / 4294967296), lo = addr >>> 0;
-    for (let i = at + 15; i >= at + 8; i--, lo >>>= 4) b[i] = HEX[lo & 15];
-    for (let i = at + 7; i >= at; i--, hi >>>= 4) b[i] = HEX[hi & 15];
-    this.#len = at + 16;
+    this.length = putHex16(this.room(18), this.length, addr);
   }
 
-  /**
-   * Free text as one CSV field: quoted when it holds a comma, quote, line
-   * break or outer blanks, and behind a `'` when it starts with `= + - @`
-   * so no spreadsheet evaluates it.
-   */
+  /** Free text as one CSV field (see {@linkcode putText}). */
   text(s: string): void {
-    this.#room(s.length * 3 + 3);
-    const b = this.#buf;
-    const c0 = s.charCodeAt(0);
-    let at = this.#len;
-    // Fast path: short printable ASCII with nothing to quote or guard.
-    let plain = !(c0 === 61 || c0 === 43 || c0 === 45 || c0 === 64 ||
-      c0 === 32 || s.charCodeAt(s.length - 1) === 32);
-    for (let i = 0; plain && i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      if (c < 32 || c > 126 || c === QUOTE || c === COMMA) plain = false;
-      else b[at++] = c;
-    }
-    if (plain) {
-      this.#len = at;
-      return;
-    }
-    const guard = c0 === 61 || c0 === 43 || c0 === 45 || c0 === 64;
-    const quote = /[",\r\n]/.test(s) || s !== s.trim();
-    at = this.#len;
-    if (quote) b[at++] = QUOTE;
-    if (guard) b[at++] = APOSTROPHE;
-    const body = quote ? s.replaceAll('"', '""') : s;
-    this.#len = at;
-    this.#room(body.length * 3 + 1);
-    this.#len += encoder.encodeInto(body, this.#buf.subarray(this.#len))
-      .written;
-    if (quote) this.#buf[this.#len++] = QUOTE;
+    this.length = putText(this.room(textRoom(s)), this.length, s);
   }
 }

@@ -19,6 +19,11 @@
 import { EVENT_LOG_HEADER, writeEventRow } from "../analysis/event_log_rows.ts";
 import type { Pool, TracedEvent } from "../analysis/events.ts";
 import { ascii, RowWriter } from "../analysis/row_writer.ts";
+import {
+  MEMORY_ROW_ROOM,
+  type MemoryRow,
+  writeMemoryRow,
+} from "../ffi/bindings.ts";
 
 const POOL_INDEX: Record<Pool, number> = { HAL: 0, HOST: 1, PTA: 2 };
 const HOST = -1;
@@ -56,6 +61,20 @@ export class EventLog {
   #used = new Map<number, number>();
   #nextId = 1;
   #scratch = new RowWriter(1 << 12);
+  #memoryRow: MemoryRow = {
+    event: 0,
+    pool: 0,
+    id: 0,
+    ts: 0,
+    pid: 0,
+    tid: 0,
+    device: 0,
+    addr: 0,
+    allocationId: 0,
+    size: 0,
+    used: 0,
+    result: 0,
+  };
 
   /** A log under `outputDir`, its files named after `startedAt`. */
   constructor(outputDir: string, startedAt = new Date()) {
@@ -102,7 +121,26 @@ export class EventLog {
   }
 
   #row(w: RowWriter, e: TracedEvent, used: number): boolean {
-    if (!writeEventRow(w, this.#nextId, e, used)) return false;
+    if (e.kind === "alloc" || e.kind === "free") {
+      // Most of the log: written natively, the same bytes as writeEventRow.
+      if (e.kind === "free" && e.result !== 0) return false; // no row, as there
+      const r = this.#memoryRow;
+      r.event = e.kind === "free" ? 1 : e.result === 0 ? 0 : 2;
+      r.pool = POOL_INDEX[e.pool];
+      r.id = this.#nextId;
+      r.ts = e.ts;
+      r.pid = e.pid;
+      r.tid = e.tid;
+      r.device = e.device;
+      r.addr = e.addr;
+      r.allocationId = e.allocationId;
+      r.size = e.size;
+      r.used = used;
+      r.result = e.result;
+      w.length = writeMemoryRow(w.room(MEMORY_ROW_ROOM), w.length, r);
+    } else if (!writeEventRow(w, this.#nextId, e, used)) {
+      return false;
+    }
     this.#nextId++;
     return true;
   }

@@ -128,6 +128,25 @@ const symbols = {
   stompwatch_dir_remove: { parameters: ["buffer"], result: "i32" },
   stompwatch_file_remove: { parameters: ["buffer"], result: "i32" },
   stompwatch_pid_alive: { parameters: ["i32"], result: "i32" },
+  stompwatch_memory_row: {
+    parameters: [
+      "buffer",
+      "u32",
+      "u32",
+      "u32",
+      "f64",
+      "f64",
+      "i32",
+      "u32",
+      "i32",
+      "f64",
+      "f64",
+      "f64",
+      "f64",
+      "i32",
+    ],
+    result: "u32",
+  },
 } as const;
 
 type Lib = Deno.DynamicLibrary<typeof symbols>["symbols"];
@@ -247,6 +266,66 @@ export function publishWatchTable(
 export function nativeChecksum(algo: number, bytes: Uint8Array): bigint {
   return BigInt(
     hookLibrary().stompwatch_checksum(algo, bytes, BigInt(bytes.length)),
+  );
+}
+
+/** A MALLOC, FREE or OOM_DETAIL row of the event log, field by field. */
+export interface MemoryRow {
+  /** 0 MALLOC, 1 FREE, 2 OOM_DETAIL. */
+  event: number;
+  /** 0 HAL, 1 HOST, 2 PTA. */
+  pool: number;
+  id: number;
+  ts: number;
+  pid: number;
+  tid: number;
+  /** -1 for the host. */
+  device: number;
+  addr: number;
+  allocationId: number;
+  size: number;
+  used: number;
+  /** aclError of a failed allocation. */
+  result: number;
+}
+
+/** Bytes {@linkcode writeMemoryRow} may write. */
+export const MEMORY_ROW_ROOM = 400;
+
+/**
+ * Writes `row` natively at `out[at]` (which must have
+ * {@linkcode MEMORY_ROW_ROOM} bytes free) and returns the position after
+ * it: the same bytes as analysis/event_log_rows.ts, several times faster.
+ *
+ * @example
+ * ```ts
+ * const out = new Uint8Array(MEMORY_ROW_ROOM);
+ * const end = writeMemoryRow(out, 0, {
+ *   event: 0, pool: 0, id: 1, ts: 5, pid: 1, tid: 1, device: 0,
+ *   addr: 0x1000, allocationId: 1, size: 64, used: 64, result: 0,
+ * });
+ * ```
+ */
+export function writeMemoryRow(
+  out: Uint8Array,
+  at: number,
+  row: MemoryRow,
+): number {
+  return hookLibrary().stompwatch_memory_row(
+    out,
+    at,
+    row.event,
+    row.pool,
+    row.id,
+    row.ts,
+    row.pid,
+    row.tid,
+    row.device,
+    row.addr,
+    row.allocationId,
+    row.size,
+    row.used,
+    row.result,
   );
 }
 
