@@ -128,6 +128,8 @@ const symbols = {
   stompwatch_dir_remove: { parameters: ["buffer"], result: "i32" },
   stompwatch_file_remove: { parameters: ["buffer"], result: "i32" },
   stompwatch_pid_alive: { parameters: ["i32"], result: "i32" },
+  stompwatch_now_ns: { parameters: [], result: "u64" },
+  stompwatch_event_ns: { parameters: [], result: "u64" },
   stompwatch_memory_row: {
     parameters: [
       "buffer",

@@ -23,11 +23,14 @@
 
 /* True once this process has a ring; starts it on first use. */
 int sw_producer_ready(void);
+/* CLOCK_REALTIME in ns (heartbeats, start time). */
 uint64_t sw_now_ns(void);
+/* The same clock for event stamps, cheaper (event_clock.c). */
+uint64_t sw_event_ns(void);
 uint32_t sw_tid(void);
 struct sw_ring_header *sw_producer_header(void);
 
-/* Reserve a record of `size` bytes (a multiple of 64, >= 64); returns NULL
+/* Reserve a record of `size` bytes (a multiple of 16, >= 64); returns NULL
  * when the consumer is gone (the record is then counted as dropped). */
 struct sw_record *sw_reserve(uint32_t size, uint64_t *pos);
 /* Fill the common fields and publish. */

@@ -92,7 +92,7 @@ struct op_launch {
  * watches may sample, OP_BEGIN and OP_END bracket the samples so the daemon
  * knows which op each one belongs to. */
 static void op_begin(struct op_launch *op, const char *opType, int numOutputs, aclDataBuffer *const outputs[]) {
-  op->ts_ns = sw_now_ns();
+  op->ts_ns = sw_event_ns();
   op->device = sw_current_device();
   op->n = collect_outputs(sw_real(), numOutputs, outputs, op->pairs);
   op->sampled = sw_watch_may_sample();

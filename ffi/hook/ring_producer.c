@@ -33,12 +33,6 @@ __thread int sw_in_hook SW_TLS;
 static __thread uint32_t t_tid SW_TLS;
 static __thread int32_t t_device SW_TLS = -1;
 
-uint64_t sw_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 uint32_t sw_tid(void) {
   if (SW_UNLIKELY(t_tid == 0)) t_tid = (uint32_t)syscall(SYS_gettid);
   return t_tid;
@@ -264,7 +258,7 @@ void sw_emit_at(uint64_t ts_ns, uint16_t type, uint16_t flags, int32_t device, i
   r->flags = flags;
   r->size = size;
   r->tid = sw_tid();
-  r->ts_ns = ts_ns ? ts_ns : sw_now_ns();
+  r->ts_ns = ts_ns ? ts_ns : sw_event_ns();
   r->device = device;
   r->result = result;
   r->addr = addr;

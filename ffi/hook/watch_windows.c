@@ -50,6 +50,7 @@ static uint32_t g_seen_seq;
 static int g_live; /* watches waiting or open; read without the lock */
 static struct cli_spec g_cli;
 static pthread_once_t g_cli_once = PTHREAD_ONCE_INIT;
+static int g_cli_parsed; /* set after parse_cli: every op checks it, pthread_once is a call */
 static uint32_t g_cli_windows;
 static uint64_t g_dump_seq;
 
@@ -232,10 +233,15 @@ static int may_watch(struct sw_ring_header *hdr) {
          __atomic_load_n(&hdr->table_seq, __ATOMIC_ACQUIRE) != __atomic_load_n(&g_seen_seq, __ATOMIC_RELAXED);
 }
 
+static void parse_cli_once(void) {
+  parse_cli();
+  __atomic_store_n(&g_cli_parsed, 1, __ATOMIC_RELEASE);
+}
+
 int sw_watch_may_sample(void) {
   struct sw_ring_header *hdr = sw_producer_header();
   if (!hdr) return 0;
-  pthread_once(&g_cli_once, parse_cli);
+  if (SW_UNLIKELY(!__atomic_load_n(&g_cli_parsed, __ATOMIC_ACQUIRE))) pthread_once(&g_cli_once, parse_cli_once);
   return may_watch(hdr);
 }
 

@@ -9,7 +9,7 @@
  *   [0, 4096)                 struct sw_ring_header
  *   [4096, 4096 + 64 KiB)     watch table: SW_WATCH_MAX struct sw_watch_entry,
  *                             written by the daemon under a seqlock
- *   [SW_DATA_OFFSET, +cap)    data: variable-length records, 64-byte aligned
+ *   [SW_DATA_OFFSET, +cap)    data: variable-length records, 16-byte aligned
  *
  * Discipline (after the Linux perf ring): producers reserve space with a CAS
  * on `head` (many threads of one process), write the record, then publish it
@@ -125,7 +125,7 @@ struct sw_record {
   uint32_t stamp;    /* 0: SW_STAMP(pos), stored last with release */
   uint16_t type;     /* 4: enum sw_record_type */
   uint16_t flags;    /* 6: SW_REC_FLAG_* */
-  uint32_t size;     /* 8: whole record incl. this header, multiple of 64 */
+  uint32_t size;     /* 8: whole record incl. this header, multiple of 16 */
   uint32_t tid;      /* 12 */
   uint64_t ts_ns;    /* 16: CLOCK_REALTIME */
   int32_t device;    /* 24: -1 = host */
@@ -150,8 +150,11 @@ struct sw_dump_payload {
 };
 
 #define SW_ALIGN8(n) (((n) + 7u) & ~(uint64_t)7u)
-/* Records occupy whole 64-byte lines, so a PAD record always fits. */
-#define SW_RECORD_ALIGN 64u
-#define SW_ALIGN_RECORD(n) (((n) + 63u) & ~(uint64_t)63u)
+/* Records are 16-byte aligned: the gap left at the end of the data area is
+ * then at least 16 bytes, room for the stamp, type and size of a PAD
+ * record, and an op record with a short name and one output takes 96
+ * bytes, not 128 (the hook writes one per op launch). */
+#define SW_RECORD_ALIGN 16u
+#define SW_ALIGN_RECORD(n) (((n) + 15u) & ~(uint64_t)15u)
 
 #endif
