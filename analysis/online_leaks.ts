@@ -97,34 +97,12 @@ export class OnlineLeaks {
       case "op":
         this.#kernels++;
         return;
-      case "alloc": {
-        e.allocationId = 0;
-        if (e.result !== 0 || e.addr === 0) return;
-        const live = this.live, row = live.insert(e.addr, e.size);
-        const pool = e.pool === "HAL" ? 0 : POOLS.indexOf(e.pool);
-        live.device[row] = e.device;
-        live.pool[row] = pool;
-        live.allocationId[row] = e.allocationId = ++this.#allocations;
-        live.step[row] = this.#inStep ? this.step : this.step + 1;
-        live.kernel[row] = this.#kernels;
-        live.ts[row] = e.ts;
-        this.#account(e.device, pool, e.size);
+      case "alloc":
+        this.allocated(e);
         return;
-      }
-      case "free": {
-        const live = this.live, row = e.result === 0 ? live.take(e.addr) : -1;
-        if (row < 0) {
-          e.size = e.allocationId = 0;
-          return;
-        }
-        e.size = live.size[row];
-        e.allocationId = live.allocationId[row];
-        // Freed within a step, the block was the training loop's to free;
-        // freed outside any (teardown after the last step) it stays a leak.
-        if (this.#inStep) this.#suspects.delete(e.addr);
-        this.#account(live.device[row], live.pool[row], -e.size);
+      case "free":
+        this.freed(e);
         return;
-      }
       case "range_start":
         if (e.message !== STEP_MESSAGE) return;
         if (this.#inStep) this.#endStep();
@@ -138,6 +116,43 @@ export class OnlineLeaks {
       default:
         return;
     }
+  }
+
+  /**
+   * An allocation ({@linkcode track} for one kind): a successful one gets
+   * its `allocationId`. Called directly on the daemon's hot path, so that
+   * it only ever sees allocation events.
+   */
+  allocated(e: Extract<TracedEvent, { kind: "alloc" }>): void {
+    e.allocationId = 0;
+    if (e.result !== 0 || e.addr === 0) return;
+    const live = this.live, row = live.insert(e.addr, e.size);
+    const pool = e.pool === "HAL" ? 0 : POOLS.indexOf(e.pool);
+    live.device[row] = e.device;
+    live.pool[row] = pool;
+    live.allocationId[row] = e.allocationId = ++this.#allocations;
+    live.step[row] = this.#inStep ? this.step : this.step + 1;
+    live.kernel[row] = this.#kernels;
+    live.ts[row] = e.ts;
+    this.#account(e.device, pool, e.size);
+  }
+
+  /**
+   * A free ({@linkcode track} for one kind): it gets the `size` and
+   * `allocationId` of the block it frees (0 when the block was never seen).
+   */
+  freed(e: Extract<TracedEvent, { kind: "free" }>): void {
+    const live = this.live, row = e.result === 0 ? live.take(e.addr) : -1;
+    if (row < 0) {
+      e.size = e.allocationId = 0;
+      return;
+    }
+    e.size = live.size[row];
+    e.allocationId = live.allocationId[row];
+    // Freed within a step, the block was the training loop's to free;
+    // freed outside any (teardown after the last step) it stays a leak.
+    if (this.#inStep) this.#suspects.delete(e.addr);
+    this.#account(live.device[row], live.pool[row], -e.size);
   }
 
   /** Blocks suspected so far and not cleared. */

@@ -171,7 +171,8 @@ export class TracedProcess {
         e.size = r.len;
         e.pool = POOLS[r.aux] ?? "HAL";
         e.result = r.result;
-        this.#track(e);
+        this.memory.allocated(e);
+        this.#emit(e);
         return;
       }
       case REC.FREE: {
@@ -182,7 +183,8 @@ export class TracedProcess {
         e.addr = r.addr;
         e.pool = POOLS[r.aux] ?? "HAL";
         e.result = r.result;
-        this.#track(e);
+        this.memory.freed(e);
+        this.#emit(e);
         return;
       }
       case REC.OP_BEGIN: {
