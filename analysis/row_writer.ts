@@ -9,7 +9,7 @@
 
 const encoder = new TextEncoder();
 const HEX = encoder.encode("0123456789abcdef");
-const COMMA = 44, NEWLINE = 10, QUOTE = 34, APOSTROPHE = 39;
+const COMMA = 44, QUOTE = 34, APOSTROPHE = 39;
 // "0000" to "9999", four bytes each (40 KB).
 const QUADS = encoder.encode(
   Array.from({ length: 10000 }, (_, i) => String(i).padStart(4, "0")).join(""),
@@ -192,16 +192,19 @@ export function putText(b: Uint8Array, at: number, s: string): number {
 }
 
 /**
- * A growing byte buffer of CSV rows. Hot writers take {@linkcode room} once
- * per row and write with the `put` functions, keeping the position in a
- * local; the methods are for the rest.
+ * A growing byte buffer of CSV rows. Writers take {@linkcode room} once per
+ * row, write with the `put` functions keeping the position in a local, and
+ * set {@linkcode length} after.
  *
  * @example
  * ```ts
- * import { RowWriter } from "./row_writer.ts";
+ * import { putHex16, putInt, RowWriter } from "./row_writer.ts";
  * const w = new RowWriter();
- * w.int(7); w.comma(); w.hex16(0x1000); w.end();
- * new TextDecoder().decode(w.view()); // "7,0x0000000000001000\n"
+ * const b = w.room(64);
+ * let at = putInt(b, w.length, 7);
+ * b[at++] = 44; // ,
+ * w.length = putHex16(b, at, 0x1000);
+ * new TextDecoder().decode(w.view()); // "7,0x0000000000001000"
  * ```
  */
 export class RowWriter {
@@ -234,33 +237,8 @@ export class RowWriter {
     return this.#buf = bigger;
   }
 
-  /** A comma. */
-  comma(): void {
-    this.room(1)[this.length++] = COMMA;
-  }
-
-  /** Ends the row. */
-  end(): void {
-    this.room(1)[this.length++] = NEWLINE;
-  }
-
   /** Pre-encoded bytes. */
   bytes(src: Uint8Array): void {
     this.length = putBytes(this.room(src.length), this.length, src);
-  }
-
-  /** An integer (see {@linkcode putInt}). */
-  int(n: number): void {
-    this.length = putInt(this.room(21), this.length, n);
-  }
-
-  /** `0x` and 16 hex digits of an address below 2^53. */
-  hex16(addr: number): void {
-    this.length = putHex16(this.room(18), this.length, addr);
-  }
-
-  /** Free text as one CSV field (see {@linkcode putText}). */
-  text(s: string): void {
-    this.length = putText(this.room(textRoom(s)), this.length, s);
   }
 }

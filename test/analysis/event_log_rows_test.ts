@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { writeEventRow } from "../../analysis/event_log_rows.ts";
 import type { TracedEvent } from "../../analysis/events.ts";
-import { RowWriter } from "../../analysis/row_writer.ts";
+import { putInt, RowWriter } from "../../analysis/row_writer.ts";
 
 const base = { pid: 42, tid: 43, ts: 1764753083997498270, device: 1 };
 
@@ -105,7 +105,7 @@ Deno.test("range rows carry the range id; a range end is named as the real tool 
   );
 });
 
-Deno.test("RowWriter writes integers exactly, small and past 2^53", () => {
+Deno.test("putInt writes integers exactly, small and past 2^53", () => {
   const w = new RowWriter(1);
   for (
     const n of [
@@ -131,10 +131,10 @@ Deno.test("RowWriter writes integers exactly, small and past 2^53", () => {
     ]
   ) {
     w.clear();
-    w.int(n);
+    w.length = putInt(w.room(21), 0, n);
     assert.equal(new TextDecoder().decode(w.view()), BigInt(n).toString());
   }
   w.clear();
-  w.int(-12);
+  w.length = putInt(w.room(21), 0, -12);
   assert.equal(new TextDecoder().decode(w.view()), "-12");
 });
