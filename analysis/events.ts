@@ -55,6 +55,11 @@ export type TracedEvent =
   | EventBase & { kind: "range_start"; id: number; message: string }
   | EventBase & { kind: "range_end"; id: number };
 
+/** An allocation event. */
+export type AllocEvent = Extract<TracedEvent, { kind: "alloc" }>;
+/** A free event. */
+export type FreeEvent = Extract<TracedEvent, { kind: "free" }>;
+
 /**
  * Whether [addr, addr+length) overlaps any of the pairs.
  *

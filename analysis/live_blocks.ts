@@ -29,6 +29,12 @@ export interface LiveBlock {
 
 /** Pools in the order of {@linkcode LiveBlocks.pool}'s codes. */
 export const POOLS: readonly Pool[] = ["HAL", "HOST", "PTA"];
+/** The code of each pool: its index in {@linkcode POOLS}. */
+export const POOL_CODE: Readonly<Record<Pool, number>> = {
+  HAL: 0,
+  HOST: 1,
+  PTA: 2,
+};
 
 const EMPTY = -1;
 const TWO_32 = 4294967296;

@@ -17,8 +17,8 @@
  *
  * @module
  */
-import type { Pool, TracedEvent } from "./events.ts";
-import { LiveBlocks, POOLS } from "./live_blocks.ts";
+import type { AllocEvent, FreeEvent, Pool, TracedEvent } from "./events.ts";
+import { LiveBlocks, POOL_CODE, POOLS } from "./live_blocks.ts";
 
 /** The range message that delimits steps, as in the real tool. */
 export const STEP_MESSAGE = "step start";
@@ -123,11 +123,11 @@ export class OnlineLeaks {
    * its `allocationId`. Called directly on the daemon's hot path, so that
    * it only ever sees allocation events.
    */
-  allocated(e: Extract<TracedEvent, { kind: "alloc" }>): void {
+  allocated(e: AllocEvent): void {
     e.allocationId = 0;
     if (e.result !== 0 || e.addr === 0) return;
     const live = this.live, row = live.insert(e.addr, e.size);
-    const pool = e.pool === "HAL" ? 0 : POOLS.indexOf(e.pool);
+    const pool = POOL_CODE[e.pool];
     live.device[row] = e.device;
     live.pool[row] = pool;
     live.allocationId[row] = e.allocationId = ++this.#allocations;
@@ -141,7 +141,7 @@ export class OnlineLeaks {
    * A free ({@linkcode track} for one kind): it gets the `size` and
    * `allocationId` of the block it frees (0 when the block was never seen).
    */
-  freed(e: Extract<TracedEvent, { kind: "free" }>): void {
+  freed(e: FreeEvent): void {
     const live = this.live, row = e.result === 0 ? live.take(e.addr) : -1;
     if (row < 0) {
       e.size = e.allocationId = 0;

@@ -17,7 +17,8 @@
  * @module
  */
 import { EVENT_LOG_HEADER, writeEventRow } from "../analysis/event_log_rows.ts";
-import type { Pool, TracedEvent } from "../analysis/events.ts";
+import type { AllocEvent, FreeEvent, TracedEvent } from "../analysis/events.ts";
+import { POOL_CODE } from "../analysis/live_blocks.ts";
 import { ascii, RowWriter } from "../analysis/row_writer.ts";
 import {
   MEMORY_ROW_ROOM,
@@ -25,7 +26,6 @@ import {
   writeMemoryRow,
 } from "../ffi/bindings.ts";
 
-const POOL_INDEX: Record<Pool, number> = { HAL: 0, HOST: 1, PTA: 2 };
 const HOST = -1;
 // Rows are written once this many bytes wait: few writes, a small buffer.
 const WRITE_AT_BYTES = 1 << 20;
@@ -41,6 +41,43 @@ interface ProcessRoute {
   devices: number[];
   /** Rows waiting for the process's first device. */
   waiting: Uint8Array[];
+}
+
+/**
+ * Fills `row` with what the native writer needs for the row of `e` (an
+ * allocation, or a free that succeeded), `id` its ID and `used` the bytes
+ * live after it; returns `row`.
+ *
+ * @example
+ * ```ts
+ * import { fillMemoryRow } from "./event_log.ts";
+ * import type { MemoryRow } from "../ffi/bindings.ts";
+ * const row = fillMemoryRow({} as MemoryRow, {
+ *   kind: "alloc", pid: 1, tid: 1, ts: 5, device: 0, addr: 0x1000,
+ *   size: 64, pool: "HAL", result: 0, allocationId: 1,
+ * }, 1, 64);
+ * row.event; // 0 (MALLOC)
+ * ```
+ */
+export function fillMemoryRow(
+  row: MemoryRow,
+  e: AllocEvent | FreeEvent,
+  id: number,
+  used: number,
+): MemoryRow {
+  row.event = e.kind === "free" ? 1 : e.result === 0 ? 0 : 2;
+  row.pool = POOL_CODE[e.pool];
+  row.id = id;
+  row.ts = e.ts;
+  row.pid = e.pid;
+  row.tid = e.tid;
+  row.device = e.device;
+  row.addr = e.addr;
+  row.allocationId = e.allocationId;
+  row.size = e.size;
+  row.used = used;
+  row.result = e.result;
+  return row;
 }
 
 /** `YYYYmmddHHMMSS` in local time, as msMemScope names its files. */
@@ -124,19 +161,7 @@ export class EventLog {
     if (e.kind === "alloc" || e.kind === "free") {
       // Most of the log: written natively, the same bytes as writeEventRow.
       if (e.kind === "free" && e.result !== 0) return false; // no row, as there
-      const r = this.#memoryRow;
-      r.event = e.kind === "free" ? 1 : e.result === 0 ? 0 : 2;
-      r.pool = POOL_INDEX[e.pool];
-      r.id = this.#nextId;
-      r.ts = e.ts;
-      r.pid = e.pid;
-      r.tid = e.tid;
-      r.device = e.device;
-      r.addr = e.addr;
-      r.allocationId = e.allocationId;
-      r.size = e.size;
-      r.used = used;
-      r.result = e.result;
+      const r = fillMemoryRow(this.#memoryRow, e, this.#nextId, used);
       w.length = writeMemoryRow(w.room(MEMORY_ROW_ROOM), w.length, r);
     } else if (!writeEventRow(w, this.#nextId, e, used)) {
       return false;
@@ -157,7 +182,7 @@ export class EventLog {
   // Bytes live on the event's device and pool after it.
   #account(e: TracedEvent): number {
     if (e.kind !== "alloc" && e.kind !== "free") return 0;
-    const key = e.device * 4 + POOL_INDEX[e.pool];
+    const key = e.device * 4 + POOL_CODE[e.pool];
     let used = this.#used.get(key) ?? 0;
     if (e.result === 0) used += e.kind === "alloc" ? e.size : -e.size;
     this.#used.set(key, used);

@@ -6,7 +6,12 @@
  * @module
  */
 import { REC, RING } from "../ffi/bindings.ts";
-import { overlapsAny, type TracedEvent } from "../analysis/events.ts";
+import {
+  type AllocEvent,
+  type FreeEvent,
+  overlapsAny,
+  type TracedEvent,
+} from "../analysis/events.ts";
 import { type LiveBlock, POOLS } from "../analysis/live_blocks.ts";
 import { OnlineLeaks } from "../analysis/online_leaks.ts";
 import type { DumpWriter } from "../watch/dump_writer.ts";
@@ -22,9 +27,6 @@ interface OpInFlight {
   ts: number;
   device: number;
 }
-
-type Alloc = Extract<TracedEvent, { kind: "alloc" }>;
-type Free = Extract<TracedEvent, { kind: "free" }>;
 
 /**
  * Receives every event, in ring order (the event log). The event is valid
@@ -59,7 +61,7 @@ export class TracedProcess {
   #callCounts = new Map<string, number>();
   #writer: DumpWriter;
   #listeners: EventListener[];
-  #scratch: { alloc: Alloc; free: Free };
+  #scratch: { alloc: AllocEvent; free: FreeEvent };
   /** Called when a watch ends in the hook, so the table can drop it. */
   onWatchClosed: () => void = () => {};
 

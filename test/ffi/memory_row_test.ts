@@ -1,33 +1,23 @@
 import assert from "node:assert/strict";
 import { writeEventRow } from "../../analysis/event_log_rows.ts";
-import type { TracedEvent } from "../../analysis/events.ts";
+import type {
+  AllocEvent,
+  FreeEvent,
+  TracedEvent,
+} from "../../analysis/events.ts";
 import { RowWriter } from "../../analysis/row_writer.ts";
-import { MEMORY_ROW_ROOM, writeMemoryRow } from "../../ffi/bindings.ts";
+import { fillMemoryRow } from "../../daemon/event_log.ts";
+import {
+  MEMORY_ROW_ROOM,
+  type MemoryRow,
+  writeMemoryRow,
+} from "../../ffi/bindings.ts";
 
 const decoder = new TextDecoder();
-const POOL = { HAL: 0, HOST: 1, PTA: 2 } as const;
-
-function native(
-  e: TracedEvent & { kind: "alloc" | "free" },
-  id: number,
-  used: number,
-) {
+function native(e: AllocEvent | FreeEvent, id: number, used: number) {
   const out = new Uint8Array(MEMORY_ROW_ROOM + 8);
-  const end = writeMemoryRow(out, 8, {
-    event: e.kind === "free" ? 1 : e.result === 0 ? 0 : 2,
-    pool: POOL[e.pool],
-    id,
-    ts: e.ts,
-    pid: e.pid,
-    tid: e.tid,
-    device: e.device,
-    addr: e.addr,
-    allocationId: e.allocationId,
-    size: e.size,
-    used,
-    result: e.result,
-  });
-  return decoder.decode(out.subarray(8, end));
+  const row = fillMemoryRow({} as MemoryRow, e, id, used);
+  return decoder.decode(out.subarray(8, writeMemoryRow(out, 8, row)));
 }
 
 function reference(e: TracedEvent, id: number, used: number) {
@@ -38,7 +28,7 @@ function reference(e: TracedEvent, id: number, used: number) {
 
 Deno.test("native MALLOC, FREE and OOM_DETAIL rows are byte for byte the rows of writeEventRow", () => {
   const base = { pid: 4242, tid: 4243, ts: 1764753083997498270, device: 0 };
-  const events: Array<TracedEvent & { kind: "alloc" | "free" }> = [
+  const events: Array<AllocEvent | FreeEvent> = [
     {
       ...base,
       kind: "alloc",
