@@ -83,13 +83,21 @@ export class LiveBlocks {
       this.#shift;
   }
 
+  // The index slot that holds addr's row, or the empty slot that ends its
+  // probe run (where addr belongs).
+  #probe(addr: number): number {
+    const index = this.#index, mask = index.length - 1;
+    let s = this.#slot(addr);
+    for (let row = index[s]; row !== EMPTY; row = index[s]) {
+      if (this.addr[row] === addr) return s;
+      s = (s + 1) & mask;
+    }
+    return s;
+  }
+
   /** The row of the block at `addr`, or -1. */
   find(addr: number): number {
-    const index = this.#index, mask = index.length - 1;
-    for (let s = this.#slot(addr);; s = (s + 1) & mask) {
-      const row = index[s];
-      if (row === EMPTY || this.addr[row] === addr) return row;
-    }
+    return this.#index[this.#probe(addr)];
   }
 
   /**
@@ -99,19 +107,15 @@ export class LiveBlocks {
    */
   insert(addr: number, size: number): number {
     if ((this.count + 1) * 2 > this.#index.length) this.#rehash();
-    // One probe: it ends on the block at addr, or on the empty slot where
-    // addr belongs.
-    const index = this.#index, mask = index.length - 1;
-    let s = this.#slot(addr), row = index[s];
-    for (; row !== EMPTY; s = (s + 1) & mask, row = index[s]) {
-      if (this.addr[row] === addr) {
-        this.bytes += size - this.size[row];
-        this.size[row] = size;
-        return row;
-      }
+    const s = this.#probe(addr);
+    let row = this.#index[s];
+    if (row !== EMPTY) {
+      this.bytes += size - this.size[row];
+      this.size[row] = size;
+      return row;
     }
     row = this.#freeTop > 0 ? this.#freeRows[--this.#freeTop] : this.#newRow();
-    index[s] = row;
+    this.#index[s] = row;
     this.addr[row] = addr;
     this.size[row] = size;
     this.#used[row] = 1;
@@ -127,10 +131,8 @@ export class LiveBlocks {
    */
   take(addr: number): number {
     const index = this.#index, mask = index.length - 1;
-    let s = this.#slot(addr), row = index[s];
-    for (; row !== EMPTY; s = (s + 1) & mask, row = index[s]) {
-      if (this.addr[row] === addr) break;
-    }
+    let s = this.#probe(addr);
+    const row = index[s];
     if (row === EMPTY) return EMPTY;
     // Backward shift: pull later entries of the probe run into the hole, so
     // lookups never need tombstones.
