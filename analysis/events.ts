@@ -46,8 +46,6 @@ export type TracedEvent =
     /** One op launch; `ts` is when it was launched. */
     kind: "op";
     name: string;
-    /** Output buffers as [addr, length] pairs: what the op may write. */
-    outputs: Array<[number, number]>;
     /** aclError the launch returned. */
     result: number;
   }
@@ -59,6 +57,8 @@ export type TracedEvent =
 export type AllocEvent = Extract<TracedEvent, { kind: "alloc" }>;
 /** A free event. */
 export type FreeEvent = Extract<TracedEvent, { kind: "free" }>;
+/** An op launch. */
+export type OpEvent = Extract<TracedEvent, { kind: "op" }>;
 
 /**
  * Whether [addr, addr+length) overlaps any of the pairs.

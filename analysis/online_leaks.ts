@@ -95,7 +95,7 @@ export class OnlineLeaks {
   track(e: TracedEvent): void {
     switch (e.kind) {
       case "op":
-        this.#kernels++;
+        this.launched();
         return;
       case "alloc":
         this.allocated(e);
@@ -116,6 +116,11 @@ export class OnlineLeaks {
       default:
         return;
     }
+  }
+
+  /** An op launch ({@linkcode track} for one kind): blocks are stamped with the launches before them. */
+  launched(): void {
+    this.#kernels++;
   }
 
   /**

@@ -33,29 +33,23 @@ const row = (
   ok: boolean,
 ) => rows.push([what, ours, baseline, target, ok ? "met" : "MISSED"]);
 
-// 1. Hook cost per op launch, nothing watched.
+// 1. Hook cost per op launch, nothing watched. The job times calls through
+// the hook and calls to the runtime's own function in alternating blocks
+// (see bench_ops.c): on a shared VM the drift between two runs is larger
+// than the hook's cost, so the baseline is taken in the same process.
 {
-  const n = "200000"; // 200k ops x 2 records fit the 64 MiB ring: the job never waits on the daemon
-  const plain: number[] = [], hooked: number[] = [];
+  const n = "400000"; // 400k hooked ops x 80 bytes fit the 64 MiB ring: the job never waits on the daemon
+  const hooked: number[] = [], direct: number[] = [];
   for (let i = 0; i < 3; i++) {
-    plain.push(
-      figure(
-        (await timeJob(undefined, workload("bench_ops"), [n])).stdout,
-        "ns_per_op",
-      ),
-    );
-    hooked.push(
-      figure(
-        (await timeJob(daemon, workload("bench_ops"), [n])).stdout,
-        "ns_per_op",
-      ),
-    );
+    const { stdout } = await timeJob(daemon, workload("bench_ops"), [n]);
+    hooked.push(figure(stdout, "ns_per_op"));
+    direct.push(figure(stdout, "ns_per_op_direct"));
   }
-  const added = median(hooked) - median(plain);
+  const added = median(hooked.map((h, i) => h - direct[i]));
   row(
     "op launch, nothing watched",
     `${median(hooked).toFixed(1)} ns/op (+${added.toFixed(1)} ns)`,
-    `${median(plain).toFixed(1)} ns/op without hook`,
+    `${median(direct).toFixed(1)} ns/op calling the runtime directly`,
     "<= +100 ns",
     added <= 100,
   );

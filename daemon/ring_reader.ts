@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { NameTable } from "./name_table.ts";
 import {
   advanceRing,
   heartbeatRing,
@@ -52,46 +53,19 @@ function cString(bytes: Uint8Array): string {
   return decoder.decode(end < 0 ? bytes : bytes.subarray(0, end));
 }
 
-/**
- * Op names repeat endlessly; decoding each again would dominate the pump.
- * Names are keyed by a hash of their bytes and checked byte for byte.
- */
-class NameCache {
-  #map = new Map<number, { bytes: Uint8Array; text: string }>();
-
-  get(bytes: Uint8Array, start: number, len: number): string {
-    let h = 0x811c9dc5 ^ len;
-    for (let i = 0; i < len; i++) {
-      h = Math.imul(h ^ bytes[start + i], 0x01000193);
-    }
-    const hit = this.#map.get(h);
-    if (hit && hit.bytes.length === len) {
-      let same = true;
-      for (let i = 0; i < len && same; i++) {
-        same = hit.bytes[i] === bytes[start + i];
-      }
-      if (same) return hit.text;
-    }
-    const copy = bytes.slice(start, start + len);
-    const text = decoder.decode(copy);
-    if (this.#map.size < 65536) this.#map.set(h, { bytes: copy, text });
-    return text;
-  }
-}
-
 /** The record under the reader, valid only inside the drain callback. */
 export class RecordCursor {
   #view: DataView;
   #bytes: Uint8Array;
   #u32: Uint32Array;
   #i32: Int32Array;
-  #names: NameCache;
+  #names: NameTable;
   /** Byte offset of the record in the mapping. */
   off = 0;
   type = 0;
   size = 0;
 
-  constructor(view: DataView, bytes: Uint8Array, names: NameCache) {
+  constructor(view: DataView, bytes: Uint8Array, names: NameTable) {
     this.#view = view;
     this.#bytes = bytes;
     this.#u32 = new Uint32Array(bytes.buffer);
@@ -133,12 +107,21 @@ export class RecordCursor {
     return this.#u32[(this.off + F.aux) >>> 2];
   }
   get #nameLen(): number {
-    return this.#view.getUint32(this.off + F.nameLen, true);
+    return this.#u32[(this.off + F.nameLen) >>> 2];
   }
-  /** The name (op type, message, command line), decoded once per distinct value. */
+  /**
+   * The id of the name (op type, message, command line) in the ring's
+   * {@linkcode NameTable}; -1 once the table is full.
+   */
+  get nameId(): number {
+    return this.#names.intern(this.#u32, this.off + REC.SIZE, this.#nameLen);
+  }
+  /** The name, decoded once per distinct value. */
   get name(): string {
-    const n = this.#nameLen;
-    return n ? this.#names.get(this.#bytes, this.off + REC.SIZE, n) : "";
+    const id = this.nameId;
+    if (id >= 0) return this.#names.texts[id];
+    const start = this.off + REC.SIZE;
+    return decoder.decode(this.#bytes.subarray(start, start + this.#nameLen));
   }
   /** Offset of the payload after the name. */
   get payloadOffset(): number {
@@ -168,6 +151,8 @@ export class RingReader {
   #mask: number;
   #tail: number;
   #cursor: RecordCursor;
+  /** The names its records carry, by id. */
+  readonly names = new NameTable();
 
   /** Starts where any earlier consumer of this ring stopped. */
   constructor(ring: MappedRing) {
@@ -177,7 +162,7 @@ export class RingReader {
     this.#bytes = new Uint8Array(ring.buffer);
     this.#mask = u64(this.#view, RING.H.capacity) - 1;
     this.#tail = u64(this.#view, RING.H.tail);
-    this.#cursor = new RecordCursor(this.#view, this.#bytes, new NameCache());
+    this.#cursor = new RecordCursor(this.#view, this.#bytes, this.names);
   }
 
   /** The header as it is now. */

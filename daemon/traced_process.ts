@@ -9,6 +9,7 @@ import { REC, RING } from "../ffi/bindings.ts";
 import {
   type AllocEvent,
   type FreeEvent,
+  type OpEvent,
   overlapsAny,
   type TracedEvent,
 } from "../analysis/events.ts";
@@ -19,9 +20,11 @@ import { WatchBook } from "../watch/watch_book.ts";
 import { parseWatchSpec } from "../watch/watch_spec.ts";
 import type { RecordCursor, RingHeader, RingReader } from "./ring_reader.ts";
 
+/** An op bracketed by OP_BEGIN and OP_END: watches sample around it. */
 interface OpInFlight {
   name: string;
   callCount: number;
+  /** Its output buffers as [addr, length]: what it may write. */
   outputs: Array<[number, number]>;
   tid: number;
   ts: number;
@@ -30,7 +33,7 @@ interface OpInFlight {
 
 /**
  * Receives every event, in ring order (the event log). The event is valid
- * only during the call: allocations and frees reuse one object each.
+ * only during the call: allocations, frees and op launches reuse one object each.
  */
 export type EventListener = (e: TracedEvent) => void;
 
@@ -58,10 +61,13 @@ export class TracedProcess {
   #cliFullContent: boolean;
   #dropped = 0;
   #ops = new Map<number, OpInFlight>();
-  #callCounts = new Map<string, number>();
+  /** Calls so far of each op, by its name's id in the ring's name table. */
+  #calls: number[] = [];
+  /** The same for names the table had no room for. */
+  #callsByName = new Map<string, number>();
   #writer: DumpWriter;
   #listeners: EventListener[];
-  #scratch: { alloc: AllocEvent; free: FreeEvent };
+  #scratch: { alloc: AllocEvent; free: FreeEvent; op: OpEvent };
   /** Called when a watch ends in the hook, so the table can drop it. */
   onWatchClosed: () => void = () => {};
 
@@ -95,6 +101,7 @@ export class TracedProcess {
         result: 0,
         allocationId: 0,
       },
+      op: { ...base, kind: "op", name: "", result: 0 },
     };
     this.book = new WatchBook(this.pid);
     this.#cliFullContent = cliFullContent(this.header.cliWatch);
@@ -196,12 +203,16 @@ export class TracedProcess {
       case REC.OP_END: {
         const op = this.#ops.get(r.id);
         this.#ops.delete(r.id);
-        if (op) this.#emitOp(op, r.result);
+        if (op) this.#launched(op.tid, op.ts, op.device, op.name, r.result);
         return;
       }
-      case REC.OP:
-        this.#emitOp(this.#opOf(r), r.result);
+      case REC.OP: {
+        const id = r.nameId;
+        const name = id >= 0 ? this.reader.names.texts[id] : r.name;
+        this.#countCall(id, name);
+        this.#launched(r.tid, r.ts, device, name, r.result);
         return;
+      }
       case REC.MARK:
         this.#emit({ ...this.#base(r), kind: "mark", message: r.name });
         return;
@@ -247,31 +258,54 @@ export class TracedProcess {
     }
   }
 
+  /** Counts a call of the op named `name` (name id `id`); returns its calls so far. */
+  #countCall(id: number, name: string): number {
+    if (id < 0) {
+      const n = (this.#callsByName.get(name) ?? 0) + 1;
+      this.#callsByName.set(name, n);
+      return n;
+    }
+    const calls = this.#calls;
+    while (calls.length <= id) calls.push(0);
+    return ++calls[id];
+  }
+
+  /** Calls so far of the op named `name`. */
+  #callsOf(name: string): number {
+    const id = this.reader.names.idOf(name);
+    return id === undefined
+      ? this.#callsByName.get(name) ?? 0
+      : this.#calls[id] ?? 0;
+  }
+
   /** Counts the call and reads what the op may write. */
   #opOf(r: RecordCursor): OpInFlight {
-    const name = r.name;
-    const callCount = (this.#callCounts.get(name) ?? 0) + 1;
-    this.#callCounts.set(name, callCount);
+    const id = r.nameId;
+    const name = id >= 0 ? this.reader.names.texts[id] : r.name;
     const outputs: Array<[number, number]> = [];
     for (let i = 0, n = r.aux; i < n; i++) {
       outputs.push([r.payloadU64(2 * i), r.payloadU64(2 * i + 1)]);
     }
+    const callCount = this.#countCall(id, name);
     return { name, callCount, outputs, tid: r.tid, ts: r.ts, device: r.device };
   }
 
   // One event per op, whether the hook wrote it as one record or two.
-  #emitOp(op: OpInFlight, result: number): void {
-    const { tid, ts, device, name, outputs } = op;
-    this.#track({
-      pid: this.pid,
-      tid,
-      ts,
-      device,
-      kind: "op",
-      name,
-      outputs,
-      result,
-    });
+  #launched(
+    tid: number,
+    ts: number,
+    device: number,
+    name: string,
+    result: number,
+  ): void {
+    const e = this.#scratch.op;
+    e.tid = tid;
+    e.ts = ts;
+    e.device = device;
+    e.name = name;
+    e.result = result;
+    this.memory.launched();
+    this.#emit(e);
   }
 
   /**
@@ -283,7 +317,7 @@ export class TracedProcess {
     const clash = this.book.live().some((w) =>
       w.source === "cli" && w.name === start
     );
-    return clash ? `${start}.${this.#callCounts.get(start) ?? 0}` : start;
+    return clash ? `${start}.${this.#callsOf(start)}` : start;
   }
 
   #onSample(r: RecordCursor): void {

@@ -60,6 +60,11 @@ void sw_hasher_update(struct sw_hasher *h, const void *data, size_t len) {
   else if (h->xxh_state) XXH3_64bits_update(h->xxh_state, data, len);
 }
 
+void sw_hasher_free(struct sw_hasher *h) {
+  XXH3_freeState(h->xxh_state);
+  h->xxh_state = NULL;
+}
+
 uint64_t sw_hasher_digest(struct sw_hasher *h) {
   if (h->algo == SW_CHECKSUM_CRC64_MSMEMSCOPE) return h->crc ^ ~0ull;
   return h->xxh_state ? XXH3_64bits_digest(h->xxh_state) : 0;

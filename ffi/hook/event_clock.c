@@ -116,16 +116,26 @@ static uint64_t reanchor(void) {
 }
 #endif
 
-uint64_t sw_event_ns(void) {
 #if HAVE_TSC
-  int state = __atomic_load_n(&g_tsc_state, __ATOMIC_ACQUIRE);
-  if (SW_UNLIKELY(state != TSC_USABLE)) {
+/* Everything but the common case: the first stamp, a VM without a usable
+ * TSC, and the anchor's second running out. */
+__attribute__((noinline)) static uint64_t event_ns_slow(int state) {
+  if (state != TSC_USABLE) {
     int unknown = TSC_UNKNOWN;
     if (state == TSC_UNKNOWN && __atomic_compare_exchange_n(&g_tsc_state, &unknown, TSC_CALIBRATING, 0,
                                                             __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
       calibrate();
     return sw_now_ns();
   }
+  return reanchor();
+}
+#endif
+
+/* Kept small, so that the op launch path gets it inlined. */
+uint64_t sw_event_ns(void) {
+#if HAVE_TSC
+  int state = __atomic_load_n(&g_tsc_state, __ATOMIC_ACQUIRE);
+  if (SW_UNLIKELY(state != TSC_USABLE)) return event_ns_slow(state);
   uint64_t seq = __atomic_load_n(&g_seq, __ATOMIC_ACQUIRE);
   uint64_t tsc0 = __atomic_load_n(&g_tsc0, __ATOMIC_RELAXED);
   uint64_t ns0 = __atomic_load_n(&g_ns0, __ATOMIC_RELAXED);
@@ -136,7 +146,7 @@ uint64_t sw_event_ns(void) {
   if (SW_LIKELY(!(seq & 1) && __atomic_load_n(&g_seq, __ATOMIC_RELAXED) == seq && tsc >= tsc0 &&
                 tsc - tsc0 < window))
     return ns0 + (uint64_t)(((unsigned __int128)(tsc - tsc0) * mult) >> 32);
-  return reanchor();
+  return event_ns_slow(state);
 #else
   return sw_now_ns();
 #endif

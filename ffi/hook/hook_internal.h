@@ -13,9 +13,6 @@
 #include "stompwatch_ring.h"
 
 #define SW_EXPORT __attribute__((visibility("default")))
-/* Thread-locals keep the default model: the daemon dlopens this library
- * too, and Deno leaves no static TLS room for initial-exec. */
-#define SW_TLS
 #define SW_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SW_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -27,8 +24,10 @@ int sw_producer_ready(void);
 uint64_t sw_now_ns(void);
 /* The same clock for event stamps, cheaper (event_clock.c). */
 uint64_t sw_event_ns(void);
-uint32_t sw_tid(void);
 struct sw_ring_header *sw_producer_header(void);
+
+/* Names (op types, messages, command lines) are cut at this many bytes. */
+#define SW_NAME_MAX 4096u
 
 /* Reserve a record of `size` bytes (a multiple of 16, >= 64); returns NULL
  * when the consumer is gone (the record is then counted as dropped). */
@@ -43,18 +42,49 @@ void sw_emit(uint16_t type, uint16_t flags, int32_t device, int32_t result, uint
 void sw_emit_at(uint64_t ts_ns, uint16_t type, uint16_t flags, int32_t device, int32_t result, uint64_t addr,
                 uint64_t len, uint64_t id, uint32_t aux, const char *name, const void *payload,
                 uint32_t payload_len);
+struct sw_thread;
+/* One OP record (an op launch while nothing may be watched): the op path's
+ * own writer, with only the fields that record has. */
+void sw_emit_op(struct sw_thread *self, uint64_t ts_ns, const char *op_type, int32_t result);
 
 /* Says once on stderr that something internal failed and what follows. */
 void sw_warn_once(int *said, const char *what);
 
 /* ---- thread state ---- */
 
-/* Set while the hook itself calls into the runtime, so nested intercepted
- * calls pass straight through. */
-extern __thread int sw_in_hook SW_TLS;
-/* Current device of this thread as set through aclrtSetDevice, -1 unknown. */
-int32_t sw_current_device(void);
-void sw_set_current_device(int32_t device);
+/* Everything the hook keeps per thread, in one thread-local: with the
+ * default TLS model each thread-local costs a lookup call, and an op launch
+ * should pay for one. */
+struct sw_thread {
+  /* Set while the hook itself calls into the runtime, so nested intercepted
+   * calls pass straight through. */
+  int in_hook;
+  /* Current device as set through aclrtSetDevice; -1 until known. */
+  int32_t device;
+  /* Kernel thread id; 0 until first asked. */
+  uint32_t tid;
+};
+extern __thread struct sw_thread sw_self;
+
+uint32_t sw_tid_slow(struct sw_thread *self);
+int32_t sw_device_slow(struct sw_thread *self);
+static inline uint32_t sw_tid_of(struct sw_thread *self) {
+  return SW_LIKELY(self->tid) ? self->tid : sw_tid_slow(self);
+}
+static inline int32_t sw_device_of(struct sw_thread *self) {
+  return SW_LIKELY(self->device >= 0) ? self->device : sw_device_slow(self);
+}
+/* This thread's state. The empty asm hides where the pointer came from, so
+ * the compiler keeps it in a register across calls instead of looking the
+ * thread-local up again after each one. */
+static inline struct sw_thread *sw_thread_state(void) {
+  struct sw_thread *self = &sw_self;
+  __asm__("" : "+r"(self));
+  return self;
+}
+/* This thread's current device and id, where one lookup is all a caller needs. */
+static inline int32_t sw_current_device(void) { return sw_device_of(&sw_self); }
+static inline uint32_t sw_tid(void) { return sw_tid_of(&sw_self); }
 
 /* ---- real symbols (real_symbols.c) ---- */
 
@@ -99,6 +129,7 @@ struct sw_hasher {
 void sw_hasher_reset(struct sw_hasher *h, uint32_t algo);
 void sw_hasher_update(struct sw_hasher *h, const void *data, size_t len);
 uint64_t sw_hasher_digest(struct sw_hasher *h);
+void sw_hasher_free(struct sw_hasher *h);
 uint64_t sw_crc64_msmemscope(uint64_t crc, const void *data, size_t len);
 
 #endif

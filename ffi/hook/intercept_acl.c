@@ -26,13 +26,14 @@ typedef aclError (*malloc_fn)(void **, size_t, aclrtMemMallocPolicy);
 static aclError traced_malloc(malloc_fn real, const char *name, void **devPtr, size_t size,
                               aclrtMemMallocPolicy policy) {
   if (!real) return missing(name);
-  if (sw_in_hook) return real(devPtr, size, policy);
-  sw_in_hook = 1;
+  struct sw_thread *self = sw_thread_state();
+  if (self->in_hook) return real(devPtr, size, policy);
+  self->in_hook = 1;
   aclError err = real(devPtr, size, policy);
   uint64_t addr = (err == ACL_SUCCESS && devPtr) ? (uint64_t)(uintptr_t)*devPtr : 0;
-  sw_emit(SW_REC_ALLOC, err == ACL_SUCCESS ? 0 : SW_REC_FLAG_FAILED, sw_current_device(), err, addr, size, 0,
+  sw_emit(SW_REC_ALLOC, err == ACL_SUCCESS ? 0 : SW_REC_FLAG_FAILED, sw_device_of(self), err, addr, size, 0,
           SW_POOL_HAL, NULL, NULL, 0);
-  sw_in_hook = 0;
+  self->in_hook = 0;
   return err;
 }
 
@@ -51,12 +52,13 @@ SW_EXPORT aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocP
 SW_EXPORT aclError aclrtFree(void *devPtr) {
   const struct sw_real *real = sw_real();
   if (!real->aclrtFree) return missing("aclrtFree");
-  if (sw_in_hook) return real->aclrtFree(devPtr);
-  sw_in_hook = 1;
-  int32_t device = sw_current_device();
+  struct sw_thread *self = sw_thread_state();
+  if (self->in_hook) return real->aclrtFree(devPtr);
+  self->in_hook = 1;
+  int32_t device = sw_device_of(self);
   aclError err = real->aclrtFree(devPtr);
   sw_emit(SW_REC_FREE, 0, device, err, (uint64_t)(uintptr_t)devPtr, 0, 0, SW_POOL_HAL, NULL, NULL, 0);
-  sw_in_hook = 0;
+  self->in_hook = 0;
   return err;
 }
 
@@ -64,7 +66,7 @@ SW_EXPORT aclError aclrtSetDevice(int32_t deviceId) {
   const struct sw_real *real = sw_real();
   if (!real->aclrtSetDevice) return missing("aclrtSetDevice");
   aclError err = real->aclrtSetDevice(deviceId);
-  if (err == ACL_SUCCESS) sw_set_current_device(deviceId);
+  if (err == ACL_SUCCESS) sw_self.device = deviceId;
   return err;
 }
 
@@ -79,38 +81,43 @@ static int collect_outputs(const struct sw_real *real, int n, aclDataBuffer *con
   return n;
 }
 
-/* One op launch as the hook follows it, from before the call to after. */
+/*
+ * An op launch as the hook follows it. While no watch may sample (the
+ * common case, and the one the +100 ns budget per launch is for) it is one
+ * OP record written after the call, with the launch time: outputs are not
+ * read, because only a watch's verdict needs them. While watches may
+ * sample, OP_BEGIN (with the outputs) and OP_END bracket the samples, so
+ * the daemon knows which op each one belongs to.
+ */
 struct op_launch {
   uint64_t ts_ns, seq;
-  int sampled, n;
-  int32_t device;
-  uint64_t pairs[2 * MAX_TRACKED_OUTPUTS];
+  int sampled;
 };
 
-/* While nothing may be watched the launch becomes one OP record written
- * after the call (the cheap path the issue's +100 ns budget is for); while
- * watches may sample, OP_BEGIN and OP_END bracket the samples so the daemon
- * knows which op each one belongs to. */
-static void op_begin(struct op_launch *op, const char *opType, int numOutputs, aclDataBuffer *const outputs[]) {
-  op->ts_ns = sw_event_ns();
-  op->device = sw_current_device();
-  op->n = collect_outputs(sw_real(), numOutputs, outputs, op->pairs);
-  op->sampled = sw_watch_may_sample();
-  if (SW_LIKELY(!op->sampled)) return;
+__attribute__((noinline)) static void sampled_begin(struct op_launch *op, struct sw_thread *self, const char *opType, int numOutputs,
+                          aclDataBuffer *const outputs[]) {
+  uint64_t pairs[2 * MAX_TRACKED_OUTPUTS];
+  int n = collect_outputs(sw_real(), numOutputs, outputs, pairs);
   op->seq = __atomic_add_fetch(&g_op_seq, 1, __ATOMIC_RELAXED);
-  sw_emit_at(op->ts_ns, SW_REC_OP_BEGIN, 0, op->device, 0, 0, 0, op->seq, (uint32_t)op->n, opType, op->pairs,
-             (uint32_t)(op->n * 2 * sizeof(uint64_t)));
-  sw_watch_before_op(opType, op->seq, op->pairs, op->n);
+  sw_emit_at(op->ts_ns, SW_REC_OP_BEGIN, 0, sw_device_of(self), 0, 0, 0, op->seq, (uint32_t)n, opType, pairs,
+             (uint32_t)(n * 2 * sizeof(uint64_t)));
+  sw_watch_before_op(opType, op->seq, pairs, n);
 }
 
-static void op_end(const struct op_launch *op, const char *opType, aclError err) {
+static inline void op_begin(struct op_launch *op, struct sw_thread *self, const char *opType, int numOutputs,
+                            aclDataBuffer *const outputs[]) {
+  op->ts_ns = sw_event_ns();
+  op->sampled = sw_watch_may_sample();
+  if (SW_UNLIKELY(op->sampled)) sampled_begin(op, self, opType, numOutputs, outputs);
+}
+
+static inline void op_end(const struct op_launch *op, struct sw_thread *self, const char *opType, aclError err) {
   if (SW_LIKELY(!op->sampled)) {
-    sw_emit_at(op->ts_ns, SW_REC_OP, 0, op->device, err, 0, 0, 0, (uint32_t)op->n, opType, op->pairs,
-               (uint32_t)(op->n * 2 * sizeof(uint64_t)));
+    sw_emit_op(self, op->ts_ns, opType, err);
     return;
   }
   sw_watch_after_op(opType, op->seq);
-  sw_emit(SW_REC_OP_END, 0, op->device, err, 0, 0, op->seq, 0, opType, NULL, 0);
+  sw_emit(SW_REC_OP_END, 0, sw_device_of(self), err, 0, 0, op->seq, 0, opType, NULL, 0);
 }
 
 SW_EXPORT aclError aclopExecuteV2(const char *opType, int numInputs, aclTensorDesc *inputDesc[],
@@ -118,16 +125,17 @@ SW_EXPORT aclError aclopExecuteV2(const char *opType, int numInputs, aclTensorDe
                                   aclDataBuffer *outputs[], aclopAttr *attr, aclrtStream stream) {
   const struct sw_real *real = sw_real();
   if (!real->aclopExecuteV2) return missing("aclopExecuteV2");
-  if (sw_in_hook)
+  struct sw_thread *self = sw_thread_state();
+  if (self->in_hook)
     return real->aclopExecuteV2(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, attr,
                                 stream);
-  sw_in_hook = 1;
+  self->in_hook = 1;
   struct op_launch op;
-  op_begin(&op, opType, numOutputs, outputs);
+  op_begin(&op, self, opType, numOutputs, outputs);
   aclError err =
       real->aclopExecuteV2(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, attr, stream);
-  op_end(&op, opType, err);
-  sw_in_hook = 0;
+  op_end(&op, self, opType, err);
+  self->in_hook = 0;
   return err;
 }
 
@@ -138,15 +146,16 @@ SW_EXPORT aclError aclopCompileAndExecute(const char *opType, int numInputs, con
                                           aclopCompileType compileFlag, const char *opPath, aclrtStream stream) {
   const struct sw_real *real = sw_real();
   if (!real->aclopCompileAndExecute) return missing("aclopCompileAndExecute");
-  if (sw_in_hook)
+  struct sw_thread *self = sw_thread_state();
+  if (self->in_hook)
     return real->aclopCompileAndExecute(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, attr,
                                         engineType, compileFlag, opPath, stream);
-  sw_in_hook = 1;
+  self->in_hook = 1;
   struct op_launch op;
-  op_begin(&op, opType, numOutputs, outputs);
+  op_begin(&op, self, opType, numOutputs, outputs);
   aclError err = real->aclopCompileAndExecute(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs,
                                               attr, engineType, compileFlag, opPath, stream);
-  op_end(&op, opType, err);
-  sw_in_hook = 0;
+  op_end(&op, self, opType, err);
+  self->in_hook = 0;
   return err;
 }

@@ -28,27 +28,23 @@ static int g_state = STATE_UNINIT;
 static struct sw_ring_header *g_hdr;
 static uint8_t *g_data;
 static uint64_t g_mask;
+/* The last tail this process read. The consumer writes the shared tail
+ * after every round; reading it on every reservation would pull that cache
+ * line across cores each time, so it is read again only when the space
+ * known free runs out. */
+static uint64_t g_tail_seen;
 
-__thread int sw_in_hook SW_TLS;
-static __thread uint32_t t_tid SW_TLS;
-static __thread int32_t t_device SW_TLS = -1;
+__thread struct sw_thread sw_self = {.in_hook = 0, .device = -1, .tid = 0};
 
-uint32_t sw_tid(void) {
-  if (SW_UNLIKELY(t_tid == 0)) t_tid = (uint32_t)syscall(SYS_gettid);
-  return t_tid;
+uint32_t sw_tid_slow(struct sw_thread *self) { return self->tid = (uint32_t)syscall(SYS_gettid); }
+
+/* Asks the runtime once; device 0 while it cannot say. */
+int32_t sw_device_slow(struct sw_thread *self) {
+  const struct sw_real *real = sw_real();
+  int32_t d = 0;
+  if (real->aclrtGetDevice && real->aclrtGetDevice(&d) == ACL_SUCCESS && d >= 0) return self->device = d;
+  return 0;
 }
-
-int32_t sw_current_device(void) {
-  if (SW_UNLIKELY(t_device < 0)) {
-    const struct sw_real *real = sw_real();
-    int32_t d = 0;
-    if (real->aclrtGetDevice && real->aclrtGetDevice(&d) == ACL_SUCCESS) t_device = d;
-    else return 0;
-  }
-  return t_device;
-}
-
-void sw_set_current_device(int32_t device) { t_device = device; }
 
 struct sw_ring_header *sw_producer_header(void) { return g_state == STATE_READY ? g_hdr : NULL; }
 
@@ -140,7 +136,8 @@ static void at_exit(void) {
 static void after_fork_in_child(void) {
   g_state = STATE_UNINIT;
   g_hdr = NULL;
-  t_tid = 0;
+  g_tail_seen = 0;
+  sw_self.tid = 0;
 }
 
 static void start(void) {
@@ -213,8 +210,13 @@ struct sw_record *sw_reserve(uint32_t size, uint64_t *pos) {
     }
     uint64_t off = head & g_mask;
     uint64_t pad = off + size > cap ? cap - off : 0;
-    uint64_t tail = __atomic_load_n(&g_hdr->tail, __ATOMIC_ACQUIRE);
+    uint64_t tail = __atomic_load_n(&g_tail_seen, __ATOMIC_ACQUIRE);
     if (head + pad + size - tail > cap) {
+      uint64_t fresh = __atomic_load_n(&g_hdr->tail, __ATOMIC_ACQUIRE);
+      if (fresh != tail) {
+        __atomic_store_n(&g_tail_seen, fresh, __ATOMIC_RELEASE); /* a stale store only makes the check stricter */
+        continue;
+      }
       if (!wait_for_consumer(&spins)) {
         count_drop(size);
         return NULL;
@@ -248,7 +250,7 @@ void sw_emit_at(uint64_t ts_ns, uint16_t type, uint16_t flags, int32_t device, i
                 uint64_t len, uint64_t id, uint32_t aux, const char *name, const void *payload,
                 uint32_t payload_len) {
   if (!sw_producer_ready()) return;
-  uint32_t name_len = name ? (uint32_t)strnlen(name, 4096) : 0;
+  uint32_t name_len = name ? (uint32_t)strnlen(name, SW_NAME_MAX) : 0;
   uint32_t size = (uint32_t)SW_ALIGN_RECORD(sizeof(struct sw_record) + SW_ALIGN8(name_len) + payload_len);
   if (size > (g_mask + 1) / 4) return; /* never: names are capped and payloads small */
   uint64_t pos;
@@ -269,6 +271,63 @@ void sw_emit_at(uint64_t ts_ns, uint16_t type, uint16_t flags, int32_t device, i
   uint8_t *p = (uint8_t *)(r + 1);
   if (name_len) memcpy(p, name, name_len);
   if (payload_len) memcpy(p + SW_ALIGN8(name_len), payload, payload_len);
+  sw_commit(r, pos);
+}
+
+/* The length of a name, by hand: on VMs whose CPUs run with IBRS every
+ * indirect jump (strnlen through the PLT) costs more than this loop does
+ * for an op type's few bytes. (The Makefile keeps GCC from turning these
+ * loops back into libc calls.) */
+static inline uint32_t name_length(const char *name) {
+  uint32_t n = 0;
+  if (name)
+    while (n < SW_NAME_MAX && name[n]) n++;
+  return n;
+}
+
+/* Copies 8 bytes at a time (plain moves), then the rest. */
+static inline void copy_name(uint8_t *to, const char *from, uint32_t n) {
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8) __builtin_memcpy(to + i, from + i, 8);
+  for (; i < n; i++) to[i] = (uint8_t)from[i];
+}
+
+/* Reserves `size` bytes where the ring has room and does not wrap (nearly
+ * always); anything else goes to sw_reserve. */
+static inline struct sw_record *reserve_fast(uint32_t size, uint64_t *pos) {
+  uint64_t head = __atomic_load_n(&g_hdr->head, __ATOMIC_RELAXED);
+  uint64_t off = head & g_mask;
+  uint64_t tail = __atomic_load_n(&g_tail_seen, __ATOMIC_ACQUIRE);
+  if (SW_LIKELY(off + size <= g_mask + 1 && head + size - tail <= g_mask + 1 &&
+                !(__atomic_load_n(&g_hdr->flags, __ATOMIC_RELAXED) & SW_FLAG_CONSUMER_GONE) &&
+                __atomic_compare_exchange_n(&g_hdr->head, &head, head + size, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_RELAXED))) {
+    *pos = head;
+    return (struct sw_record *)(g_data + off);
+  }
+  return sw_reserve(size, pos);
+}
+
+void sw_emit_op(struct sw_thread *self, uint64_t ts_ns, const char *op_type, int32_t result) {
+  if (SW_UNLIKELY(!sw_producer_ready())) return;
+  uint32_t name_len = name_length(op_type);
+  uint32_t size = (uint32_t)SW_ALIGN_RECORD(sizeof(struct sw_record) + name_len);
+  uint64_t pos;
+  struct sw_record *r = reserve_fast(size, &pos);
+  if (!r) return;
+  r->type = SW_REC_OP;
+  r->flags = 0;
+  r->size = size;
+  r->tid = sw_tid_of(self);
+  r->ts_ns = ts_ns;
+  r->device = sw_device_of(self);
+  r->result = result;
+  r->addr = 0;
+  r->len = 0;
+  r->id = 0;
+  r->name_len = name_len;
+  r->aux = 0;
+  copy_name((uint8_t *)(r + 1), op_type, name_len);
   sw_commit(r, pos);
 }
 

@@ -54,12 +54,41 @@ static int g_cli_parsed; /* set after parse_cli: every op checks it, pthread_onc
 static uint32_t g_cli_windows;
 static uint64_t g_dump_seq;
 
-/* The watches this thread sampled before its current op, to pair the after. */
-static __thread int t_sampled[MAX_LOCAL];
-static __thread uint32_t t_sampled_id[MAX_LOCAL];
-static __thread int t_nsampled SW_TLS;
-static __thread struct sw_hasher t_hasher;
-static __thread uint8_t *t_staging;
+/* What a thread needs while it samples, on the heap from its first sampled
+ * op: thread-locals this size would keep the hook out of the static TLS
+ * block, and the op launch path reads its one thread-local from there. */
+struct sampling {
+  /* The watches sampled before the current op, to pair the after. */
+  int n;
+  int slot[MAX_LOCAL];
+  uint32_t id[MAX_LOCAL];
+  struct sw_hasher hasher;
+  uint8_t *staging; /* checksum copies, STAGING_BYTES */
+};
+static __thread struct sampling *t_sampling;
+static pthread_key_t g_sampling_key;
+static pthread_once_t g_sampling_once = PTHREAD_ONCE_INIT;
+
+static void free_sampling(void *p) {
+  struct sampling *s = p;
+  free(s->staging);
+  sw_hasher_free(&s->hasher);
+  free(s);
+}
+
+static void make_sampling_key(void) {
+  if (pthread_key_create(&g_sampling_key, free_sampling) != 0) g_sampling_key = (pthread_key_t)-1;
+}
+
+/* This thread's sampling state; NULL when there is no memory for it. */
+static struct sampling *thread_sampling(void) {
+  if (SW_LIKELY(t_sampling != NULL)) return t_sampling;
+  pthread_once(&g_sampling_once, make_sampling_key);
+  struct sampling *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  if (g_sampling_key != (pthread_key_t)-1) pthread_setspecific(g_sampling_key, s); /* freed at thread exit */
+  return t_sampling = s;
+}
 
 /* The daemon validated the spec before the job started; a bad one here means
  * the job was started by hand, so say so and watch nothing from the CLI. */
@@ -171,12 +200,13 @@ static void close_watch(struct local_watch *w) {
 
 /* Copies `len` bytes at device address `src` to the host and feeds the
  * hasher; with `content`, the bytes go straight into DUMP_DATA records. */
-static int copy_out(const struct sw_real *real, struct local_watch *w, int content, uint64_t dump_seq) {
+static int copy_out(const struct sw_real *real, struct sampling *t, struct local_watch *w, int content,
+                    uint64_t dump_seq) {
   uint64_t cap = sw_producer_header()->capacity;
   uint64_t chunk_max = cap / 4 < SW_CHUNK_MAX ? cap / 4 : SW_CHUNK_MAX;
   if (!content) {
-    if (!t_staging) t_staging = malloc(STAGING_BYTES);
-    if (!t_staging) return -1;
+    if (!t->staging) t->staging = malloc(STAGING_BYTES);
+    if (!t->staging) return -1;
     chunk_max = STAGING_BYTES;
   }
   int failed = 0;
@@ -184,8 +214,8 @@ static int copy_out(const struct sw_real *real, struct local_watch *w, int conte
     uint64_t n = w->len - off < chunk_max ? w->len - off : chunk_max;
     void *src = (void *)(uintptr_t)(w->addr + off);
     if (!content) {
-      failed |= real->aclrtMemcpy(t_staging, n, src, n, ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS;
-      sw_hasher_update(&t_hasher, t_staging, n);
+      failed |= real->aclrtMemcpy(t->staging, n, src, n, ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS;
+      sw_hasher_update(&t->hasher, t->staging, n);
       continue;
     }
     uint64_t pos;
@@ -194,7 +224,7 @@ static int copy_out(const struct sw_real *real, struct local_watch *w, int conte
     if (!r) return -1;
     aclError err = real->aclrtMemcpy(r + 1, n, src, n, ACL_MEMCPY_DEVICE_TO_HOST);
     failed |= err != ACL_SUCCESS;
-    sw_hasher_update(&t_hasher, r + 1, n);
+    sw_hasher_update(&t->hasher, r + 1, n);
     r->type = SW_REC_DUMP_DATA;
     r->flags = 0;
     r->size = size;
@@ -212,16 +242,16 @@ static int copy_out(const struct sw_real *real, struct local_watch *w, int conte
   return failed ? -2 : 0;
 }
 
-static void sample(struct local_watch *w, uint64_t op_seq, int after) {
+static void sample(struct sampling *t, struct local_watch *w, uint64_t op_seq, int after) {
   const struct sw_real *real = sw_real();
   if (!real->aclrtMemcpy) return;
   if (real->aclrtSynchronizeDevice) real->aclrtSynchronizeDevice();
   int content = (w->flags & SW_WATCH_FULL_CONTENT) != 0;
   struct sw_dump_payload payload = {0, content ? __atomic_add_fetch(&g_dump_seq, 1, __ATOMIC_RELAXED) : 0};
-  sw_hasher_reset(&t_hasher, sw_producer_header()->checksum_algo);
-  int rc = copy_out(real, w, content, payload.dump_seq);
+  sw_hasher_reset(&t->hasher, sw_producer_header()->checksum_algo);
+  int rc = copy_out(real, t, w, content, payload.dump_seq);
   if (rc == -1) return; /* daemon gone or no memory: nothing to report */
-  payload.checksum = sw_hasher_digest(&t_hasher);
+  payload.checksum = sw_hasher_digest(&t->hasher);
   uint16_t flags = (after ? SW_REC_FLAG_AFTER : 0) | (content ? SW_REC_FLAG_CONTENT : 0) |
                    (rc ? SW_REC_FLAG_FAILED : 0);
   sw_emit(SW_REC_DUMP, flags, sw_current_device(), (int32_t)w->outid, w->addr, w->len, op_seq, w->id, NULL,
@@ -238,17 +268,24 @@ static void parse_cli_once(void) {
   __atomic_store_n(&g_cli_parsed, 1, __ATOMIC_RELEASE);
 }
 
+__attribute__((noinline)) static int may_sample_first(struct sw_ring_header *hdr) {
+  pthread_once(&g_cli_once, parse_cli_once);
+  return may_watch(hdr);
+}
+
+/* Kept small, so that the op launch path gets it inlined. */
 int sw_watch_may_sample(void) {
   struct sw_ring_header *hdr = sw_producer_header();
   if (!hdr) return 0;
-  if (SW_UNLIKELY(!__atomic_load_n(&g_cli_parsed, __ATOMIC_ACQUIRE))) pthread_once(&g_cli_once, parse_cli_once);
+  if (SW_UNLIKELY(!__atomic_load_n(&g_cli_parsed, __ATOMIC_ACQUIRE))) return may_sample_first(hdr);
   return may_watch(hdr);
 }
 
 void sw_watch_before_op(const char *op, uint64_t op_seq, const uint64_t *outputs, int n) {
-  t_nsampled = 0;
+  struct sampling *t = thread_sampling();
   struct sw_ring_header *hdr = sw_producer_header();
-  if (!hdr) return;
+  if (!t || !hdr) return;
+  t->n = 0;
   pthread_mutex_lock(&g_lock);
   if (__atomic_load_n(&hdr->table_seq, __ATOMIC_ACQUIRE) != g_seen_seq) sync_table(hdr);
   if (g_cli.has_start && op && strcmp(op, g_cli.start) == 0) {
@@ -274,21 +311,22 @@ void sw_watch_before_op(const char *op, uint64_t op_seq, const uint64_t *outputs
     struct local_watch *w = &g_w[i];
     if (w->state == W_WAITING && op && strcmp(op, w->start_op) == 0) w->state = W_OPEN;
     if (w->state != W_OPEN || w->len == 0) continue;
-    sample(w, op_seq, 0);
-    t_sampled_id[t_nsampled] = w->id;
-    t_sampled[t_nsampled++] = i;
+    sample(t, w, op_seq, 0);
+    t->id[t->n] = w->id;
+    t->slot[t->n++] = i;
   }
   pthread_mutex_unlock(&g_lock);
 }
 
 void sw_watch_after_op(const char *op, uint64_t op_seq) {
+  struct sampling *t = t_sampling;
   struct sw_ring_header *hdr = sw_producer_header();
-  if (!hdr || !may_watch(hdr)) return;
+  if (!t || !hdr || !may_watch(hdr)) return;
   pthread_mutex_lock(&g_lock);
-  for (int k = 0; k < t_nsampled; k++) {
-    struct local_watch *w = &g_w[t_sampled[k]];
-    if (w->state != W_OPEN || w->id != t_sampled_id[k]) continue; /* removed meanwhile */
-    sample(w, op_seq, 1);
+  for (int k = 0; k < t->n; k++) {
+    struct local_watch *w = &g_w[t->slot[k]];
+    if (w->state != W_OPEN || w->id != t->id[k]) continue; /* removed meanwhile */
+    sample(t, w, op_seq, 1);
     w->taken++;
     /* API watches with no end op of their own close at the CLI's end op
      * when the CLI gave no start: `--watch=,end` bounds them all. */
@@ -296,7 +334,7 @@ void sw_watch_after_op(const char *op, uint64_t op_seq) {
     int ended = end[0] && op && strcmp(op, end) == 0;
     if (ended || (w->dump_nums >= 0 && w->taken >= w->dump_nums)) close_watch(w);
   }
-  t_nsampled = 0;
+  t->n = 0;
   recount();
   pthread_mutex_unlock(&g_lock);
 }

@@ -106,8 +106,8 @@ enum sw_record_type {
   SW_REC_DUMP_DATA = 12,   /* id = dump seq, addr = offset, len = bytes, payload = bytes */
   SW_REC_WATCH_CLOSED = 13,/* aux = watch id: its window ended or dump_nums ran out */
   SW_REC_WINDOW_OPEN = 14, /* aux = watch id (CLI window), addr/len = block, result = outid */
-  SW_REC_OP = 15           /* a whole op launch while nothing may be watched: OP_BEGIN's fields
-                              and payload, ts = launch time, id = 0, result = aclError */
+  SW_REC_OP = 15           /* a whole op launch while nothing may be watched: name = op type,
+                              ts = launch time, result = aclError; no outputs (aux = 0) */
 };
 
 /* Pools (aux of ALLOC/FREE), as the event log's Event Type. */

@@ -74,7 +74,6 @@ Deno.test("ops are KERNEL_LAUNCH rows named after the op; host rows say N/A or c
       device: -1,
       kind: "op",
       name: "Add",
-      outputs: [],
       result: 0,
     }),
     "9,KERNEL_LAUNCH,KERNEL_LAUNCH,Add,1764753083997498368,42,43,N/A,N/A,,,\n",
