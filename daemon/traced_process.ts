@@ -18,7 +18,12 @@ import { OnlineLeaks } from "../analysis/online_leaks.ts";
 import type { DumpWriter } from "../watch/dump_writer.ts";
 import { WatchBook } from "../watch/watch_book.ts";
 import { parseWatchSpec } from "../watch/watch_spec.ts";
-import type { RecordCursor, RingHeader, RingReader } from "./ring_reader.ts";
+import type {
+  RecordCursor,
+  RecordHandler,
+  RingHeader,
+  RingReader,
+} from "./ring_reader.ts";
 
 /** An op bracketed by OP_BEGIN and OP_END: watches sample around it. */
 interface OpInFlight {
@@ -46,7 +51,7 @@ function cliFullContent(spec: string): boolean {
 }
 
 /** Follows one process. */
-export class TracedProcess {
+export class TracedProcess implements RecordHandler {
   readonly pid: number;
   readonly reader: RingReader;
   readonly header: RingHeader;
@@ -124,14 +129,13 @@ export class TracedProcess {
 
   /** Reads what the ring holds; returns the number of records. */
   pump(budget?: number): number {
-    const n = this.reader.drain(this.#handler, budget);
+    const n = this.reader.drain(this, budget);
     this.recordsRead += n;
     return n;
   }
 
   /** Records read from the ring so far. */
   recordsRead = 0;
-  #handler = (r: RecordCursor) => this.#onRecord(r);
 
   /**
    * A mark from outside the job (`POST /marks`), after every event the ring
@@ -167,7 +171,8 @@ export class TracedProcess {
 
   // Hot path: the events handed on are the process's reusable scratch
   // objects, so nothing is allocated per record.
-  #onRecord(r: RecordCursor): void {
+  /** Takes one record of its ring (the reader calls this while draining). */
+  record(r: RecordCursor): void {
     const device = r.device;
     if (device >= 0) this.#lastDevice = device;
     switch (r.type) {
