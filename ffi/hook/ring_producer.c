@@ -241,39 +241,6 @@ struct sw_record *sw_reserve(uint32_t size, uint64_t *pos) {
 
 void sw_commit(struct sw_record *rec, uint64_t pos) { __atomic_store_n(&rec->stamp, SW_STAMP(pos), __ATOMIC_RELEASE); }
 
-void sw_emit(uint16_t type, uint16_t flags, int32_t device, int32_t result, uint64_t addr, uint64_t len,
-             uint64_t id, uint32_t aux, const char *name, const void *payload, uint32_t payload_len) {
-  sw_emit_at(0, type, flags, device, result, addr, len, id, aux, name, payload, payload_len);
-}
-
-void sw_emit_at(uint64_t ts_ns, uint16_t type, uint16_t flags, int32_t device, int32_t result, uint64_t addr,
-                uint64_t len, uint64_t id, uint32_t aux, const char *name, const void *payload,
-                uint32_t payload_len) {
-  if (!sw_producer_ready()) return;
-  uint32_t name_len = name ? (uint32_t)strnlen(name, SW_NAME_MAX) : 0;
-  uint32_t size = (uint32_t)SW_ALIGN_RECORD(sizeof(struct sw_record) + SW_ALIGN8(name_len) + payload_len);
-  if (size > (g_mask + 1) / 4) return; /* never: names are capped and payloads small */
-  uint64_t pos;
-  struct sw_record *r = sw_reserve(size, &pos);
-  if (!r) return;
-  r->type = type;
-  r->flags = flags;
-  r->size = size;
-  r->tid = sw_tid();
-  r->ts_ns = ts_ns ? ts_ns : sw_event_ns();
-  r->device = device;
-  r->result = result;
-  r->addr = addr;
-  r->len = len;
-  r->id = id;
-  r->name_len = name_len;
-  r->aux = aux;
-  uint8_t *p = (uint8_t *)(r + 1);
-  if (name_len) memcpy(p, name, name_len);
-  if (payload_len) memcpy(p + SW_ALIGN8(name_len), payload, payload_len);
-  sw_commit(r, pos);
-}
-
 /* The length of a name, by hand: on VMs whose CPUs run with IBRS every
  * indirect jump (strnlen through the PLT) costs more than this loop does
  * for an op type's few bytes. (The Makefile keeps GCC from turning these
@@ -290,6 +257,43 @@ static inline void copy_name(uint8_t *to, const char *from, uint32_t n) {
   uint32_t i = 0;
   for (; i + 8 <= n; i += 8) __builtin_memcpy(to + i, from + i, 8);
   for (; i < n; i++) to[i] = (uint8_t)from[i];
+}
+
+void sw_emit(uint16_t type, uint16_t flags, int32_t device, int32_t result, uint64_t addr, uint64_t len,
+             uint64_t id, uint32_t aux, const char *name, const void *payload, uint32_t payload_len) {
+  sw_emit_at(0, type, flags, device, result, addr, len, id, aux, name, payload, payload_len);
+}
+
+void sw_emit_at(uint64_t ts_ns, uint16_t type, uint16_t flags, int32_t device, int32_t result, uint64_t addr,
+                uint64_t len, uint64_t id, uint32_t aux, const char *name, const void *payload,
+                uint32_t payload_len) {
+  if (!sw_producer_ready()) return;
+  uint32_t name_len = name_length(name);
+  uint32_t size = (uint32_t)SW_ALIGN_RECORD(sizeof(struct sw_record) + SW_ALIGN8(name_len) + payload_len);
+  if (size > (g_mask + 1) / 4) return; /* never: names are capped and payloads small */
+  /* Before reserving (see sw_emit_op): the first stamp of a process spends
+   * milliseconds calibrating. */
+  uint32_t tid = sw_tid();
+  if (!ts_ns) ts_ns = sw_event_ns();
+  uint64_t pos;
+  struct sw_record *r = sw_reserve(size, &pos);
+  if (!r) return;
+  r->type = type;
+  r->flags = flags;
+  r->size = size;
+  r->tid = tid;
+  r->ts_ns = ts_ns;
+  r->device = device;
+  r->result = result;
+  r->addr = addr;
+  r->len = len;
+  r->id = id;
+  r->name_len = name_len;
+  r->aux = aux;
+  uint8_t *p = (uint8_t *)(r + 1);
+  if (name_len) memcpy(p, name, name_len);
+  if (payload_len) memcpy(p + SW_ALIGN8(name_len), payload, payload_len);
+  sw_commit(r, pos);
 }
 
 /* Reserves `size` bytes where the ring has room and does not wrap (nearly
@@ -312,15 +316,19 @@ void sw_emit_op(struct sw_thread *self, uint64_t ts_ns, const char *op_type, int
   if (SW_UNLIKELY(!sw_producer_ready())) return;
   uint32_t name_len = name_length(op_type);
   uint32_t size = (uint32_t)SW_ALIGN_RECORD(sizeof(struct sw_record) + name_len);
+  /* Asked before reserving: a first lookup calls into the runtime, and the
+   * daemon waits at an unpublished record for as long as that takes. */
+  uint32_t tid = sw_tid_of(self);
+  int32_t device = sw_device_of(self);
   uint64_t pos;
   struct sw_record *r = reserve_fast(size, &pos);
   if (!r) return;
   r->type = SW_REC_OP;
   r->flags = 0;
   r->size = size;
-  r->tid = sw_tid_of(self);
+  r->tid = tid;
   r->ts_ns = ts_ns;
-  r->device = sw_device_of(self);
+  r->device = device;
   r->result = result;
   r->addr = 0;
   r->len = 0;

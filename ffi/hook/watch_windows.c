@@ -69,8 +69,11 @@ static __thread struct sampling *t_sampling;
 static pthread_key_t g_sampling_key;
 static pthread_once_t g_sampling_once = PTHREAD_ONCE_INIT;
 
+/* Runs on the exiting thread. Another key's destructor may still launch an
+ * op after it: that op then finds no state and starts afresh. */
 static void free_sampling(void *p) {
   struct sampling *s = p;
+  if (t_sampling == s) t_sampling = NULL;
   free(s->staging);
   sw_hasher_free(&s->hasher);
   free(s);
