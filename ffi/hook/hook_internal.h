@@ -52,9 +52,8 @@ void sw_warn_once(int *said, const char *what);
 
 /* ---- thread state ---- */
 
-/* Everything the hook keeps per thread, in one thread-local: with the
- * default TLS model each thread-local costs a lookup call, and an op launch
- * should pay for one. */
+/* Everything the op launch path keeps per thread, in one thread-local (an
+ * initial-exec one: see the Makefile), so that it reads one cache line. */
 struct sw_thread {
   /* Set while the hook itself calls into the runtime, so nested intercepted
    * calls pass straight through. */
@@ -73,14 +72,6 @@ static inline uint32_t sw_tid_of(struct sw_thread *self) {
 }
 static inline int32_t sw_device_of(struct sw_thread *self) {
   return SW_LIKELY(self->device >= 0) ? self->device : sw_device_slow(self);
-}
-/* This thread's state. The empty asm hides where the pointer came from, so
- * the compiler keeps it in a register across calls instead of looking the
- * thread-local up again after each one. */
-static inline struct sw_thread *sw_thread_state(void) {
-  struct sw_thread *self = &sw_self;
-  __asm__("" : "+r"(self));
-  return self;
 }
 /* This thread's current device and id, where one lookup is all a caller needs. */
 static inline int32_t sw_current_device(void) { return sw_device_of(&sw_self); }

@@ -26,7 +26,7 @@ typedef aclError (*malloc_fn)(void **, size_t, aclrtMemMallocPolicy);
 static aclError traced_malloc(malloc_fn real, const char *name, void **devPtr, size_t size,
                               aclrtMemMallocPolicy policy) {
   if (!real) return missing(name);
-  struct sw_thread *self = sw_thread_state();
+  struct sw_thread *self = &sw_self;
   if (self->in_hook) return real(devPtr, size, policy);
   self->in_hook = 1;
   aclError err = real(devPtr, size, policy);
@@ -52,7 +52,7 @@ SW_EXPORT aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocP
 SW_EXPORT aclError aclrtFree(void *devPtr) {
   const struct sw_real *real = sw_real();
   if (!real->aclrtFree) return missing("aclrtFree");
-  struct sw_thread *self = sw_thread_state();
+  struct sw_thread *self = &sw_self;
   if (self->in_hook) return real->aclrtFree(devPtr);
   self->in_hook = 1;
   int32_t device = sw_device_of(self);
@@ -125,7 +125,7 @@ SW_EXPORT aclError aclopExecuteV2(const char *opType, int numInputs, aclTensorDe
                                   aclDataBuffer *outputs[], aclopAttr *attr, aclrtStream stream) {
   const struct sw_real *real = sw_real();
   if (!real->aclopExecuteV2) return missing("aclopExecuteV2");
-  struct sw_thread *self = sw_thread_state();
+  struct sw_thread *self = &sw_self;
   if (self->in_hook)
     return real->aclopExecuteV2(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, attr,
                                 stream);
@@ -146,7 +146,7 @@ SW_EXPORT aclError aclopCompileAndExecute(const char *opType, int numInputs, con
                                           aclopCompileType compileFlag, const char *opPath, aclrtStream stream) {
   const struct sw_real *real = sw_real();
   if (!real->aclopCompileAndExecute) return missing("aclopCompileAndExecute");
-  struct sw_thread *self = sw_thread_state();
+  struct sw_thread *self = &sw_self;
   if (self->in_hook)
     return real->aclopCompileAndExecute(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, attr,
                                         engineType, compileFlag, opPath, stream);

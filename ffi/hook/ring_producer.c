@@ -199,7 +199,9 @@ static void count_drop(uint32_t size) {
   __atomic_fetch_add(&g_hdr->dropped_bytes, size, __ATOMIC_RELAXED);
 }
 
-struct sw_record *sw_reserve(uint32_t size, uint64_t *pos) {
+/* Everything sw_reserve's first try does not cover: padding at the end of
+ * the data area, a full ring, a lost race, a consumer gone. */
+__attribute__((noinline)) static struct sw_record *reserve_slow(uint32_t size, uint64_t *pos) {
   const uint64_t cap = g_mask + 1;
   unsigned spins = 0;
   uint64_t head = __atomic_load_n(&g_hdr->head, __ATOMIC_RELAXED);
@@ -239,6 +241,24 @@ struct sw_record *sw_reserve(uint32_t size, uint64_t *pos) {
   }
 }
 
+/* The common case first, small enough to inline into the op launch path:
+ * room without wrapping, as far as the cached tail knows, and the CAS won. */
+static inline struct sw_record *reserve(uint32_t size, uint64_t *pos) {
+  uint64_t head = __atomic_load_n(&g_hdr->head, __ATOMIC_RELAXED);
+  uint64_t off = head & g_mask;
+  uint64_t tail = __atomic_load_n(&g_tail_seen, __ATOMIC_ACQUIRE);
+  if (SW_LIKELY(off + size <= g_mask + 1 && head + size - tail <= g_mask + 1 &&
+                !(__atomic_load_n(&g_hdr->flags, __ATOMIC_RELAXED) & SW_FLAG_CONSUMER_GONE) &&
+                __atomic_compare_exchange_n(&g_hdr->head, &head, head + size, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_RELAXED))) {
+    *pos = head;
+    return (struct sw_record *)(g_data + off);
+  }
+  return reserve_slow(size, pos);
+}
+
+struct sw_record *sw_reserve(uint32_t size, uint64_t *pos) { return reserve(size, pos); }
+
 void sw_commit(struct sw_record *rec, uint64_t pos) { __atomic_store_n(&rec->stamp, SW_STAMP(pos), __ATOMIC_RELEASE); }
 
 /* The length of a name, by hand: on VMs whose CPUs run with IBRS every
@@ -259,24 +279,23 @@ static inline void copy_name(uint8_t *to, const char *from, uint32_t n) {
   for (; i < n; i++) to[i] = (uint8_t)from[i];
 }
 
-void sw_emit(uint16_t type, uint16_t flags, int32_t device, int32_t result, uint64_t addr, uint64_t len,
-             uint64_t id, uint32_t aux, const char *name, const void *payload, uint32_t payload_len) {
-  sw_emit_at(0, type, flags, device, result, addr, len, id, aux, name, payload, payload_len);
-}
-
-void sw_emit_at(uint64_t ts_ns, uint16_t type, uint16_t flags, int32_t device, int32_t result, uint64_t addr,
-                uint64_t len, uint64_t id, uint32_t aux, const char *name, const void *payload,
-                uint32_t payload_len) {
-  if (!sw_producer_ready()) return;
+/* Writes one record: the one place its fields are filled. Inlined into
+ * both emitters, so the op launch's call, with its constants, loses the
+ * branches it does not need. Everything that may call into the runtime or
+ * calibrate the clock (tid, device, the first stamp) is asked before the
+ * record is reserved: the daemon waits at an unpublished record for as long
+ * as that takes. */
+static inline void emit_record(struct sw_thread *self, uint64_t ts_ns, uint16_t type, uint16_t flags,
+                               int32_t device, int32_t result, uint64_t addr, uint64_t len, uint64_t id,
+                               uint32_t aux, const char *name, const void *payload, uint32_t payload_len) {
+  if (SW_UNLIKELY(!sw_producer_ready())) return;
   uint32_t name_len = name_length(name);
   uint32_t size = (uint32_t)SW_ALIGN_RECORD(sizeof(struct sw_record) + SW_ALIGN8(name_len) + payload_len);
   if (size > (g_mask + 1) / 4) return; /* never: names are capped and payloads small */
-  /* Before reserving (see sw_emit_op): the first stamp of a process spends
-   * milliseconds calibrating. */
-  uint32_t tid = sw_tid();
+  uint32_t tid = sw_tid_of(self);
   if (!ts_ns) ts_ns = sw_event_ns();
   uint64_t pos;
-  struct sw_record *r = sw_reserve(size, &pos);
+  struct sw_record *r = reserve(size, &pos);
   if (!r) return;
   r->type = type;
   r->flags = flags;
@@ -291,52 +310,24 @@ void sw_emit_at(uint64_t ts_ns, uint16_t type, uint16_t flags, int32_t device, i
   r->name_len = name_len;
   r->aux = aux;
   uint8_t *p = (uint8_t *)(r + 1);
-  if (name_len) memcpy(p, name, name_len);
+  copy_name(p, name, name_len);
   if (payload_len) memcpy(p + SW_ALIGN8(name_len), payload, payload_len);
   sw_commit(r, pos);
 }
 
-/* Reserves `size` bytes where the ring has room and does not wrap (nearly
- * always); anything else goes to sw_reserve. */
-static inline struct sw_record *reserve_fast(uint32_t size, uint64_t *pos) {
-  uint64_t head = __atomic_load_n(&g_hdr->head, __ATOMIC_RELAXED);
-  uint64_t off = head & g_mask;
-  uint64_t tail = __atomic_load_n(&g_tail_seen, __ATOMIC_ACQUIRE);
-  if (SW_LIKELY(off + size <= g_mask + 1 && head + size - tail <= g_mask + 1 &&
-                !(__atomic_load_n(&g_hdr->flags, __ATOMIC_RELAXED) & SW_FLAG_CONSUMER_GONE) &&
-                __atomic_compare_exchange_n(&g_hdr->head, &head, head + size, 0, __ATOMIC_ACQ_REL,
-                                            __ATOMIC_RELAXED))) {
-    *pos = head;
-    return (struct sw_record *)(g_data + off);
-  }
-  return sw_reserve(size, pos);
+void sw_emit(uint16_t type, uint16_t flags, int32_t device, int32_t result, uint64_t addr, uint64_t len,
+             uint64_t id, uint32_t aux, const char *name, const void *payload, uint32_t payload_len) {
+  emit_record(&sw_self, 0, type, flags, device, result, addr, len, id, aux, name, payload, payload_len);
+}
+
+void sw_emit_at(uint64_t ts_ns, uint16_t type, uint16_t flags, int32_t device, int32_t result, uint64_t addr,
+                uint64_t len, uint64_t id, uint32_t aux, const char *name, const void *payload,
+                uint32_t payload_len) {
+  emit_record(&sw_self, ts_ns, type, flags, device, result, addr, len, id, aux, name, payload, payload_len);
 }
 
 void sw_emit_op(struct sw_thread *self, uint64_t ts_ns, const char *op_type, int32_t result) {
-  if (SW_UNLIKELY(!sw_producer_ready())) return;
-  uint32_t name_len = name_length(op_type);
-  uint32_t size = (uint32_t)SW_ALIGN_RECORD(sizeof(struct sw_record) + name_len);
-  /* Asked before reserving: a first lookup calls into the runtime, and the
-   * daemon waits at an unpublished record for as long as that takes. */
-  uint32_t tid = sw_tid_of(self);
-  int32_t device = sw_device_of(self);
-  uint64_t pos;
-  struct sw_record *r = reserve_fast(size, &pos);
-  if (!r) return;
-  r->type = SW_REC_OP;
-  r->flags = 0;
-  r->size = size;
-  r->tid = tid;
-  r->ts_ns = ts_ns;
-  r->device = device;
-  r->result = result;
-  r->addr = 0;
-  r->len = 0;
-  r->id = 0;
-  r->name_len = name_len;
-  r->aux = 0;
-  copy_name((uint8_t *)(r + 1), op_type, name_len);
-  sw_commit(r, pos);
+  emit_record(self, ts_ns, SW_REC_OP, 0, sw_device_of(self), result, 0, 0, 0, 0, op_type, NULL, 0);
 }
 
 /* ---- the producer API other producers call (the Python client, via ctypes) ---- */
