@@ -118,7 +118,10 @@ export class RecordCursor {
   }
   /** The name, decoded once per distinct value. */
   get name(): string {
-    const id = this.nameId;
+    return this.nameOf(this.nameId);
+  }
+  /** The name, given the {@linkcode nameId} already asked for. */
+  nameOf(id: number): string {
     if (id >= 0) return this.#names.texts[id];
     const start = this.off + REC.SIZE;
     return decoder.decode(this.#bytes.subarray(start, start + this.#nameLen));

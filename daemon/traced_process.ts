@@ -213,7 +213,7 @@ export class TracedProcess implements RecordHandler {
       }
       case REC.OP: {
         const id = r.nameId;
-        const name = id >= 0 ? this.reader.names.texts[id] : r.name;
+        const name = r.nameOf(id);
         this.#countCall(id, name);
         this.#launched(r.tid, r.ts, device, name, r.result);
         return;
@@ -286,7 +286,7 @@ export class TracedProcess implements RecordHandler {
   /** Counts the call and reads what the op may write. */
   #opOf(r: RecordCursor): OpInFlight {
     const id = r.nameId;
-    const name = id >= 0 ? this.reader.names.texts[id] : r.name;
+    const name = r.nameOf(id);
     const outputs: Array<[number, number]> = [];
     for (let i = 0, n = r.aux; i < n; i++) {
       outputs.push([r.payloadU64(2 * i), r.payloadU64(2 * i + 1)]);
