@@ -17,7 +17,8 @@ const USAGE = `usage:
   stompwatch daemon [--output DIR] [--listen 127.0.0.1:PORT] [--checksum xxh3|crc64-msmemscope]
   stompwatch run [--watch=[start[:outid]],end[,full-content]] [--output DIR] [--daemon SOCKET]
                  [--checksum xxh3|crc64-msmemscope] -- CMD [ARGS...]
-  stompwatch env [--output DIR]      print export lines that attach a job started by hand
+  stompwatch env [--output DIR] [--watch=[start[:outid]],end[,full-content]]
+                                     print export lines that attach a job started by hand
   stompwatch compare --input BASE.csv,COMPARE.csv [--level op|kernel] [--output DIR]
                                      per-op memory of two steps' event logs, side by side
   stompwatch check-leaks --input F.csv --mstx-info TEXT [--start-index N] [--event-type HAL]
@@ -79,6 +80,17 @@ async function daemonCommand(args: string[]): Promise<number> {
   return 0;
 }
 
+/** A --watch value the hook will read as it is meant; refused otherwise. */
+function checkedWatch(watch: string | undefined): string | undefined {
+  if (watch === undefined) return undefined;
+  try {
+    parseWatchSpec(watch);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  return watch;
+}
+
 async function runCommand(args: string[]): Promise<number> {
   const split = args.indexOf("--");
   if (split < 0 || split === args.length - 1) {
@@ -95,14 +107,7 @@ async function runCommand(args: string[]): Promise<number> {
       `Unexpected argument: ${positionals[0]}; put the job after --`,
     );
   }
-  const watch = values.watch as string | undefined;
-  if (watch !== undefined) {
-    try {
-      parseWatchSpec(watch);
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
-  }
+  const watch = checkedWatch(values.watch as string | undefined);
   return await runJob({
     command: args.slice(split + 1),
     watch,
@@ -114,10 +119,11 @@ async function runCommand(args: string[]): Promise<number> {
 
 function envCommand(args: string[]): number {
   const { values } = parse(args, ["output", "watch"]);
+  const watch = checkedWatch(values.watch as string | undefined);
   const paths = readDaemonPaths(
     absolute(values.output as string ?? "stompwatch_out"),
   );
-  const env = jobEnv(paths, { watch: values.watch as string | undefined });
+  const env = jobEnv(paths, { watch });
   for (const [k, v] of Object.entries(env)) {
     const value = k === "LD_PRELOAD" ? `${v}\${LD_PRELOAD:+:$LD_PRELOAD}` : v;
     console.log(`export ${k}="${value.replaceAll('"', '\\"')}"`);

@@ -1,16 +1,21 @@
 /**
  * The daemon's only door into native code: a hand-written `Deno.dlopen` table
- * for the consumer side of the ring in `libstompwatch_hook.so`, and the ring
- * layout of `ffi/include/stompwatch_ring.h` mirrored offset for offset.
- * Change both together.
+ * for `libstompwatch_daemon.so` (the consumer side of the ring, the ring
+ * directory, event rows, the --watch grammar), and the ring layout of
+ * `ffi/include/stompwatch_ring.h` mirrored offset for offset. Change both
+ * together: test/ffi/layout_test.ts compares every constant below with what
+ * the compiler made of the header.
  *
  * @module
  */
 
 const here = new URL(".", import.meta.url).pathname;
 
-/** Path of the hook library (preloaded into jobs, opened here by the daemon). */
+/** Path of the job-side library, which `run` and `env` preload into jobs. */
 export const HOOK_LIBRARY = `${here}build/libstompwatch_hook.so`;
+
+/** Path of the daemon-side library, the one this file opens. */
+export const DAEMON_LIBRARY = `${here}build/libstompwatch_daemon.so`;
 
 /** Header and table layout, from stompwatch_ring.h. */
 export const RING = {
@@ -103,6 +108,43 @@ export const REC = {
   },
 } as const;
 
+/**
+ * struct sw_watch_spec (ffi/common/sw_common.h), read as 32-bit words: `F`
+ * gives each field's index, the rest are its error codes.
+ */
+export const SPEC = {
+  WORDS: 10,
+  F: {
+    error: 0,
+    fields: 1,
+    outid: 2,
+    fullContent: 3,
+    startAt: 4,
+    startLen: 5,
+    endAt: 6,
+    endLen: 7,
+    detailAt: 8,
+    detailLen: 9,
+  },
+  OK: 0,
+  NO_COMMA: 1,
+  TOO_MANY_FIELDS: 2,
+  END_MISSING: 3,
+  END_WHITESPACE: 4,
+  END_CONTROL: 5,
+  END_TOO_LONG: 6,
+  THIRD_FIELD: 7,
+  OUTID_MISSING: 8,
+  OUTID_NOT_NUMBER: 9,
+  OUTID_LEADING_ZERO: 10,
+  OUTID_TOO_LARGE: 11,
+  START_MISSING: 12,
+  START_WHITESPACE: 13,
+  START_CONTROL: 14,
+  START_TOO_LONG: 15,
+  MAX_OUTID: 2147483647,
+} as const;
+
 const symbols = {
   stompwatch_ring_attach: {
     parameters: ["buffer", "buffer"],
@@ -129,6 +171,11 @@ const symbols = {
   stompwatch_file_remove: { parameters: ["buffer"], result: "i32" },
   stompwatch_pid_alive: { parameters: ["i32"], result: "i32" },
   stompwatch_now_ns: { parameters: [], result: "u64" },
+  stompwatch_layout: { parameters: ["buffer", "u64"], result: "u64" },
+  stompwatch_watch_spec_parse: {
+    parameters: ["buffer", "u64", "buffer"],
+    result: "u32",
+  },
   stompwatch_event_ns: { parameters: [], result: "u64" },
   stompwatch_memory_row: {
     parameters: [
@@ -155,25 +202,96 @@ type Lib = Deno.DynamicLibrary<typeof symbols>["symbols"];
 let lib: Lib | undefined;
 
 /**
- * Opens the hook library once.
+ * Opens the daemon-side library once.
  *
  * @example
  * ```ts
- * const native = hookLibrary();
+ * const native = daemonLibrary();
  * ```
  */
-export function hookLibrary(): Lib {
+export function daemonLibrary(): Lib {
   if (lib) return lib;
   try {
-    lib = Deno.dlopen(HOOK_LIBRARY, symbols).symbols;
+    lib = Deno.dlopen(DAEMON_LIBRARY, symbols).symbols;
   } catch (e) {
     throw new Error(
-      `Cannot load the native hook: ${HOOK_LIBRARY} (${
+      `Cannot load the native library: ${DAEMON_LIBRARY} (${
         (e as Error).message
       }); run make -C ffi or start through ./stompwatch`,
     );
   }
   return lib;
+}
+
+/**
+ * The layout the compiler made of stompwatch_ring.h (and of struct
+ * sw_watch_spec), keyed by the paths of the constants above
+ * (`RING.H.head`, `REC.ALLOC`, `SPEC.F.error`).
+ *
+ * @example
+ * ```ts
+ * compiledLayout().get("RING.H.head"); // 64n
+ * ```
+ */
+export function compiledLayout(): Map<string, bigint> {
+  let out = new Uint8Array(8192);
+  let n = Number(daemonLibrary().stompwatch_layout(out, BigInt(out.length)));
+  if (n >= out.length) {
+    out = new Uint8Array(n + 1);
+    n = Number(daemonLibrary().stompwatch_layout(out, BigInt(out.length)));
+  }
+  const layout = new Map<string, bigint>();
+  for (const line of new TextDecoder().decode(out.subarray(0, n)).split("\n")) {
+    const [name, value] = line.split(" ");
+    if (name) layout.set(name, BigInt(value));
+  }
+  return layout;
+}
+
+/** A `--watch` value as the native grammar split it. */
+export interface NativeWatchSpec {
+  /** SPEC.OK or one of the SPEC error codes. */
+  error: number;
+  /** Fields the value has. */
+  fields: number;
+  outid: number;
+  fullContent: boolean;
+  /** The start op; "" for `,end`. */
+  start: string;
+  end: string;
+  /** The text an error is about. */
+  detail: string;
+}
+
+/**
+ * Splits a `--watch` value with the grammar the hook itself uses
+ * (ffi/common/watch_spec.c), so both sides read a value the same way.
+ *
+ * @example
+ * ```ts
+ * parseWatchSpecNative("Fill:0，Add").end; // "Add"
+ * ```
+ */
+export function parseWatchSpecNative(value: string): NativeWatchSpec {
+  const bytes = encoder.encode(value);
+  const words = new Uint32Array(SPEC.WORDS);
+  daemonLibrary().stompwatch_watch_spec_parse(
+    bytes,
+    BigInt(bytes.length),
+    words,
+  );
+  const f = SPEC.F, decoder = new TextDecoder();
+  const text = (at: number, len: number) =>
+    decoder.decode(bytes.subarray(words[at], words[at] + words[len]));
+  return {
+    error: words[f.error],
+    fields: words[f.fields],
+    outid: words[f.outid],
+    fullContent: words[f.fullContent] !== 0,
+    start: text(f.startAt, f.startLen),
+    end: text(f.endAt, f.endLen),
+    detail: text(f.detailAt, f.detailLen),
+  };
 }
 
 /** A ring mapped into this process. */
@@ -193,7 +311,7 @@ export interface MappedRing {
  */
 export function attachRing(path: string): MappedRing | null {
   const size = new BigUint64Array(1);
-  const pointer = hookLibrary().stompwatch_ring_attach(cPath(path), size);
+  const pointer = daemonLibrary().stompwatch_ring_attach(cPath(path), size);
   if (pointer === null) return null;
   const bytes = Number(size[0]);
   const buffer = Deno.UnsafePointerView.getArrayBuffer(pointer, bytes);
@@ -202,22 +320,22 @@ export function attachRing(path: string): MappedRing | null {
 
 /** Unmaps a ring; its buffer must not be used afterwards. */
 export function detachRing(ring: MappedRing): void {
-  hookLibrary().stompwatch_ring_detach(ring.pointer, BigInt(ring.size));
+  daemonLibrary().stompwatch_ring_detach(ring.pointer, BigInt(ring.size));
 }
 
 /** Publishes the consumer position: everything before it may be reused. */
 export function advanceRing(ring: MappedRing, tail: number): void {
-  hookLibrary().stompwatch_ring_advance(ring.pointer, BigInt(tail));
+  daemonLibrary().stompwatch_ring_advance(ring.pointer, BigInt(tail));
 }
 
 /** The producers' reservation position. */
 export function ringHead(ring: MappedRing): number {
-  return Number(hookLibrary().stompwatch_ring_head(ring.pointer));
+  return Number(daemonLibrary().stompwatch_ring_head(ring.pointer));
 }
 
 /** Tells the producers the daemon is alive. */
 export function heartbeatRing(ring: MappedRing): void {
-  hookLibrary().stompwatch_ring_heartbeat(ring.pointer);
+  daemonLibrary().stompwatch_ring_heartbeat(ring.pointer);
 }
 
 /** One watch as the hook's table holds it (struct sw_watch_entry). */
@@ -261,13 +379,13 @@ export function publishWatchTable(
     if (w.start) bytes.set(encoder.encode(w.start), base + o.startOp);
     if (w.end) bytes.set(encoder.encode(w.end), base + o.endOp);
   });
-  hookLibrary().stompwatch_table_publish(ring.pointer, bytes, entries.length);
+  daemonLibrary().stompwatch_table_publish(ring.pointer, bytes, entries.length);
 }
 
 /** The native checksum of host bytes (algo: RING.CHECKSUM_*). */
 export function nativeChecksum(algo: number, bytes: Uint8Array): bigint {
   return BigInt(
-    hookLibrary().stompwatch_checksum(algo, bytes, BigInt(bytes.length)),
+    daemonLibrary().stompwatch_checksum(algo, bytes, BigInt(bytes.length)),
   );
 }
 
@@ -313,7 +431,7 @@ export function writeMemoryRow(
   at: number,
   row: MemoryRow,
 ): number {
-  return hookLibrary().stompwatch_memory_row(
+  return daemonLibrary().stompwatch_memory_row(
     out,
     at,
     row.event,
@@ -344,14 +462,14 @@ const cPath = (path: string) => encoder.encode(path + "\0");
  * ```
  */
 export function makePrivateDir(path: string): boolean {
-  return hookLibrary().stompwatch_dir_make(cPath(path)) === 0;
+  return daemonLibrary().stompwatch_dir_make(cPath(path)) === 0;
 }
 
 /** Names of the complete rings in `dir` (`{pid}.ring`); null when it is gone. */
 export function listRings(dir: string): string[] | null {
   const out = new Uint8Array(1 << 16);
   const n = Number(
-    hookLibrary().stompwatch_dir_rings(cPath(dir), out, BigInt(out.length)),
+    daemonLibrary().stompwatch_dir_rings(cPath(dir), out, BigInt(out.length)),
   );
   if (n < 0) return null;
   return new TextDecoder().decode(out.subarray(0, n)).split("\n").filter(
@@ -361,15 +479,15 @@ export function listRings(dir: string): string[] | null {
 
 /** Removes one file; false when it was not there. */
 export function removeFile(path: string): boolean {
-  return hookLibrary().stompwatch_file_remove(cPath(path)) === 0;
+  return daemonLibrary().stompwatch_file_remove(cPath(path)) === 0;
 }
 
 /** Removes a ring directory and everything in it. */
 export function removeRingDir(dir: string): void {
-  hookLibrary().stompwatch_dir_remove(cPath(dir));
+  daemonLibrary().stompwatch_dir_remove(cPath(dir));
 }
 
 /** Whether process `pid` exists. */
 export function pidAlive(pid: number): boolean {
-  return hookLibrary().stompwatch_pid_alive(pid) !== 0;
+  return daemonLibrary().stompwatch_pid_alive(pid) !== 0;
 }

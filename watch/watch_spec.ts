@@ -1,12 +1,15 @@
 /**
  * Parses the `--watch=[start[:outid]],end[,full-content]` value of
  * `stompwatch run` exactly as msMemScope accepts it (SPEC section 1), so a
- * malformed value is refused before the job starts.
+ * malformed value is refused before the job starts. The grammar itself is
+ * the hook's (ffi/common/watch_spec.c, called through FFI): what `run`
+ * accepts is what the job watches; this file says what was wrong in words.
  *
  * @module
  */
 
-import { hasControlChar, MAX_OP_NAME_BYTES, utf8ByteLength } from "./limits.ts";
+import { parseWatchSpecNative, SPEC } from "../ffi/bindings.ts";
+import { MAX_OP_NAME_BYTES } from "./limits.ts";
 
 /** A parsed `--watch` value. */
 export interface WatchSpec {
@@ -23,13 +26,10 @@ export interface WatchSpec {
 /** The form every error message shows. */
 export const WATCH_SPEC_FORM = "--watch=[start[:outid]],end[,full-content]";
 
-/** Largest outid: the hook keeps it in a C `int`. */
-const MAX_OUTID = 2147483647;
-
 /**
- * Parses a `--watch` value. Fields are separated by `,` or the full-width
- * `，`; `start:outid` is split at the last colon, so op names may contain
- * colons when an outid follows (`aten::add:0`).
+ * Parses a `--watch` value with the hook's grammar. Fields are separated by
+ * `,` or the full-width `，`; `start:outid` is split at the last colon, so op
+ * names may contain colons when an outid follows (`aten::add:0`).
  *
  * @throws {Error} naming the problem and the accepted form.
  * @example
@@ -40,63 +40,60 @@ const MAX_OUTID = 2147483647;
  * ```
  */
 export function parseWatchSpec(value: string): WatchSpec {
-  const fail = (reason: string): never => {
+  const parsed = parseWatchSpecNative(value);
+  if (parsed.error !== SPEC.OK) {
     throw new Error(
-      `Invalid --watch value ${
-        JSON.stringify(value)
-      }: ${reason}; accepted form: ${WATCH_SPEC_FORM}`,
+      `Invalid --watch value ${JSON.stringify(value)}: ${
+        reason(parsed.error, parsed.fields, parsed.detail)
+      }; accepted form: ${WATCH_SPEC_FORM}`,
     );
+  }
+  const spec: WatchSpec = {
+    outid: parsed.outid,
+    end: parsed.end,
+    fullContent: parsed.fullContent,
   };
-  const fields = value.replaceAll("，", ",").split(",");
-  if (fields.length === 1) {
-    fail("a comma before end is required (write ,END to watch without start)");
-  }
-  if (fields.length > 3) fail(`${fields.length} fields given, at most 3`);
-  const [startField, end, third] = fields;
-  if (end === "") fail("end op is required");
-  checkOpName(end, "end", fail);
-  if (third !== undefined && third !== "full-content") {
-    fail(
-      `third field must be exactly full-content, got ${JSON.stringify(third)}`,
-    );
-  }
-  const spec: WatchSpec = { outid: 0, end, fullContent: third !== undefined };
-  if (startField === "") return spec;
-  const colon = startField.lastIndexOf(":");
-  const start = colon < 0 ? startField : startField.slice(0, colon);
-  if (colon >= 0) spec.outid = parseOutid(startField.slice(colon + 1), fail);
-  if (start === "") fail("start op is missing before :outid");
-  checkOpName(start, "start", fail);
-  spec.start = start;
+  if (parsed.start !== "") spec.start = parsed.start;
   return spec;
 }
 
-function parseOutid(text: string, fail: (reason: string) => never): number {
-  if (text === "") fail("outid is missing after the colon");
-  if (!/^[0-9]+$/.test(text)) {
-    fail(
-      `outid must be a non-negative integer, got ${JSON.stringify(text)} ` +
-        "(a start op whose name contains a colon needs an explicit outid, e.g. aten::add:0)",
-    );
+/** What is wrong, in words, for each error of the native grammar. */
+function reason(error: number, fields: number, detail: string): string {
+  const quoted = JSON.stringify(detail);
+  switch (error) {
+    case SPEC.NO_COMMA:
+      return "a comma before end is required (write ,END to watch without start)";
+    case SPEC.TOO_MANY_FIELDS:
+      return `${fields} fields given, at most 3`;
+    case SPEC.END_MISSING:
+      return "end op is required";
+    case SPEC.THIRD_FIELD:
+      return `third field must be exactly full-content, got ${quoted}`;
+    case SPEC.OUTID_MISSING:
+      return "outid is missing after the colon";
+    case SPEC.OUTID_NOT_NUMBER:
+      return `outid must be a non-negative integer, got ${quoted} ` +
+        "(a start op whose name contains a colon needs an explicit outid, e.g. aten::add:0)";
+    case SPEC.OUTID_LEADING_ZERO:
+      return `outid must not have leading zeros, got ${detail}`;
+    case SPEC.OUTID_TOO_LARGE:
+      return `outid ${detail} is larger than ${SPEC.MAX_OUTID}`;
+    case SPEC.START_MISSING:
+      return "start op is missing before :outid";
+    case SPEC.START_WHITESPACE:
+    case SPEC.END_WHITESPACE:
+      return `${role(error)} op ${quoted} starts or ends with whitespace`;
+    case SPEC.START_CONTROL:
+    case SPEC.END_CONTROL:
+      return `${role(error)} op contains a control character`;
+    case SPEC.START_TOO_LONG:
+    case SPEC.END_TOO_LONG:
+      return `${role(error)} op is longer than ${MAX_OP_NAME_BYTES} bytes`;
+    default:
+      return `not understood (native error ${error})`;
   }
-  if (text.length > 1 && text.startsWith("0")) {
-    fail(`outid must not have leading zeros, got ${text}`);
-  }
-  const outid = Number(text);
-  if (outid > MAX_OUTID) fail(`outid ${text} is larger than ${MAX_OUTID}`);
-  return outid;
 }
 
-function checkOpName(
-  name: string,
-  role: "start" | "end",
-  fail: (reason: string) => never,
-): void {
-  if (name.trim() !== name) {
-    fail(`${role} op ${JSON.stringify(name)} starts or ends with whitespace`);
-  }
-  if (hasControlChar(name)) fail(`${role} op contains a control character`);
-  if (utf8ByteLength(name) > MAX_OP_NAME_BYTES) {
-    fail(`${role} op is longer than ${MAX_OP_NAME_BYTES} bytes`);
-  }
+function role(error: number): "start" | "end" {
+  return error >= SPEC.START_MISSING ? "start" : "end";
 }

@@ -11,19 +11,12 @@
 
 #include "acl/acl.h"
 #include "stompwatch_ring.h"
-
-#define SW_EXPORT __attribute__((visibility("default")))
-#define SW_LIKELY(x) __builtin_expect(!!(x), 1)
-#define SW_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#include "sw_common.h"
 
 /* ---- producer (ring_producer.c) ---- */
 
 /* True once this process has a ring; starts it on first use. */
 int sw_producer_ready(void);
-/* CLOCK_REALTIME in ns (heartbeats, start time). */
-uint64_t sw_now_ns(void);
-/* The same clock for event stamps, cheaper (event_clock.c). */
-uint64_t sw_event_ns(void);
 struct sw_ring_header *sw_producer_header(void);
 
 /* Names (op types, messages, command lines) are cut at this many bytes. */
@@ -109,18 +102,5 @@ int sw_watch_may_sample(void);
 /* Around every intercepted op launch. `outputs` holds n {addr, len} pairs. */
 void sw_watch_before_op(const char *op, uint64_t op_seq, const uint64_t *outputs, int n);
 void sw_watch_after_op(const char *op, uint64_t op_seq);
-
-/* ---- checksums (checksum.c) ---- */
-
-struct sw_hasher {
-  uint32_t algo;
-  uint64_t crc;
-  void *xxh_state;
-};
-void sw_hasher_reset(struct sw_hasher *h, uint32_t algo);
-void sw_hasher_update(struct sw_hasher *h, const void *data, size_t len);
-uint64_t sw_hasher_digest(struct sw_hasher *h);
-void sw_hasher_free(struct sw_hasher *h);
-uint64_t sw_crc64_msmemscope(uint64_t crc, const void *data, size_t len);
 
 #endif

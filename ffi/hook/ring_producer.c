@@ -111,8 +111,10 @@ static int make_ring(const char *dir) {
   if (blocking && strcmp(blocking, "1") == 0) h->flags |= SW_FLAG_LAUNCH_BLOCKING;
   const char *algo = getenv("STOMPWATCH_CHECKSUM");
   h->checksum_algo = (algo && strcmp(algo, "crc64-msmemscope") == 0) ? SW_CHECKSUM_CRC64_MSMEMSCOPE : SW_CHECKSUM_XXH3;
+  /* Whole or not at all: a value cut short could read as a different,
+   * valid one to the daemon, which parses it again. */
   const char *cli = getenv("STOMPWATCH_WATCH");
-  if (cli) snprintf(h->cli_watch, sizeof h->cli_watch, "%s", cli);
+  if (cli && strlen(cli) < sizeof h->cli_watch) memcpy(h->cli_watch, cli, strlen(cli) + 1);
   read_command(h->command, sizeof h->command);
   __atomic_store_n(&h->magic, SW_RING_MAGIC, __ATOMIC_RELEASE);
   if (rename(tmp, final) != 0) {

@@ -2,7 +2,8 @@
  * watch_windows.c: decides, around each op launch, which watched blocks to
  * sample, and samples them. Watches come from two places: the daemon's table
  * in the ring (POST /watch), and the job's own --watch spec
- * (STOMPWATCH_WATCH, `[start[:outid]],end[,full-content]`), which opens a
+ * (STOMPWATCH_WATCH, `[start[:outid]],end[,full-content]`, read with the
+ * grammar in common/watch_spec.c that `run` checks it with), which opens a
  * window on output `outid` at each call of `start` and closes it after the
  * next call of `end`. A sample synchronises the device, copies the block to
  * the host with the runtime's own aclrtMemcpy and either checksums it here or
@@ -93,45 +94,29 @@ static struct sampling *thread_sampling(void) {
   return t_sampling = s;
 }
 
-/* The daemon validated the spec before the job started; a bad one here means
- * the job was started by hand, so say so and watch nothing from the CLI. */
+/* Reads STOMPWATCH_WATCH with the grammar `run` checked it with
+ * (common/watch_spec.c). A bad value here means the job was started by
+ * hand: say what is wrong and watch nothing from the CLI. */
 static void parse_cli(void) {
   static int said;
   const char *s = getenv("STOMPWATCH_WATCH");
   if (!s || !*s) return;
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", s);
-  char *comma = strchr(buf, ',');
-  if (!comma) {
-    sw_warn_once(&said, "ignoring STOMPWATCH_WATCH: expected [start[:outid]],end[,full-content]");
+  struct sw_watch_spec spec;
+  if (sw_watch_spec_parse(s, strlen(s), &spec) != SW_SPEC_OK) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "ignoring STOMPWATCH_WATCH: %s (form: [start[:outid]],end[,full-content])",
+             sw_watch_spec_reason(spec.error));
+    sw_warn_once(&said, msg);
     return;
   }
-  *comma = '\0';
-  char *end = comma + 1, *third = strchr(end, ',');
-  if (third) {
-    *third++ = '\0';
-    if (strcmp(third, "full-content") != 0) {
-      sw_warn_once(&said, "ignoring STOMPWATCH_WATCH: the third field must be full-content");
-      return;
-    }
-    g_cli.full = 1;
-  }
-  if (!*end) {
-    sw_warn_once(&said, "ignoring STOMPWATCH_WATCH: the end op is required");
-    return;
-  }
-  char *colon = strrchr(buf, ':');
-  if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
-    *colon = '\0';
-    g_cli.outid = (uint32_t)strtoul(colon + 1, NULL, 10);
-  }
-  if (strlen(buf) >= sizeof g_cli.start || strlen(end) >= sizeof g_cli.end) {
-    sw_warn_once(&said, "ignoring STOMPWATCH_WATCH: op names are limited to 95 bytes");
-    return;
-  }
-  memcpy(g_cli.start, buf, strlen(buf) + 1);
-  memcpy(g_cli.end, end, strlen(end) + 1);
-  g_cli.has_start = g_cli.start[0] != '\0';
+  /* The grammar caps names at SW_OP_NAME_MAX - 1 bytes: they fit. */
+  memcpy(g_cli.start, s + spec.start_at, spec.start_len);
+  g_cli.start[spec.start_len] = '\0';
+  memcpy(g_cli.end, s + spec.end_at, spec.end_len);
+  g_cli.end[spec.end_len] = '\0';
+  g_cli.outid = spec.outid;
+  g_cli.full = (int)spec.full_content;
+  g_cli.has_start = spec.start_len != 0;
   g_cli.on = 1;
 }
 

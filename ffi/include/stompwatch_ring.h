@@ -25,6 +25,7 @@
 #ifndef STOMPWATCH_RING_H
 #define STOMPWATCH_RING_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define SW_RING_MAGIC 0x474e495257504d53ULL /* "SMPWRING" little-endian */
@@ -70,6 +71,32 @@ struct sw_ring_header {
   char command[1024];      /* 768: the job's command line, NUL-terminated */
 };
 
+/* The offsets written beside the fields are the layout: the compiler holds
+ * them here, and a test holds ffi/bindings.ts to what it compiled
+ * (stompwatch_layout in daemon/ring_layout.c). */
+#define SW_LAYOUT(type, field, at) _Static_assert(offsetof(type, field) == (at), #type "." #field " is not at " #at)
+SW_LAYOUT(struct sw_ring_header, magic, 0);
+SW_LAYOUT(struct sw_ring_header, version, 8);
+SW_LAYOUT(struct sw_ring_header, header_size, 12);
+SW_LAYOUT(struct sw_ring_header, data_offset, 16);
+SW_LAYOUT(struct sw_ring_header, capacity, 24);
+SW_LAYOUT(struct sw_ring_header, pid, 32);
+SW_LAYOUT(struct sw_ring_header, flags, 36);
+SW_LAYOUT(struct sw_ring_header, start_ns, 40);
+SW_LAYOUT(struct sw_ring_header, dropped_events, 48);
+SW_LAYOUT(struct sw_ring_header, dropped_bytes, 56);
+SW_LAYOUT(struct sw_ring_header, head, 64);
+SW_LAYOUT(struct sw_ring_header, tail, 128);
+SW_LAYOUT(struct sw_ring_header, heartbeat_ns, 136);
+SW_LAYOUT(struct sw_ring_header, consumer_pid, 144);
+SW_LAYOUT(struct sw_ring_header, checksum_algo, 148);
+SW_LAYOUT(struct sw_ring_header, table_seq, 192);
+SW_LAYOUT(struct sw_ring_header, table_count, 196);
+SW_LAYOUT(struct sw_ring_header, cli_watch, 256);
+SW_LAYOUT(struct sw_ring_header, command, 768);
+_Static_assert(sizeof(struct sw_ring_header) == 1792, "struct sw_ring_header is not 1792 bytes");
+_Static_assert(sizeof(struct sw_ring_header) <= SW_HEADER_SIZE, "struct sw_ring_header overflows SW_HEADER_SIZE");
+
 #define SW_CHECKSUM_XXH3 0u
 #define SW_CHECKSUM_CRC64_MSMEMSCOPE 1u
 
@@ -88,6 +115,15 @@ struct sw_watch_entry {
   char start_op[SW_OP_NAME_MAX]; /* 64: window opens at this op ("" = now) */
   char end_op[SW_OP_NAME_MAX];   /* 160: window closes after it ("" = remove) */
 }; /* 256 bytes */
+SW_LAYOUT(struct sw_watch_entry, id, 0);
+SW_LAYOUT(struct sw_watch_entry, flags, 4);
+SW_LAYOUT(struct sw_watch_entry, addr, 8);
+SW_LAYOUT(struct sw_watch_entry, len, 16);
+SW_LAYOUT(struct sw_watch_entry, dump_nums, 24);
+SW_LAYOUT(struct sw_watch_entry, start_op, 64);
+SW_LAYOUT(struct sw_watch_entry, end_op, 160);
+_Static_assert(sizeof(struct sw_watch_entry) == 256, "struct sw_watch_entry is not 256 bytes");
+_Static_assert(SW_WATCH_MAX * sizeof(struct sw_watch_entry) == SW_TABLE_SIZE, "the watch table does not fill its area");
 
 /* Record header and the common fixed part: 64 bytes, then `name_len` bytes
  * of name (no NUL) padded to 8, then a type-specific payload. */
@@ -136,6 +172,20 @@ struct sw_record {
   uint32_t name_len; /* 56 */
   uint32_t aux;      /* 60 */
 };                   /* 64; name at 64, payload at 64 + align8(name_len) */
+SW_LAYOUT(struct sw_record, stamp, 0);
+SW_LAYOUT(struct sw_record, type, 4);
+SW_LAYOUT(struct sw_record, flags, 6);
+SW_LAYOUT(struct sw_record, size, 8);
+SW_LAYOUT(struct sw_record, tid, 12);
+SW_LAYOUT(struct sw_record, ts_ns, 16);
+SW_LAYOUT(struct sw_record, device, 24);
+SW_LAYOUT(struct sw_record, result, 28);
+SW_LAYOUT(struct sw_record, addr, 32);
+SW_LAYOUT(struct sw_record, len, 40);
+SW_LAYOUT(struct sw_record, id, 48);
+SW_LAYOUT(struct sw_record, name_len, 56);
+SW_LAYOUT(struct sw_record, aux, 60);
+_Static_assert(sizeof(struct sw_record) == 64, "struct sw_record is not 64 bytes");
 
 /*
  * DUMP: one before or after sample of one watched block around one op.
@@ -148,6 +198,7 @@ struct sw_dump_payload {
   uint64_t checksum;
   uint64_t dump_seq;
 };
+_Static_assert(sizeof(struct sw_dump_payload) == 16, "struct sw_dump_payload is not 16 bytes");
 
 #define SW_ALIGN8(n) (((n) + 7u) & ~(uint64_t)7u)
 /* Records are 16-byte aligned: the gap left at the end of the data area is

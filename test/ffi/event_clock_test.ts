@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { hookLibrary } from "../../ffi/bindings.ts";
+import { daemonLibrary } from "../../ffi/bindings.ts";
 
 Deno.test("the event clock keeps to CLOCK_REALTIME across a re-anchor and never steps back by more than 10 µs", async () => {
-  const native = hookLibrary();
+  const native = daemonLibrary();
   const event = () => Number(native.stompwatch_event_ns());
   const real = () => Number(native.stompwatch_now_ns());
   event(); // the first stamp calibrates

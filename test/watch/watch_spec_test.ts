@@ -148,3 +148,27 @@ Deno.test("parseWatchSpec refuses op names longer than the ring holds", () => {
   rejects(`Fill,${long}`, /end op is longer than 95 bytes/);
   rejects(`Fill,${"算".repeat(32)}`, /end op is longer than 95 bytes/);
 });
+
+Deno.test("parseWatchSpec mixes both commas and gives the full-width value the ASCII value's fields", () => {
+  assert.deepEqual(
+    parseWatchSpec("Fill:0，Add"),
+    parseWatchSpec("Fill:0,Add"),
+  );
+  assert.deepEqual(parseWatchSpec("aten::add:2，Mul,full-content"), {
+    start: "aten::add",
+    outid: 2,
+    end: "Mul",
+    fullContent: true,
+  });
+  rejects("Fill，Mul，full-content，x", /4 fields given, at most 3/);
+});
+
+Deno.test("parseWatchSpec refuses op names that JavaScript's trim() would shorten, whatever the space", () => {
+  rejects("Fill:0,Mul\u3000", /end op "Mul\u3000" starts or ends/);
+  rejects("\u00a0Fill,Mul", /start op "\u00a0Fill" starts or ends/);
+  rejects("Fill,\ufeffMul", /end op .* starts or ends with whitespace/);
+  rejects("Fill\u2029:1,Mul", /start op .* starts or ends with whitespace/s);
+  // Spaces inside a name, and characters trim() keeps, are the op's own.
+  assert.equal(parseWatchSpec("Fi ll,M\u200bul").end, "M\u200bul");
+  assert.equal(parseWatchSpec("Fi ll,Mul").start, "Fi ll");
+});

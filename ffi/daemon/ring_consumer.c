@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hook_internal.h"
+#include "stompwatch_ring.h"
+#include "sw_common.h"
 
 /* Maps a ring file; returns its base, or NULL if it is not a ring of ours.
  * Its size goes to *size_out. */
@@ -71,5 +72,3 @@ SW_EXPORT int stompwatch_table_publish(void *base, const void *entries, uint32_t
   __atomic_store_n(&h->table_seq, seq + 2, __ATOMIC_RELEASE);
   return 0;
 }
-
-SW_EXPORT uint64_t stompwatch_now_ns(void) { return sw_now_ns(); }

@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "hook_internal.h"
+#include "sw_common.h"
 
 enum { ROW_MALLOC = 0, ROW_FREE = 1, ROW_OOM = 2 };
 

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "hook_internal.h"
+#include "sw_common.h"
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -151,6 +151,3 @@ uint64_t sw_event_ns(void) {
   return sw_now_ns();
 #endif
 }
-
-/* For tests: the event clock as the hook stamps events. */
-SW_EXPORT uint64_t stompwatch_event_ns(void) { return sw_event_ns(); }

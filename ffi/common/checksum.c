@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <xxhash.h>
 
-#include "hook_internal.h"
+#include "stompwatch_ring.h"
+#include "sw_common.h"
 
 #define CRC64_POLY 0x42F0E1EBA9EA3693ull
 
@@ -70,8 +71,7 @@ uint64_t sw_hasher_digest(struct sw_hasher *h) {
   return h->xxh_state ? XXH3_64bits_digest(h->xxh_state) : 0;
 }
 
-/* For tests and for callers that checksum host memory themselves. */
-SW_EXPORT uint64_t stompwatch_checksum(uint32_t algo, const void *data, size_t len) {
+uint64_t sw_checksum(uint32_t algo, const void *data, size_t len) {
   if (algo == SW_CHECKSUM_CRC64_MSMEMSCOPE) return sw_crc64_msmemscope(~0ull, data, len) ^ ~0ull;
   return XXH3_64bits(data, len);
 }

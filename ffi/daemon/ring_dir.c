@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hook_internal.h"
+#include "sw_common.h"
 
 /* Creates `path` with mode 0700; 0 on success, else errno. */
 SW_EXPORT int stompwatch_dir_make(const char *path) {
