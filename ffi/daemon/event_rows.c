@@ -4,8 +4,8 @@
  * the log must keep up with a million events a second: in the daemon's
  * JavaScript a row of ten numbers costs about half a microsecond, here a
  * tenth of that. analysis/event_log_rows.ts is the reference; a test holds
- * the two to the same bytes. Called by the daemon through FFI, never by the
- * hook inside a job.
+ * the two to the same bytes. Part of the daemon-side library: a job never
+ * loads it.
  */
 #include <string.h>
 

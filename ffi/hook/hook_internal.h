@@ -90,9 +90,12 @@ struct sw_real {
   size_t (*aclGetDataBufferSizeV2)(const aclDataBuffer *);
 };
 
-/* Resolves (once per symbol, lazily: the runtime may be dlopened late) and
- * returns the table; a NULL member means the runtime lacks that symbol. */
+/* The table, resolved at the first call made while the runtime is loaded
+ * (it may be dlopened late); a NULL member means the runtime lacks that
+ * symbol, which was then named once on stderr. */
 const struct sw_real *sw_real(void);
+/* What an interposed function returns when its real one is missing. */
+aclError sw_real_missing(void);
 
 /* ---- watches (watch_windows.c) ---- */
 

@@ -5,27 +5,16 @@
  * launch costs one ring record and a few atomic loads.
  */
 #define _GNU_SOURCE
-#include <stdio.h>
-
 #include "hook_internal.h"
 
 #define MAX_TRACKED_OUTPUTS 64
 
 static uint64_t g_op_seq;
-static int g_said_missing;
-
-static aclError missing(const char *name) {
-  char msg[160];
-  snprintf(msg, sizeof msg, "the device runtime has no %s; calls to it fail with ACL_ERROR_INVALID_PARAM", name);
-  sw_warn_once(&g_said_missing, msg);
-  return ACL_ERROR_INVALID_PARAM;
-}
 
 typedef aclError (*malloc_fn)(void **, size_t, aclrtMemMallocPolicy);
 
-static aclError traced_malloc(malloc_fn real, const char *name, void **devPtr, size_t size,
-                              aclrtMemMallocPolicy policy) {
-  if (!real) return missing(name);
+static aclError traced_malloc(malloc_fn real, void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
+  if (!real) return sw_real_missing();
   struct sw_thread *self = &sw_self;
   if (self->in_hook) return real(devPtr, size, policy);
   self->in_hook = 1;
@@ -38,20 +27,20 @@ static aclError traced_malloc(malloc_fn real, const char *name, void **devPtr, s
 }
 
 SW_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
-  return traced_malloc(sw_real()->aclrtMalloc, "aclrtMalloc", devPtr, size, policy);
+  return traced_malloc(sw_real()->aclrtMalloc, devPtr, size, policy);
 }
 
 SW_EXPORT aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
-  return traced_malloc(sw_real()->aclrtMallocAlign32, "aclrtMallocAlign32", devPtr, size, policy);
+  return traced_malloc(sw_real()->aclrtMallocAlign32, devPtr, size, policy);
 }
 
 SW_EXPORT aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
-  return traced_malloc(sw_real()->aclrtMallocCached, "aclrtMallocCached", devPtr, size, policy);
+  return traced_malloc(sw_real()->aclrtMallocCached, devPtr, size, policy);
 }
 
 SW_EXPORT aclError aclrtFree(void *devPtr) {
   const struct sw_real *real = sw_real();
-  if (!real->aclrtFree) return missing("aclrtFree");
+  if (!real->aclrtFree) return sw_real_missing();
   struct sw_thread *self = &sw_self;
   if (self->in_hook) return real->aclrtFree(devPtr);
   self->in_hook = 1;
@@ -64,7 +53,7 @@ SW_EXPORT aclError aclrtFree(void *devPtr) {
 
 SW_EXPORT aclError aclrtSetDevice(int32_t deviceId) {
   const struct sw_real *real = sw_real();
-  if (!real->aclrtSetDevice) return missing("aclrtSetDevice");
+  if (!real->aclrtSetDevice) return sw_real_missing();
   aclError err = real->aclrtSetDevice(deviceId);
   if (err == ACL_SUCCESS) sw_self.device = deviceId;
   return err;
@@ -124,7 +113,7 @@ SW_EXPORT aclError aclopExecuteV2(const char *opType, int numInputs, aclTensorDe
                                   aclDataBuffer *inputs[], int numOutputs, aclTensorDesc *outputDesc[],
                                   aclDataBuffer *outputs[], aclopAttr *attr, aclrtStream stream) {
   const struct sw_real *real = sw_real();
-  if (!real->aclopExecuteV2) return missing("aclopExecuteV2");
+  if (!real->aclopExecuteV2) return sw_real_missing();
   struct sw_thread *self = &sw_self;
   if (self->in_hook)
     return real->aclopExecuteV2(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, attr,
@@ -145,7 +134,7 @@ SW_EXPORT aclError aclopCompileAndExecute(const char *opType, int numInputs, con
                                           const aclopAttr *attr, aclopEngineType engineType,
                                           aclopCompileType compileFlag, const char *opPath, aclrtStream stream) {
   const struct sw_real *real = sw_real();
-  if (!real->aclopCompileAndExecute) return missing("aclopCompileAndExecute");
+  if (!real->aclopCompileAndExecute) return sw_real_missing();
   struct sw_thread *self = &sw_self;
   if (self->in_hook)
     return real->aclopCompileAndExecute(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, attr,
