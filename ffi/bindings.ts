@@ -280,9 +280,14 @@ export function parseWatchSpecNative(value: string): NativeWatchSpec {
     BigInt(bytes.length),
     words,
   );
-  const f = SPEC.F, decoder = new TextDecoder();
+  // The grammar answers in UTF-8 byte offsets; the text is cut from `value`
+  // itself, so a BOM or a lone surrogate in a name comes back as it was.
+  const f = SPEC.F;
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  const index = (byte: number) =>
+    decoder.decode(bytes.subarray(0, byte)).length;
   const text = (at: number, len: number) =>
-    decoder.decode(bytes.subarray(words[at], words[at] + words[len]));
+    value.slice(index(words[at]), index(words[at] + words[len]));
   return {
     error: words[f.error],
     fields: words[f.fields],

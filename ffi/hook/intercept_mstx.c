@@ -66,11 +66,19 @@ SW_EXPORT int InitInjectionMstx(mstxGetModuleFuncTableFunc getFuncTable) {
 
 /* ---- interposed functions (LD_PRELOAD) ---- */
 
-static void *next(const char *name) { return dlsym(RTLD_NEXT, name); }
+/* The library's own function behind ours, kept in `*slot` once found. The
+ * slot is shared by every thread, so it is read and written atomically;
+ * while the library lacks the function (or is not loaded yet) each call
+ * asks again, which marks, rare as they are, can afford. */
+static void *next(void **slot, const char *name) {
+  void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (!p && (p = dlsym(RTLD_NEXT, name)) != NULL) __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+  return p;
+}
 
 SW_EXPORT void mstxMarkA(const char *message, aclrtStream stream) {
-  static mstxMarkAFunc real;
-  if (!real) real = (mstxMarkAFunc)next("mstxMarkA");
+  static void *slot;
+  mstxMarkAFunc real = (mstxMarkAFunc)next(&slot, "mstxMarkA");
   record_mark(message);
   t_in_mstx = 1;
   if (real) real(message, stream);
@@ -78,8 +86,8 @@ SW_EXPORT void mstxMarkA(const char *message, aclrtStream stream) {
 }
 
 SW_EXPORT mstxRangeId mstxRangeStartA(const char *message, aclrtStream stream) {
-  static mstxRangeStartAFunc real;
-  if (!real) real = (mstxRangeStartAFunc)next("mstxRangeStartA");
+  static void *slot;
+  mstxRangeStartAFunc real = (mstxRangeStartAFunc)next(&slot, "mstxRangeStartA");
   mstxRangeId id = next_range_id();
   record_range_start(id, message);
   t_in_mstx = 1;
@@ -92,8 +100,8 @@ SW_EXPORT mstxRangeId mstxRangeStartA(const char *message, aclrtStream stream) {
 }
 
 SW_EXPORT void mstxRangeEnd(mstxRangeId id) {
-  static mstxRangeEndFunc real;
-  if (!real) real = (mstxRangeEndFunc)next("mstxRangeEnd");
+  static void *slot;
+  mstxRangeEndFunc real = (mstxRangeEndFunc)next(&slot, "mstxRangeEnd");
   record_range_end(id);
   t_in_mstx = 1;
   if (real) real(id);

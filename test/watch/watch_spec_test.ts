@@ -172,3 +172,9 @@ Deno.test("parseWatchSpec refuses op names that JavaScript's trim() would shorte
   assert.equal(parseWatchSpec("Fi ll,M\u200bul").end, "M\u200bul");
   assert.equal(parseWatchSpec("Fi ll,Mul").start, "Fi ll");
 });
+
+Deno.test("parseWatchSpec gives names back exactly as written, a lone surrogate or a BOM included", () => {
+  assert.equal(parseWatchSpec("Fill\ud800:1,Mul").start, "Fill\ud800");
+  assert.equal(parseWatchSpec("算子:1，M\u00e9l").end, "M\u00e9l");
+  rejects("Fill,\ufeffMul", /end op "\ufeffMul" starts or ends/);
+});
