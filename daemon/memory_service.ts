@@ -16,13 +16,13 @@ import type {
   MemoryService,
   ProcessMemory,
 } from "../analysis/memory_api.ts";
-import { ApiError } from "../watch/types.ts";
+import { ServiceError } from "../watch/types.ts";
 import type { EventLog } from "./event_log.ts";
 import type { Registry } from "./registry.ts";
 
 function unknownPid(pid: number): never {
-  throw new ApiError(
-    404,
+  throw new ServiceError(
+    "not_found",
     `Unknown pid: ${pid} is not a traced process (GET /processes lists them)`,
   );
 }
@@ -54,8 +54,8 @@ export class DaemonMemoryService implements MemoryService {
     );
     if (pid !== undefined && targets.length === 0) unknownPid(pid);
     if (pid !== undefined && targets[0].finished) {
-      throw new ApiError(
-        409,
+      throw new ServiceError(
+        "conflict",
         `Cannot mark pid ${pid}: it has exited and its log is closed`,
       );
     }
@@ -84,8 +84,8 @@ export class DaemonMemoryService implements MemoryService {
       paths = [request.inputPath];
     } else {
       if (!this.#log) {
-        throw new ApiError(
-          409,
+        throw new ServiceError(
+          "conflict",
           "This daemon keeps no event log: give input_path",
         );
       }
@@ -94,8 +94,8 @@ export class DaemonMemoryService implements MemoryService {
         f.path
       );
       if (paths.length === 0) {
-        throw new ApiError(
-          409,
+        throw new ServiceError(
+          "conflict",
           "The daemon's log has no device rows yet: run a job first, or give input_path",
         );
       }
@@ -112,19 +112,19 @@ export class DaemonMemoryService implements MemoryService {
         );
       } catch (e) {
         if (e instanceof Deno.errors.NotFound) {
-          throw new ApiError(
-            400,
+          throw new ServiceError(
+            "invalid",
             `Cannot read input_path: ${path} does not exist`,
           );
         }
         if (e instanceof Deno.errors.PermissionDenied) {
-          throw new ApiError(
-            400,
+          throw new ServiceError(
+            "invalid",
             `Cannot read input_path: ${path} is not readable by the daemon`,
           );
         }
         if (e instanceof CheckLeaksError || e instanceof MemscopeCsvError) {
-          throw new ApiError(400, (e as Error).message);
+          throw new ServiceError("invalid", (e as Error).message);
         }
         throw e;
       }

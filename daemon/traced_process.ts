@@ -314,15 +314,11 @@ export class TracedProcess implements RecordHandler {
   }
 
   /**
-   * A CLI window is named after its start op; a second window of the same
-   * start op still open alongside would write the same file names, so it is
-   * told apart by the call count of the start op that opened it.
+   * A CLI window is named after its start op, told apart from any live
+   * watch writing files under that name by the start op's call count.
    */
   #windowName(start: string): string {
-    const clash = this.book.live().some((w) =>
-      w.source === "cli" && w.name === start
-    );
-    return clash ? `${start}.${this.#callsOf(start)}` : start;
+    return this.book.windowName(start, this.#callsOf(start));
   }
 
   #onSample(r: RecordCursor): void {

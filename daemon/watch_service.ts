@@ -9,11 +9,11 @@ import { publishWatchTable } from "../ffi/bindings.ts";
 import type { DumpWriter } from "../watch/dump_writer.ts";
 import { hexAddr, type WatchEntry, watchInfo } from "../watch/watch_book.ts";
 import {
-  ApiError,
   type DumpFilter,
   type DumpInfo,
   type ProcessInfo,
   type RemoveRequest,
+  ServiceError,
   type WatchInfo,
   type WatchRequest,
   type WatchService,
@@ -72,8 +72,8 @@ export class DaemonWatchService implements WatchService {
   addWatch(req: WatchRequest): WatchInfo {
     const p = this.#live(req.pid);
     if (!p.launchBlocking) {
-      throw new ApiError(
-        409,
+      throw new ServiceError(
+        "conflict",
         `Cannot watch block: pid ${p.pid} runs with ASCEND_LAUNCH_BLOCKING off, so ops run asynchronously and dumps would not bracket them; restart the job through ./stompwatch run or with ASCEND_LAUNCH_BLOCKING=1`,
       );
     }
@@ -87,8 +87,8 @@ export class DaemonWatchService implements WatchService {
           hexAddr(nearest.addr)
         } (${nearest.size} bytes) on device ${nearest.device}`
         : "; it has no live allocations";
-      throw new ApiError(
-        422,
+      throw new ServiceError(
+        "not_live",
         `Cannot watch block: ${
           hexAddr(addr)
         } (+${length} bytes) is not inside one live allocation of pid ${p.pid}${near}`,
@@ -119,8 +119,8 @@ export class DaemonWatchService implements WatchService {
       const what = "name" in req
         ? `named ${req.name}`
         : `overlapping ${hexAddr(Number(req.addr))} (+${req.length} bytes)`;
-      throw new ApiError(
-        404,
+      throw new ServiceError(
+        "not_found",
         `Cannot remove watch: no live watch ${what}; list them with GET /watches`,
       );
     }
@@ -150,13 +150,16 @@ export class DaemonWatchService implements WatchService {
     const p = this.#registry.processes.get(pid);
     if (!p) {
       const known = [...this.#registry.processes.keys()].join(", ") || "none";
-      throw new ApiError(
-        404,
+      throw new ServiceError(
+        "not_found",
         `Unknown pid: ${pid} is not a traced process (traced: ${known}); see GET /processes`,
       );
     }
     if (p.finished || p.exited) {
-      throw new ApiError(409, `Cannot change watches: pid ${pid} has exited`);
+      throw new ServiceError(
+        "conflict",
+        `Cannot change watches: pid ${pid} has exited`,
+      );
     }
     return p;
   }

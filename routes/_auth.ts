@@ -1,7 +1,9 @@
 /**
- * Bearer-token check for the TCP listener: every request except
- * `GET /health` must carry `Authorization: Bearer <token>`. The comparison
- * takes the same time wherever the tokens differ.
+ * Bearer-token check for the TCP listener: every request must carry
+ * `Authorization: Bearer <token>`, except `GET /health`, which without it
+ * answers only that the daemon is up (where its files are and its pid are
+ * for those who hold the token). The comparison takes the same time
+ * wherever the tokens differ.
  *
  * @module
  */
@@ -47,9 +49,10 @@ export function bearerToken(token: string): MiddlewareHandler {
     const match = /^Bearer +(\S+) *$/i.exec(
       c.req.header("Authorization") ?? "",
     );
-    if (health || (match !== null && timingSafeEqualString(match[1], token))) {
+    if (match !== null && timingSafeEqualString(match[1], token)) {
       return await next();
     }
+    if (health) return c.json({ ok: true });
     c.header("WWW-Authenticate", 'Bearer realm="stompwatch"');
     return c.json({
       error:

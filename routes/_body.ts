@@ -6,8 +6,70 @@
  * @module
  */
 
-import type { Context } from "hono";
-import { badRequest } from "./_errors.ts";
+import type { Context, MiddlewareHandler } from "hono";
+import { badRequest, HttpError } from "./_errors.ts";
+
+/** The largest request body the API reads; every body it takes is a few hundred bytes. */
+export const MAX_BODY_BYTES = 1 << 20;
+
+function tooLarge(what: string): never {
+  throw new HttpError(
+    413,
+    `Request body too large: ${what}, at most ${MAX_BODY_BYTES} bytes are read; send one small JSON object`,
+  );
+}
+
+/**
+ * Middleware refusing a body whose Content-Length is over
+ * {@linkcode MAX_BODY_BYTES} before any of it is read. Bodies sent without
+ * a length (chunked) are capped as they are read, by
+ * {@linkcode readJsonObject}.
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { bodyLimit } from "./_body.ts";
+ * new Hono().use("*", bodyLimit());
+ * ```
+ */
+export function bodyLimit(): MiddlewareHandler {
+  return async (c, next) => {
+    const length = c.req.header("Content-Length");
+    if (length !== undefined && !(Number(length) <= MAX_BODY_BYTES)) {
+      tooLarge(`Content-Length is ${length}`);
+    }
+    return await next();
+  };
+}
+
+/**
+ * The body as text, reading at most {@linkcode MAX_BODY_BYTES}: a longer one
+ * is refused as soon as the cap is passed, whatever Content-Length said.
+ */
+async function readCapped(c: Context): Promise<string> {
+  const body = c.req.raw.body;
+  if (body === null) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel();
+      tooLarge("it runs past the limit");
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return new TextDecoder().decode(bytes);
+}
 
 /**
  * The body as a JSON object holding only `fields`.
@@ -24,7 +86,7 @@ export async function readJsonObject(
   fields: readonly string[],
 ): Promise<Record<string, unknown>> {
   const route = `${c.req.method} ${c.req.path}`;
-  const text = await c.req.text();
+  const text = await readCapped(c);
   let body: unknown;
   try {
     body = JSON.parse(text);

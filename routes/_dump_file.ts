@@ -6,8 +6,8 @@
  * @module
  */
 
-import { ApiError } from "../watch/types.ts";
-import { badRequest } from "./_errors.ts";
+import { MAX_FILE_NAME_BYTES, utf8ByteLength } from "../watch/limits.ts";
+import { badRequest, HttpError } from "./_errors.ts";
 
 /** An open dump file with what the response needs. */
 export interface OpenDump {
@@ -25,7 +25,7 @@ const TYPES: Record<string, string> = {
 /**
  * Opens `name` inside `dumpDir` for reading.
  *
- * @throws {ApiError} 400 for a name that is not a plain file inside the
+ * @throws {HttpError} 400 for a name that is not a plain file inside the
  * directory, 404 when it does not exist.
  * @example
  * ```ts
@@ -43,16 +43,27 @@ export async function openDump(
         JSON.stringify(name)
       } ${why}; use a name from GET /dumps`,
     );
-  if (name === "" || name === "." || name === ".." || /[/\\\0]/.test(name)) {
+  // A backslash is a plain character on Linux: names with one are served.
+  if (name === "" || name === "." || name === ".." || /[/\0]/.test(name)) {
     refuse("is not a plain file name");
+  }
+  if (utf8ByteLength(name) > MAX_FILE_NAME_BYTES) {
+    throw new HttpError(
+      404,
+      `No such dump file: the name is ${
+        utf8ByteLength(name)
+      } bytes long, no file name is longer than ${MAX_FILE_NAME_BYTES}; use a name from GET /dumps`,
+    );
   }
   const path = `${dumpDir}/${name}`;
   let info: Deno.FileInfo;
   try {
     info = await Deno.lstat(path);
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-    throw new ApiError(
+    const missing = error instanceof Deno.errors.NotFound ||
+      error instanceof Deno.errors.NotADirectory;
+    if (!missing) throw error;
+    throw new HttpError(
       404,
       `No such dump file: ${name}; use a name from GET /dumps`,
     );

@@ -7,24 +7,33 @@
  * @module
  */
 
-import type { Context, ErrorHandler } from "hono";
-import { ApiError } from "../watch/types.ts";
+import type { Context, ErrorHandler, Hono, NotFoundHandler } from "hono";
+import { ServiceError, type ServiceErrorKind } from "../watch/types.ts";
 
-/** Every endpoint, as the 404 answer lists them. */
-export const ENDPOINTS = [
-  "POST /watch",
-  "POST /remove",
-  "GET /watches",
-  "GET /watches/{name}",
-  "GET /dumps",
-  "GET /dumps/{file}",
-  "GET /processes",
-  "GET /health",
-  "POST /marks",
-  "GET /leaks",
-  "GET /fluctuation",
-  "POST /check_leaks",
-] as const;
+/** The status each kind of service error answers with. */
+const STATUS: Record<ServiceErrorKind, 400 | 404 | 409 | 422> = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+  not_live: 422,
+};
+
+/** An error the edge itself answers with a status (bad input, body too large). */
+export class HttpError extends Error {
+  /** HTTP status to answer with. */
+  readonly status: 400 | 404 | 409 | 413;
+  /**
+   * @example
+   * ```ts
+   * import { HttpError } from "./_errors.ts";
+   * const e = new HttpError(404, "No such dump file: x.bin; use a name from GET /dumps");
+   * ```
+   */
+  constructor(status: HttpError["status"], message: string) {
+    super(message);
+    this.status = status;
+  }
+}
 
 /**
  * Throws a 400 with the given message.
@@ -39,7 +48,7 @@ export const ENDPOINTS = [
  * ```
  */
 export function badRequest(message: string): never {
-  throw new ApiError(400, message);
+  throw new HttpError(400, message);
 }
 
 /**
@@ -54,8 +63,11 @@ export function badRequest(message: string): never {
  */
 export function errorHandler(logError: (error: unknown) => void): ErrorHandler {
   return (error, c) => {
-    if (error instanceof ApiError) {
+    if (error instanceof HttpError) {
       return c.json({ error: error.message }, error.status);
+    }
+    if (error instanceof ServiceError) {
+      return c.json({ error: error.message }, STATUS[error.kind]);
     }
     logError(error);
     return c.json({
@@ -66,20 +78,42 @@ export function errorHandler(logError: (error: unknown) => void): ErrorHandler {
 }
 
 /**
- * The answer to a route that does not exist.
+ * The endpoints of an assembled app as `METHOD /path/{param}`, in the order
+ * they were mounted: the routes themselves are the one list of them.
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { endpointsOf } from "./_errors.ts";
+ * endpointsOf(new Hono().get("/watches/:name", (c) => c.text(""))); // ["GET /watches/{name}"]
+ * ```
+ */
+export function endpointsOf(app: Hono): string[] {
+  const seen = new Set<string>();
+  for (const { method, path } of app.routes) {
+    if (method === "ALL") continue; // middleware
+    const shown = path.replace(/:(\w+)/g, "{$1}").replace(/(.)\/$/, "$1");
+    seen.add(`${method} ${shown}`);
+  }
+  return [...seen];
+}
+
+/**
+ * The answer to a route that does not exist: it lists `endpoints`.
  *
  * @example
  * ```ts
  * import { Hono } from "hono";
  * import { notFound } from "./_errors.ts";
- * new Hono().notFound(notFound);
+ * new Hono().notFound(notFound(["GET /health"]));
  * ```
  */
-export function notFound(c: Context): Response {
-  return c.json({
-    error: `Unknown route: ${c.req.method} ${c.req.path}; endpoints are ${
-      ENDPOINTS.join(", ")
-    }`,
-    endpoints: ENDPOINTS,
-  }, 404);
+export function notFound(endpoints: readonly string[]): NotFoundHandler {
+  return (c: Context) =>
+    c.json({
+      error: `Unknown route: ${c.req.method} ${c.req.path}; endpoints are ${
+        endpoints.join(", ")
+      }`,
+      endpoints,
+    }, 404);
 }

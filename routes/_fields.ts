@@ -77,6 +77,11 @@ export function nameField(value: unknown): string {
   if (hasControlChar(value)) {
     badRequest("Invalid name: it contains a control character");
   }
+  if (!value.isWellFormed()) {
+    badRequest(
+      "Invalid name: it holds a lone UTF-16 surrogate, which no file name can carry",
+    );
+  }
   return value;
 }
 
@@ -197,6 +202,9 @@ export function opField(
   }
   if (hasControlChar(value)) {
     badRequest(`Invalid ${field}: it contains a control character`);
+  }
+  if (!value.isWellFormed()) {
+    badRequest(`Invalid ${field}: it holds a lone UTF-16 surrogate`);
   }
   return value;
 }

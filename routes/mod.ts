@@ -10,7 +10,8 @@ import { Hono } from "hono";
 import type { MemoryService } from "../analysis/memory_api.ts";
 import type { WatchService } from "../watch/types.ts";
 import { bearerToken } from "./_auth.ts";
-import { errorHandler, notFound } from "./_errors.ts";
+import { bodyLimit } from "./_body.ts";
+import { endpointsOf, errorHandler, notFound } from "./_errors.ts";
 import { dumpsRoutes } from "./dumps.ts";
 import { healthRoutes } from "./health.ts";
 import { leaksRoutes } from "./leaks.ts";
@@ -19,8 +20,6 @@ import { processesRoutes } from "./processes.ts";
 import { removeRoutes } from "./remove.ts";
 import { watchRoutes } from "./watch.ts";
 import { watchesRoutes } from "./watches.ts";
-
-export { ENDPOINTS } from "./_errors.ts";
 
 /** Options of {@linkcode createApp}. */
 export interface AppOptions {
@@ -39,8 +38,7 @@ export interface AppOptions {
  * @example
  * ```ts
  * import { createApp } from "./mod.ts";
- * import type { MemoryService } from "../analysis/memory_api.ts";
-import type { WatchService } from "../watch/types.ts";
+ * import type { WatchService } from "../watch/types.ts";
  * export function serve(service: WatchService): Deno.HttpServer {
  *   return Deno.serve({ port: 0 }, createApp(service, { token: "s3cret" }).fetch);
  * }
@@ -55,8 +53,8 @@ export function createApp(
   }
   const app = new Hono();
   app.onError(errorHandler(options.logError ?? console.error));
-  app.notFound(notFound);
   if (options.token !== undefined) app.use("*", bearerToken(options.token));
+  app.use("*", bodyLimit());
   app
     .route("/watch", watchRoutes(service))
     .route("/remove", removeRoutes(service))
@@ -69,5 +67,6 @@ export function createApp(
       .route("/marks", marksRoutes(options.memory))
       .route("/", leaksRoutes(options.memory));
   }
+  app.notFound(notFound(endpointsOf(app)));
   return app;
 }

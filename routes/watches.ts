@@ -5,14 +5,15 @@
  */
 
 import { Hono } from "hono";
-import { ApiError, type WatchInfo, type WatchService } from "../watch/types.ts";
+import type { WatchInfo, WatchService } from "../watch/types.ts";
+import { HttpError } from "./_errors.ts";
 import { readQuery } from "./_body.ts";
 import { queryPid } from "./_fields.ts";
 
 /**
  * The one watch with this name (and pid, when given).
  *
- * @throws {ApiError} 404 when none matches, 409 when several pids have one.
+ * @throws {HttpError} 404 when none matches, 409 when several pids have one.
  * @example
  * ```ts
  * import { pickWatch } from "./watches.ts";
@@ -32,7 +33,7 @@ export function pickWatch(
     : found.filter((w) => w.pid === pid);
   if (matches.length === 0) {
     const where = pid === undefined ? "" : ` in pid ${pid}`;
-    throw new ApiError(
+    throw new HttpError(
       404,
       `Unknown watch: no watch named ${
         JSON.stringify(name)
@@ -41,7 +42,7 @@ export function pickWatch(
   }
   if (matches.length > 1) {
     const pids = matches.map((w) => w.pid).join(", ");
-    throw new ApiError(
+    throw new HttpError(
       409,
       `Several watches are named ${
         JSON.stringify(name)

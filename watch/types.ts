@@ -107,23 +107,46 @@ export interface DumpFilter {
   pid?: number;
 }
 
-/** An error whose message a person can act on, with its HTTP status. */
-export class ApiError extends Error {
-  /** HTTP status to answer with. */
-  readonly status: 400 | 401 | 403 | 404 | 409 | 422 | 500 | 503;
+/**
+ * What went wrong with a request to a service, for the edge to answer
+ * with: `invalid` (the request itself is wrong), `not_found` (no such pid,
+ * watch or file), `conflict` (the state forbids it now: a name taken, a
+ * process gone), `not_live` (the address is not inside a live block).
+ */
+export type ServiceErrorKind =
+  | "invalid"
+  | "not_found"
+  | "conflict"
+  | "not_live";
+
+/**
+ * An error whose message a person can act on. Services throw it; routes
+ * decide the HTTP status from its kind.
+ */
+export class ServiceError extends Error {
+  /** What kind of failure this is. */
+  readonly kind: ServiceErrorKind;
   /**
    * @example
    * ```ts
-   * const e = new ApiError(404, "Unknown pid: 4242 is not a traced process");
+   * const e = new ServiceError("not_found", "Unknown pid: 4242 is not a traced process");
    * ```
    */
-  constructor(status: ApiError["status"], message: string) {
+  constructor(kind: ServiceErrorKind, message: string) {
     super(message);
-    this.status = status;
+    this.kind = kind;
   }
 }
 
-/** What the daemon offers the HTTP API. Methods throw {@linkcode ApiError}. */
+/** What GET /health tells a caller who may see the daemon's files. */
+export interface HealthInfo {
+  outputDir: string;
+  ringDir: string;
+  pid: number;
+  version: string;
+}
+
+/** What the daemon offers the HTTP API. Methods throw {@linkcode ServiceError}. */
 export interface WatchService {
   listProcesses(): ProcessInfo[];
   addWatch(req: WatchRequest): WatchInfo;
@@ -134,11 +157,6 @@ export interface WatchService {
   listDumps(filter: DumpFilter): DumpInfo[];
   /** Absolute path of OUT/watch_dump. */
   readonly dumpDir: string;
-  /** Daemon facts for GET /health. */
-  health(): {
-    outputDir: string;
-    ringDir: string;
-    pid: number;
-    version: string;
-  };
+  /** Daemon facts for GET /health; the route passes on every field. */
+  health(): HealthInfo;
 }

@@ -6,8 +6,9 @@
  * @module
  */
 import { WatchVerdict } from "./verdict.ts";
-import { ApiError, type WatchInfo, type WatchRequest } from "./types.ts";
+import { ServiceError, type WatchInfo, type WatchRequest } from "./types.ts";
 import { MAX_API_WATCHES } from "./limits.ts";
+import { sanitizeNamePart } from "./dump_names.ts";
 
 /** One watch of one process. */
 export interface WatchEntry {
@@ -46,18 +47,48 @@ export class WatchBook {
     this.pid = pid;
   }
 
+  /**
+   * The live watch whose dump files `name` would overwrite: names that
+   * differ only where file names turn characters into "." (`c/d`, `c.d`)
+   * write the same files.
+   */
+  clashOf(name: string): WatchEntry | undefined {
+    const key = sanitizeNamePart(name);
+    return this.live().find((w) => sanitizeNamePart(w.name) === key);
+  }
+
+  /**
+   * The name for a CLI window opened at call `callCount` of op `start`: the
+   * op's name, or, while a live watch already writes files under it,
+   * `{start}.{callCount}` (then `.2`, `.3`... in the rare case that is taken
+   * too), so no two live watches ever write the same file.
+   */
+  windowName(start: string, callCount: number): string {
+    if (!this.clashOf(start)) return start;
+    let name = `${start}.${callCount}`;
+    for (let n = 2; this.clashOf(name); n++) {
+      name = `${start}.${callCount}.${n}`;
+    }
+    return name;
+  }
+
   /** Adds an API watch; the caller validated the range. */
   add(req: WatchRequest): WatchEntry {
-    const clash = this.live().find((w) => w.name === req.name);
+    const clash = this.clashOf(req.name);
     if (clash) {
-      throw new ApiError(
-        409,
-        `Cannot watch block: pid ${this.pid} already has a watch named ${req.name}; remove it first or pick another name`,
+      const why = clash.name === req.name
+        ? ""
+        : `, whose dump files would have the same names ("/" and control characters become "." in file names)`;
+      throw new ServiceError(
+        "conflict",
+        `Cannot watch block: pid ${this.pid} already has a watch named ${
+          JSON.stringify(clash.name)
+        }${why}; remove it first or pick another name`,
       );
     }
     if (this.apiLive().length >= MAX_API_WATCHES) {
-      throw new ApiError(
-        409,
+      throw new ServiceError(
+        "conflict",
         `Cannot watch block: pid ${this.pid} has ${MAX_API_WATCHES} watches; remove some first`,
       );
     }

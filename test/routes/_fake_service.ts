@@ -12,7 +12,7 @@ import type {
   WatchRequest,
   WatchService,
 } from "../../watch/types.ts";
-import { ApiError } from "../../watch/types.ts";
+import { ServiceError } from "../../watch/types.ts";
 import { createApp } from "../../routes/mod.ts";
 
 export const PROCESS: ProcessInfo = {
@@ -89,7 +89,7 @@ export class FakeService implements WatchService {
         : BigInt(w.addr) === req.addr && BigInt(w.length) === req.length);
     const removed = this.watches.filter(hit);
     if (removed.length === 0) {
-      throw new ApiError(404, "Unknown watch: nothing matched");
+      throw new ServiceError("not_found", "Unknown watch: nothing matched");
     }
     this.watches = this.watches.filter((w) => !hit(w));
     return removed.map((w) => ({ ...w, state: "removed" as const }));

@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { openDump } from "../../routes/_dump_file.ts";
-import { ApiError } from "../../watch/types.ts";
+import { HttpError } from "../../routes/_errors.ts";
 
 Deno.test("openDump refuses names no URL can carry but a caller could pass", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "stompwatch_dump_file_" });
   try {
     for (
-      const name of ["", ".", "..", "../x", "/etc/passwd", "a\\b", "a\u0000b"]
+      const name of ["", ".", "..", "../x", "/etc/passwd", "a\u0000b"]
     ) {
-      await assert.rejects(openDump(dir, name), (error: ApiError) => {
+      await assert.rejects(openDump(dir, name), (error: HttpError) => {
         assert.equal(error.status, 400, name);
         assert.match(
           error.message,

@@ -128,7 +128,6 @@ Deno.test("GET /dumps/{file} refuses names that are not plain file names", async
     const name of [
       "..%2Fsecret",
       "%2Fetc%2Fpasswd",
-      "a%5Cb",
       "a%00b",
     ]
   ) {
@@ -138,6 +137,24 @@ Deno.test("GET /dumps/{file} refuses names that are not plain file names", async
       /^Invalid dump file name: ".*" is not a plain file name; use a name from GET \/dumps$/,
     );
   }
+});
+
+Deno.test("GET /dumps/{file} serves a file whose watch name holds a backslash, as GET /dumps lists it", async () => {
+  using env = withDumpDir();
+  const name = "0_1234_Copy_1-c\\d_0_after.bin";
+  Deno.writeFileSync(`${env.dumpDir}/${name}`, BYTES);
+  const response = await env.app.request(`/dumps/${encodeURIComponent(name)}`);
+  assert.equal(response.status, 200);
+  assert.deepEqual(new Uint8Array(await response.arrayBuffer()), BYTES);
+});
+
+Deno.test("GET /dumps/{file} answers 404, not 500, for a name longer than any file name", async () => {
+  await refused(
+    `/dumps/${"x".repeat(5000)}`,
+    404,
+    /^No such dump file: the name is 5000 bytes long, no file name is longer than 255; use a name from GET \/dumps$/,
+  );
+  await refused(`/dumps/${"x".repeat(256)}`, 404, /^No such dump file: /);
 });
 
 Deno.test("GET /dumps/{file} refuses a symbolic link out of the dump directory", async () => {

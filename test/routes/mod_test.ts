@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { ENDPOINTS } from "../../routes/mod.ts";
 import { createApp } from "../../routes/mod.ts";
 import { timingSafeEqualString } from "../../routes/_auth.ts";
+import type { MemoryService } from "../../analysis/memory_api.ts";
 import { FakeService, get, post, setup } from "./_fake_service.ts";
 
 const TOKEN = "c2VjcmV0LXRva2VuLTEyMzQ1Njc4OTA";
@@ -65,12 +65,33 @@ Deno.test("with a token the right bearer credential is let through", async () =>
   );
 });
 
-Deno.test("with a token GET /health still answers without one", async () => {
-  const { app } = setup({ token: TOKEN });
-  const { status, json } = await get(app, "/health");
-  assert.equal(status, 200);
-  assert.equal(json.ok, true);
+Deno.test("with a token GET /health without one says only that the daemon is up", async () => {
+  const { app, service } = setup({ token: TOKEN });
+  assert.deepEqual(await get(app, "/health"), {
+    status: 200,
+    json: { ok: true },
+  });
+  assert.deepEqual(
+    await get(app, "/health", { Authorization: "Bearer wrong" }),
+    { status: 200, json: { ok: true } },
+  );
+  assert.deepEqual(service.calls, []);
   assert.deepEqual(await post(app, "/health", {}), REFUSED);
+});
+
+Deno.test("with a token GET /health with it shows the daemon's files and pid", async () => {
+  const { app } = setup({ token: TOKEN });
+  const { status, json } = await get(app, "/health", {
+    Authorization: `Bearer ${TOKEN}`,
+  });
+  assert.equal(status, 200);
+  assert.deepEqual(json, {
+    ok: true,
+    outputDir: "/out",
+    ringDir: "/out/rings",
+    pid: 99,
+    version: "0.1.0",
+  });
 });
 
 Deno.test("with a token an unknown route without the token gets 401, not the route list", async () => {
@@ -84,9 +105,32 @@ Deno.test("an unknown route answers 404 listing the endpoints", async () => {
   assert.equal(status, 404);
   assert.equal(
     json.error,
-    "Unknown route: GET /nope; endpoints are POST /watch, POST /remove, GET /watches, GET /watches/{name}, GET /dumps, GET /dumps/{file}, GET /processes, GET /health, POST /marks, GET /leaks, GET /fluctuation, POST /check_leaks",
+    "Unknown route: GET /nope; endpoints are POST /watch, POST /remove, GET /watches, GET /watches/{name}, GET /dumps, GET /dumps/{file}, GET /processes, GET /health",
   );
-  assert.deepEqual(json.endpoints, [...ENDPOINTS]);
+  assert.deepEqual(json.endpoints, [
+    "POST /watch",
+    "POST /remove",
+    "GET /watches",
+    "GET /watches/{name}",
+    "GET /dumps",
+    "GET /dumps/{file}",
+    "GET /processes",
+    "GET /health",
+  ]);
+});
+
+Deno.test("the 404 lists the memory routes exactly when they are mounted", async () => {
+  const app = createApp(new FakeService(), {
+    memory: {} as MemoryService,
+    logError: () => {},
+  });
+  const { json } = await get(app, "/nope");
+  assert.deepEqual((json.endpoints as string[]).slice(-4), [
+    "POST /marks",
+    "GET /leaks",
+    "GET /fluctuation",
+    "POST /check_leaks",
+  ]);
 });
 
 Deno.test("a known path with the wrong method answers 404 listing the endpoints", async () => {

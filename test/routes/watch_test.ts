@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ApiError } from "../../watch/types.ts";
+import { ServiceError } from "../../watch/types.ts";
 import { post, setup } from "./_fake_service.ts";
 
 const valid = { pid: 4242, name: "w", addr: "0x12c0000", length: 4096 };
@@ -140,6 +140,11 @@ Deno.test("POST /watch refuses a missing, empty, non-string or too long name", a
     { ...valid, name: "a\u0000b" },
     /^Invalid name: it contains a control character$/,
   );
+  // "\ud800" and "\udc00" would both become U+FFFD in a file name.
+  await rejects(
+    { ...valid, name: "w\ud800" },
+    /^Invalid name: it holds a lone UTF-16 surrogate, which no file name can carry$/,
+  );
 });
 
 Deno.test("POST /watch accepts a name of exactly 64 characters", async () => {
@@ -277,6 +282,10 @@ Deno.test("POST /watch refuses start and end that are not short op names", async
       { ...valid, [field]: "a\nb" },
       /contains a control character/,
     );
+    await rejects(
+      { ...valid, [field]: "a\udc00" },
+      new RegExp(`^Invalid ${field}: it holds a lone UTF-16 surrogate$`),
+    );
   }
   const { app } = setup();
   assert.equal(
@@ -285,24 +294,37 @@ Deno.test("POST /watch refuses start and end that are not short op names", async
   );
 });
 
-Deno.test("POST /watch keeps the status and message of the service's errors", async () => {
+Deno.test("POST /watch answers the service's errors with the status of their kind and their message", async () => {
   for (
-    const error of [
-      new ApiError(404, "Unknown pid: 4242 is not a traced process"),
-      new ApiError(
+    const [expected, error] of [
+      [
+        404,
+        new ServiceError(
+          "not_found",
+          "Unknown pid: 4242 is not a traced process",
+        ),
+      ],
+      [
         422,
-        "Cannot watch block: 0x12c0000 is not inside a live allocation of pid 4242; nearest is 0x12b0000 (4096 bytes)",
-      ),
-      new ApiError(
+        new ServiceError(
+          "not_live",
+          "Cannot watch block: 0x12c0000 is not inside a live allocation of pid 4242; nearest is 0x12b0000 (4096 bytes)",
+        ),
+      ],
+      [
         409,
-        "Cannot watch in pid 4242: it runs with ASCEND_LAUNCH_BLOCKING=0",
-      ),
-    ]
+        new ServiceError(
+          "conflict",
+          "Cannot watch in pid 4242: it runs with ASCEND_LAUNCH_BLOCKING=0",
+        ),
+      ],
+      [400, new ServiceError("invalid", "Invalid range: nothing fits")],
+    ] as const
   ) {
     const { app, service } = setup();
     service.failWith = error;
     const { status, json } = await post(app, "/watch", valid);
-    assert.equal(status, error.status);
+    assert.equal(status, expected);
     assert.deepEqual(json, { error: error.message });
   }
 });
