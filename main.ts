@@ -177,11 +177,25 @@ async function main(args: string[]): Promise<number> {
   }
 }
 
+/**
+ * The one line a person sees for an error that ends the command. Deno's own
+ * permission message ("run again with the --allow-... flag") is no advice
+ * for a stompwatch user, who cannot pass Deno flags through ./stompwatch.
+ */
+function errorLine(e: unknown): string {
+  if (e instanceof Deno.errors.NotCapable) {
+    const m = /^Requires (\w+) access to (.+?),/.exec(e.message);
+    const what = m ? `${m[1]} access to ${m[2]}` : "an access it needs";
+    return `Cannot go on: this command is not allowed ${what}; ./stompwatch grants each command only the files and loopback addresses named on its command line, so check those`;
+  }
+  return e instanceof Error ? e.message : String(e);
+}
+
 if (import.meta.main) {
   try {
     Deno.exit(await main(Deno.args));
   } catch (e) {
-    console.error(`stompwatch: ${(e as Error).message}`);
+    console.error(`stompwatch: ${errorLine(e)}`);
     Deno.exit(2);
   }
 }

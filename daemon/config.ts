@@ -52,7 +52,8 @@ export function privateDir(dir: string): void {
 }
 
 /**
- * Parses `--listen`: loopback only, so no other machine can reach the API.
+ * Parses `--listen`: loopback only (any 127.x.y.z, localhost, [::1]), so no
+ * other machine can reach the API. The launcher grants exactly these hosts.
  *
  * @example
  * ```ts
@@ -60,11 +61,14 @@ export function privateDir(dir: string): void {
  * ```
  */
 export function parseListen(value: string): { hostname: string; port: number } {
-  const m = /^(\[::1\]|localhost|127(?:\.\d{1,3}){3}):(\d{1,5})$/.exec(value);
+  // Octets 0-255 without leading zeros: the launcher's grant uses the same pattern.
+  const m =
+    /^(\[::1\]|localhost|127(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}):(\d{1,5})$/
+      .exec(value);
   const port = m ? Number(m[2]) : NaN;
   if (!m || port < 1 || port > 65535) {
     throw new Error(
-      `Invalid --listen value: ${value}; use 127.0.0.1:PORT (or localhost:PORT, [::1]:PORT): the daemon listens on loopback only`,
+      `Invalid --listen value: ${value}; use 127.0.0.1:PORT (or another 127.x.y.z, localhost:PORT, [::1]:PORT) with a port from 1 to 65535: the daemon listens on loopback only`,
     );
   }
   return { hostname: m[1] === "[::1]" ? "::1" : m[1], port };
