@@ -113,7 +113,7 @@ export class DaemonWatchService implements WatchService {
     for (const p of procs) {
       const gone = p.book.remove((w) => w.source === "api" && match(w));
       if (gone.length) this.#publish(p);
-      removed.push(...gone.map(watchInfo));
+      removed.push(...gone.map((w) => watchInfo(w)));
     }
     if (!removed.length) {
       const what = "name" in req
@@ -129,7 +129,7 @@ export class DaemonWatchService implements WatchService {
 
   listWatches(): WatchInfo[] {
     return [...this.#registry.processes.values()].flatMap((p) =>
-      p.book.all().map(watchInfo)
+      p.book.all().map((w) => watchInfo(w, p.exited || p.finished))
     );
   }
 

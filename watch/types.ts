@@ -78,7 +78,11 @@ export interface WatchInfo {
   end?: string;
   outid: number;
   source: "api" | "cli";
-  state: "waiting" | "active" | "closed" | "removed";
+  /**
+   * `waiting` for its start op, `active`, `closed` by its end op or
+   * dump_nums, `removed` over the API, or `ended` with its process.
+   */
+  state: "waiting" | "active" | "closed" | "removed" | "ended";
   /** The first unexpected change if any, else the first change, else null. */
   first_change: FirstChange | null;
   /** True when first_change was made by an op not allowed to write the block, or outside any op. */

@@ -181,9 +181,14 @@ export class WatchBook {
   }
 }
 
-/** The public view of a watch. */
-export function watchInfo(w: WatchEntry): WatchInfo {
+/**
+ * The public view of a watch. Once its process has exited a watch still
+ * waiting or active can take no more samples and cannot be removed: it
+ * shows as `ended`.
+ */
+export function watchInfo(w: WatchEntry, processExited = false): WatchInfo {
   const first = w.verdict.firstChange;
+  const live = w.state === "waiting" || w.state === "active";
   return {
     name: w.name,
     pid: w.pid,
@@ -197,7 +202,7 @@ export function watchInfo(w: WatchEntry): WatchInfo {
     ...(w.end ? { end: w.end } : {}),
     outid: w.outid,
     source: w.source,
-    state: w.state,
+    state: processExited && live ? "ended" : w.state,
     first_change: first,
     stomp: w.verdict.stomp,
     changes: w.verdict.changes,

@@ -94,6 +94,13 @@ Deno.test("a watch added over the socket while the job runs catches the stomp, a
     const info = w.body as WatchInfo;
     assert.equal(info.stomp, true);
     assert.equal(info.first_change?.op, "Copy");
+    // The job is gone: its watch can take no more samples and has ended.
+    assert.equal(info.state, "ended");
+    const listed = await requestSocket(socket, "GET", "/watches");
+    assert.deepEqual(
+      (listed.body as { watches: WatchInfo[] }).watches.map((w) => w.state),
+      ["ended"],
+    );
     assert.ok(job.proc.stderr.includes("STOMPED by Copy #1"), job.proc.stderr);
     const report = JSON.parse(
       Deno.readTextFileSync(`${out}/watch_dump/watch_report.json`),
