@@ -29,7 +29,7 @@ export interface CheckLeaksRequest {
 /** The memory side of the daemon. */
 export interface MemoryService {
   /** Writes a mark into the log of `pid`, or of every live process; returns the pids marked. */
-  mark(message: string, pid?: number): number[];
+  mark(message: string, pid?: number): Promise<number[]>;
   /** Online analyses, of one process or all. */
   memory(pid?: number): ProcessMemory[];
   /** check_leaks over a file or the daemon's own log (one result per file). */

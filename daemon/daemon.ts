@@ -101,6 +101,8 @@ export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
     version: VERSION,
   });
   const memory = new DaemonMemoryService(registry, log);
+  registry.onAttached = (p) => memory.follow(p);
+  registry.onTableChange = (p) => service.publish(p);
   registry.onFinished = () => writeReport(paths.dumpDir, service.listWatches());
 
   const abort = new AbortController();

@@ -19,6 +19,7 @@ import type {
 import { ServiceError } from "../watch/types.ts";
 import type { EventLog } from "./event_log.ts";
 import type { Registry } from "./registry.ts";
+import { caughtUp, type TracedProcess } from "./traced_process.ts";
 
 function unknownPid(pid: number): never {
   throw new ServiceError(
@@ -34,21 +35,23 @@ export class DaemonMemoryService implements MemoryService {
   /** Where suspects found at a step end are told (the daemon's stderr). */
   warn: (line: string) => void = (line) => console.error(`stompwatch: ${line}`);
 
-  /** Follows every process of `registry`; `log` is the daemon's event log. */
+  /** Analyses `registry`'s processes; `log` is the daemon's event log. */
   constructor(registry: Registry, log: EventLog | undefined) {
     this.#registry = registry;
     this.#log = log;
-    registry.onAttached = (p) => {
-      p.memory.onSuspect = (s) =>
-        this.warn(
-          `pid ${s.pid}: possible ${s.pool} leak of ${s.bytes} bytes at 0x${
-            s.addr.toString(16)
-          } (allocated in step ${s.step}, still live at the end of step ${p.memory.step})`,
-        );
-    };
   }
 
-  mark(message: string, pid?: number): number[] {
+  /** Tells {@linkcode warn} of every suspect `p` shows at a step end (the daemon calls it for each new process). */
+  follow(p: TracedProcess): void {
+    p.memory.onSuspect = (s) =>
+      this.warn(
+        `pid ${s.pid}: possible ${s.pool} leak of ${s.bytes} bytes at 0x${
+          s.addr.toString(16)
+        } (allocated in step ${s.step}, still live at the end of step ${p.memory.step})`,
+      );
+  }
+
+  async mark(message: string, pid?: number): Promise<number[]> {
     const targets = [...this.#registry.processes.values()].filter((p) =>
       pid === undefined ? !p.finished : p.pid === pid
     );
@@ -59,7 +62,10 @@ export class DaemonMemoryService implements MemoryService {
         `Cannot mark pid ${pid}: it has exited and its log is closed`,
       );
     }
-    for (const p of targets) p.mark(message);
+    for (const p of targets) {
+      await caughtUp(p, () => this.#registry.nextRound());
+      if (!p.finished) p.mark(message);
+    }
     this.#log?.flush();
     return targets.map((p) => p.pid);
   }

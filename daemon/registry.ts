@@ -40,6 +40,8 @@ export class Registry {
   onTableChange: (p: TracedProcess) => void = () => {};
   /** Called after every pump round that read records (the log flushes). */
   onRound: () => void = () => {};
+  /** Who waits for the end of the next round (see {@linkcode nextRound}). */
+  #roundWaiters: Array<(ran: boolean) => void> = [];
 
   /** A registry over `ringDir`, writing samples through `writer`. */
   constructor(ringDir: string, writer: DumpWriter) {
@@ -73,8 +75,27 @@ export class Registry {
     }
   }
 
+  /**
+   * Resolves after the pump's next round, with false when the pump is not
+   * running. Only the pump reads rings: an HTTP handler that needs fresh
+   * state waits for it. With `scan`, that round also looks for new rings.
+   */
+  nextRound(options: { scan?: boolean } = {}): Promise<boolean> {
+    if (!this.#running) return Promise.resolve(false);
+    if (options.scan) this.#lastScan = -Infinity;
+    return new Promise((resolve) => this.#roundWaiters.push(resolve));
+  }
+
   /** One round over every ring; returns the records read. */
   pumpOnce(budget = BUDGET_PER_ROUND): number {
+    const n = this.#round(budget);
+    if (this.#roundWaiters.length) {
+      for (const resolve of this.#roundWaiters.splice(0)) resolve(true);
+    }
+    return n;
+  }
+
+  #round(budget: number): number {
     const now = Date.now();
     if (now - this.#lastScan >= SCAN_EVERY_MS) {
       this.#lastScan = now;
@@ -122,6 +143,7 @@ export class Registry {
     this.#running = false;
     await this.#stopped;
     while (this.pumpOnce() > 0) { /* drain */ }
+    for (const resolve of this.#roundWaiters.splice(0)) resolve(false);
     for (const p of this.processes.values()) {
       if (!p.finished) this.#finish(p, false);
     }

@@ -197,6 +197,16 @@ export class RingReader {
     return this.#tail >= ringHead(this.ring);
   }
 
+  /** How far the producers have published: a position to wait for. */
+  published(): number {
+    return ringHead(this.ring);
+  }
+
+  /** Whether every record before `position` has been read. */
+  readPast(position: number): boolean {
+    return this.#tail >= position;
+  }
+
   /** Tells the producers the daemon is alive. */
   heartbeat(): void {
     heartbeatRing(this.ring);

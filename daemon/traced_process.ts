@@ -50,6 +50,27 @@ function cliFullContent(spec: string): boolean {
   }
 }
 
+/**
+ * Resolves once the pump has read every record `p`'s ring held when this
+ * was called, or once `p` is finished or the pump has stopped. Handlers
+ * wait for this instead of reading the ring themselves.
+ *
+ * @example
+ * ```ts
+ * await caughtUp(p, () => registry.nextRound());
+ * ```
+ */
+export async function caughtUp(
+  p: TracedProcess,
+  nextRound: () => Promise<boolean>,
+): Promise<void> {
+  if (p.finished) return;
+  const target = p.reader.published();
+  while (!p.finished && !p.reader.readPast(target)) {
+    if (!await nextRound()) return;
+  }
+}
+
 /** Follows one process. */
 export class TracedProcess implements RecordHandler {
   readonly pid: number;
@@ -138,11 +159,11 @@ export class TracedProcess implements RecordHandler {
   recordsRead = 0;
 
   /**
-   * A mark from outside the job (`POST /marks`), after every event the ring
-   * holds now, on the device the process used last.
+   * A mark from outside the job (`POST /marks`), on the device the process
+   * used last. The caller waits for {@linkcode caughtUp} first, so that it
+   * follows every event the ring held when it was asked for.
    */
   mark(message: string): void {
-    if (!this.finished) this.pump(Infinity);
     const ts = Math.round((performance.timeOrigin + performance.now()) * 1e6);
     this.#emit({
       pid: this.pid,

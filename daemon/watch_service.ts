@@ -19,7 +19,14 @@ import {
   type WatchService,
 } from "../watch/types.ts";
 import type { Registry } from "./registry.ts";
-import type { TracedProcess } from "./traced_process.ts";
+import { caughtUp, type TracedProcess } from "./traced_process.ts";
+
+function exitedError(pid: number): never {
+  throw new ServiceError(
+    "conflict",
+    `Cannot change watches: pid ${pid} has exited`,
+  );
+}
 
 /** Facts about the daemon for GET /health. */
 export interface DaemonFacts {
@@ -35,13 +42,12 @@ export class DaemonWatchService implements WatchService {
   #writer: DumpWriter;
   #facts: DaemonFacts;
 
-  /** Serves `registry`'s processes; publishes tables when the hook closes a watch. */
+  /** Serves `registry`'s processes. */
   constructor(registry: Registry, writer: DumpWriter, facts: DaemonFacts) {
     this.#registry = registry;
     this.#writer = writer;
     this.#facts = facts;
     this.dumpDir = writer.dir;
-    registry.onTableChange = (p) => this.#publish(p);
   }
 
   health(): {
@@ -54,7 +60,6 @@ export class DaemonWatchService implements WatchService {
   }
 
   listProcesses(): ProcessInfo[] {
-    this.#registry.scan();
     return [...this.#registry.processes.values()].map((p) => ({
       pid: p.pid,
       command: p.header.command,
@@ -69,16 +74,18 @@ export class DaemonWatchService implements WatchService {
     }));
   }
 
-  addWatch(req: WatchRequest): WatchInfo {
-    const p = this.#live(req.pid);
+  async addWatch(req: WatchRequest): Promise<WatchInfo> {
+    const p = await this.#live(req.pid);
     if (!p.launchBlocking) {
       throw new ServiceError(
         "conflict",
         `Cannot watch block: pid ${p.pid} runs with ASCEND_LAUNCH_BLOCKING off, so ops run asynchronously and dumps would not bracket them; restart the job through ./stompwatch run or with ASCEND_LAUNCH_BLOCKING=1`,
       );
     }
-    // Catch up first: the block may have been allocated a moment ago.
-    p.pump();
+    // The block may have been allocated a moment ago: let the pump read
+    // what the ring holds now.
+    await caughtUp(p, () => this.#registry.nextRound());
+    if (p.exited || p.finished) exitedError(p.pid);
     const addr = Number(req.addr), length = Number(req.length);
     const { inside, nearest } = p.locate(addr, length);
     if (!inside) {
@@ -96,13 +103,13 @@ export class DaemonWatchService implements WatchService {
     }
     const entry = p.book.add(req);
     entry.device = inside.device;
-    this.#publish(p);
+    this.publish(p);
     return watchInfo(entry);
   }
 
-  removeWatch(req: RemoveRequest): WatchInfo[] {
+  async removeWatch(req: RemoveRequest): Promise<WatchInfo[]> {
     const procs = req.pid !== undefined
-      ? [this.#live(req.pid)]
+      ? [await this.#live(req.pid)]
       : this.#liveProcesses();
     const match = "name" in req
       ? (w: WatchEntry) => w.name === req.name
@@ -112,7 +119,7 @@ export class DaemonWatchService implements WatchService {
     const removed: WatchInfo[] = [];
     for (const p of procs) {
       const gone = p.book.remove((w) => w.source === "api" && match(w));
-      if (gone.length) this.#publish(p);
+      if (gone.length) this.publish(p);
       removed.push(...gone.map((w) => watchInfo(w)));
     }
     if (!removed.length) {
@@ -145,9 +152,12 @@ export class DaemonWatchService implements WatchService {
     return [...this.#registry.processes.values()].filter((p) => !p.finished);
   }
 
-  #live(pid: number): TracedProcess {
-    this.#registry.scan();
-    const p = this.#registry.processes.get(pid);
+  /** The live process `pid`; one that started a moment ago is looked for by the pump's next round. */
+  async #live(pid: number): Promise<TracedProcess> {
+    let p = this.#registry.processes.get(pid);
+    if (!p && await this.#registry.nextRound({ scan: true })) {
+      p = this.#registry.processes.get(pid);
+    }
     if (!p) {
       const known = [...this.#registry.processes.keys()].join(", ") || "none";
       throw new ServiceError(
@@ -155,16 +165,12 @@ export class DaemonWatchService implements WatchService {
         `Unknown pid: ${pid} is not a traced process (traced: ${known}); see GET /processes`,
       );
     }
-    if (p.finished || p.exited) {
-      throw new ServiceError(
-        "conflict",
-        `Cannot change watches: pid ${pid} has exited`,
-      );
-    }
+    if (p.finished || p.exited) exitedError(pid);
     return p;
   }
 
-  #publish(p: TracedProcess): void {
+  /** Writes `p`'s live API watches into its ring's watch table (the daemon calls it when the hook closed one). */
+  publish(p: TracedProcess): void {
     if (p.finished) return;
     publishWatchTable(p.reader.ring, p.book.apiLive());
   }

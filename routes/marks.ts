@@ -62,6 +62,6 @@ export function markRequest(
 export function marksRoutes(service: MemoryService): Hono {
   return new Hono().post("/", async (c) => {
     const { message, pid } = markRequest(await readJsonObject(c, FIELDS));
-    return c.json({ marked: service.mark(message, pid) });
+    return c.json({ marked: await service.mark(message, pid) });
   });
 }

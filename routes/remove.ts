@@ -59,6 +59,6 @@ export function removeRequest(body: Record<string, unknown>): RemoveRequest {
 export function removeRoutes(service: WatchService): Hono {
   return new Hono().post("/", async (c) => {
     const request = removeRequest(await readJsonObject(c, FIELDS));
-    return c.json({ removed: service.removeWatch(request) });
+    return c.json({ removed: await service.removeWatch(request) });
   });
 }

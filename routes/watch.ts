@@ -75,6 +75,6 @@ export function watchRequest(body: Record<string, unknown>): WatchRequest {
 export function watchRoutes(service: WatchService): Hono {
   return new Hono().post("/", async (c) => {
     const request = watchRequest(await readJsonObject(c, FIELDS));
-    return c.json(service.addWatch(request), 201);
+    return c.json(await service.addWatch(request), 201);
   });
 }

@@ -153,8 +153,9 @@ export interface HealthInfo {
 /** What the daemon offers the HTTP API. Methods throw {@linkcode ServiceError}. */
 export interface WatchService {
   listProcesses(): ProcessInfo[];
-  addWatch(req: WatchRequest): WatchInfo;
-  removeWatch(req: RemoveRequest): WatchInfo[];
+  /** Waits for the pump to read what the process's ring holds now, then adds. */
+  addWatch(req: WatchRequest): Promise<WatchInfo>;
+  removeWatch(req: RemoveRequest): Promise<WatchInfo[]>;
   listWatches(): WatchInfo[];
   /** All watches with this name (one per pid at most), newest first. */
   findWatches(name: string): WatchInfo[];

@@ -59,6 +59,7 @@ export class FakeService implements WatchService {
     this.dumpDir = dumpDir;
   }
 
+  /** Records the call; throws `failWith` (async methods await it, as a real round trip would). */
   #call(method: string, arg?: unknown): void {
     this.calls.push([method, arg]);
     if (this.failWith !== undefined) throw this.failWith;
@@ -69,8 +70,8 @@ export class FakeService implements WatchService {
     return [PROCESS];
   }
 
-  addWatch(req: WatchRequest): WatchInfo {
-    this.#call("addWatch", req);
+  async addWatch(req: WatchRequest): Promise<WatchInfo> {
+    await this.#call("addWatch", req);
     const info = {
       ...watchInfo(req.name, req.pid),
       addr: `0x${req.addr.toString(16)}`,
@@ -80,8 +81,8 @@ export class FakeService implements WatchService {
     return info;
   }
 
-  removeWatch(req: RemoveRequest): WatchInfo[] {
-    this.#call("removeWatch", req);
+  async removeWatch(req: RemoveRequest): Promise<WatchInfo[]> {
+    await this.#call("removeWatch", req);
     const hit = (w: WatchInfo) =>
       (req.pid === undefined || w.pid === req.pid) &&
       ("name" in req
