@@ -27,6 +27,16 @@ export interface LiveBlock {
   ts: number;
 }
 
+/**
+ * Runtime calls in the order of {@linkcode LiveBlocks.call}'s codes (the
+ * ALLOC record's id, `enum sw_alloc_call` in ffi/include/stompwatch_ring.h).
+ */
+export const ALLOC_CALLS: readonly string[] = [
+  "aclrtMalloc",
+  "aclrtMallocAlign32",
+  "aclrtMallocCached",
+];
+
 /** Pools in the order of {@linkcode LiveBlocks.pool}'s codes. */
 export const POOLS: readonly Pool[] = ["HAL", "HOST", "PTA"];
 /** The code of each pool: its index in {@linkcode POOLS}. */
@@ -68,6 +78,12 @@ export class LiveBlocks {
   step = new Int32Array(0);
   kernel = new Float64Array(0);
   ts = new Float64Array(0);
+  /** The name id of the op launched last before the block (-1: none); its owner fills it. */
+  op = new Int32Array(0);
+  /** Index into {@linkcode ALLOC_CALLS}; its owner fills it. */
+  call = new Uint8Array(0);
+  /** The row the last {@linkcode insert} filled, so its owner can add columns without a second lookup. */
+  lastRow = EMPTY;
   #used = new Uint8Array(0);
   #freeRows = new Int32Array(0);
   #freeTop = 0;
@@ -112,7 +128,7 @@ export class LiveBlocks {
     if (row !== EMPTY) {
       this.bytes += size - this.size[row];
       this.size[row] = size;
-      return row;
+      return this.lastRow = row;
     }
     row = this.#freeTop > 0 ? this.#freeRows[--this.#freeTop] : this.#newRow();
     this.#index[s] = row;
@@ -121,7 +137,7 @@ export class LiveBlocks {
     this.#used[row] = 1;
     this.count++;
     this.bytes += size;
-    return row;
+    return this.lastRow = row;
   }
 
   /**
@@ -161,6 +177,48 @@ export class LiveBlocks {
     }
   }
 
+  /**
+   * Up to `limit` rows of live blocks that `accept` takes, newest (highest
+   * allocationId) first. A bounded heap: O(n log limit), whatever the count.
+   */
+  newest(limit: number, accept: (row: number) => boolean): number[] {
+    const heap: number[] = []; // min-heap of rows by allocationId
+    const id = this.allocationId;
+    const less = (a: number, b: number) => id[heap[a]] < id[heap[b]];
+    const swap = (a: number, b: number) => {
+      const t = heap[a];
+      heap[a] = heap[b];
+      heap[b] = t;
+    };
+    const down = (i: number) => {
+      for (;;) {
+        const l = 2 * i + 1, r = l + 1;
+        let m = i;
+        if (l < heap.length && less(l, m)) m = l;
+        if (r < heap.length && less(r, m)) m = r;
+        if (m === i) return;
+        swap(i, m);
+        i = m;
+      }
+    };
+    for (let row = 0; row < this.#rows && limit > 0; row++) {
+      if (!this.#used[row] || !accept(row)) continue;
+      if (heap.length < limit) {
+        heap.push(row);
+        for (let i = heap.length - 1; i > 0;) {
+          const parent = (i - 1) >> 1;
+          if (!less(i, parent)) break;
+          swap(i, parent);
+          i = parent;
+        }
+      } else if (id[row] > id[heap[0]]) {
+        heap[0] = row;
+        down(0);
+      }
+    }
+    return heap.sort((a, b) => id[b] - id[a]);
+  }
+
   /** The block in `row` as an object. */
   block(row: number): LiveBlock {
     return {
@@ -198,6 +256,8 @@ export class LiveBlocks {
     this.step = grow(this.step, (n) => new Int32Array(n));
     this.kernel = grow(this.kernel, (n) => new Float64Array(n));
     this.ts = grow(this.ts, (n) => new Float64Array(n));
+    this.op = grow(this.op, (n) => new Int32Array(n));
+    this.call = grow(this.call, (n) => new Uint8Array(n));
     this.#used = grow(this.#used, (n) => new Uint8Array(n));
     this.#freeRows = grow(this.#freeRows, (n) => new Int32Array(n));
   }

@@ -13,11 +13,17 @@ import {
   overlapsAny,
   type TracedEvent,
 } from "../analysis/events.ts";
-import { type LiveBlock, POOLS } from "../analysis/live_blocks.ts";
+import {
+  ALLOC_CALLS,
+  type LiveBlock,
+  POOL_CODE,
+  POOLS,
+} from "../analysis/live_blocks.ts";
 import { OnlineLeaks } from "../analysis/online_leaks.ts";
 import type { DumpWriter } from "../watch/dump_writer.ts";
-import { WatchBook } from "../watch/watch_book.ts";
+import { hexAddr, WatchBook } from "../watch/watch_book.ts";
 import { parseWatchSpec } from "../watch/watch_spec.ts";
+import type { BlockFilter, BlockInfo } from "../watch/types.ts";
 import type {
   RecordCursor,
   RecordHandler,
@@ -87,6 +93,8 @@ export class TracedProcess implements RecordHandler {
   #cliFullContent: boolean;
   #dropped = 0;
   #ops = new Map<number, OpInFlight>();
+  /** Name id of the op launched last (-1: none yet, or a name the table had no room for). */
+  #lastOp = -1;
   /** Calls so far of each op, by its name's id in the ring's name table. */
   #calls: number[] = [];
   /** The same for names the table had no room for. */
@@ -207,6 +215,11 @@ export class TracedProcess implements RecordHandler {
         e.pool = POOLS[r.aux] ?? "HAL";
         e.result = r.result;
         this.memory.allocated(e);
+        if (e.allocationId !== 0) {
+          const live = this.memory.live, row = live.lastRow;
+          live.op[row] = this.#lastOp;
+          live.call[row] = r.id;
+        }
         this.#emit(e);
         return;
       }
@@ -236,6 +249,7 @@ export class TracedProcess implements RecordHandler {
         const id = r.nameId;
         const name = r.nameOf(id);
         this.#countCall(id, name);
+        this.#lastOp = id;
         this.#launched(r.tid, r.ts, device, name, r.result);
         return;
       }
@@ -313,6 +327,7 @@ export class TracedProcess implements RecordHandler {
       outputs.push([r.payloadU64(2 * i), r.payloadU64(2 * i + 1)]);
     }
     const callCount = this.#countCall(id, name);
+    this.#lastOp = id;
     return { name, callCount, outputs, tid: r.tid, ts: r.ts, device: r.device };
   }
 
@@ -376,6 +391,42 @@ export class TracedProcess implements RecordHandler {
       file,
       allowed: overlapsAny(w.addr, w.length, op.outputs),
     });
+  }
+
+  /** Its live blocks that pass `filter`, newest first, and how many passed. */
+  blocks(filter: BlockFilter): { matched: number; blocks: BlockInfo[] } {
+    const live = this.memory.live;
+    const pool = filter.pool === undefined ? -1 : POOL_CODE[filter.pool];
+    const device = filter.device ?? -1, minSize = filter.minSize ?? 0;
+    let matched = 0;
+    const rows = live.newest(filter.limit, (row) => {
+      const ok = (device < 0 || live.device[row] === device) &&
+        (pool < 0 || live.pool[row] === pool) && live.size[row] >= minSize;
+      if (ok) matched++;
+      return ok;
+    });
+    const nowNs = (performance.timeOrigin + performance.now()) * 1e6;
+    const names = this.reader.names.texts;
+    return {
+      matched,
+      blocks: rows.map((row) => {
+        const op = live.op[row];
+        const pool = POOLS[live.pool[row]];
+        return {
+          addr: hexAddr(live.addr[row]),
+          size: live.size[row],
+          device: live.device[row],
+          pool,
+          owner: null,
+          op: op >= 0 ? names[op] : null,
+          // The hook only reports aclrtMalloc and its siblings (HAL).
+          call: pool === "HAL" ? ALLOC_CALLS[live.call[row]] ?? null : null,
+          ageMs: Math.max(0, Math.round((nowNs - live.ts[row]) / 1e6)),
+          allocationId: live.allocationId[row],
+          step: live.step[row],
+        };
+      }),
+    };
   }
 
   /**

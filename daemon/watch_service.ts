@@ -9,6 +9,8 @@ import { publishWatchTable } from "../ffi/bindings.ts";
 import type { DumpWriter } from "../watch/dump_writer.ts";
 import { hexAddr, type WatchEntry, watchInfo } from "../watch/watch_book.ts";
 import {
+  type BlockFilter,
+  type BlockList,
   type DumpFilter,
   type DumpInfo,
   type ProcessInfo,
@@ -20,6 +22,14 @@ import {
 } from "../watch/types.ts";
 import type { Registry } from "./registry.ts";
 import { caughtUp, type TracedProcess } from "./traced_process.ts";
+
+function unknownPid(pid: number, registry: Registry): never {
+  const known = [...registry.processes.keys()].join(", ") || "none";
+  throw new ServiceError(
+    "not_found",
+    `Unknown pid: ${pid} is not a traced process (traced: ${known}); see GET /processes`,
+  );
+}
 
 function exitedError(pid: number): never {
   throw new ServiceError(
@@ -72,6 +82,16 @@ export class DaemonWatchService implements WatchService {
       liveAllocations: p.memory.live.count,
       liveBytes: p.memory.live.bytes,
     }));
+  }
+
+  listBlocks(pid: number, filter: BlockFilter): BlockList {
+    const p = this.#registry.processes.get(pid);
+    if (!p) unknownPid(pid, this.#registry);
+    return {
+      pid,
+      liveAllocations: p.memory.live.count,
+      ...p.blocks(filter),
+    };
   }
 
   async addWatch(req: WatchRequest): Promise<WatchInfo> {
@@ -158,13 +178,7 @@ export class DaemonWatchService implements WatchService {
     if (!p && await this.#registry.nextRound({ scan: true })) {
       p = this.#registry.processes.get(pid);
     }
-    if (!p) {
-      const known = [...this.#registry.processes.keys()].join(", ") || "none";
-      throw new ServiceError(
-        "not_found",
-        `Unknown pid: ${pid} is not a traced process (traced: ${known}); see GET /processes`,
-      );
-    }
+    if (!p) unknownPid(pid, this.#registry);
     if (p.finished || p.exited) exitedError(pid);
     return p;
   }

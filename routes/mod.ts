@@ -12,6 +12,7 @@ import type { WatchService } from "../watch/types.ts";
 import { bearerToken } from "./_auth.ts";
 import { bodyLimit } from "./_body.ts";
 import { endpointsOf, errorHandler, notFound } from "./_errors.ts";
+import { blocksRoutes } from "./blocks.ts";
 import { dumpsRoutes } from "./dumps.ts";
 import { healthRoutes } from "./health.ts";
 import { leaksRoutes } from "./leaks.ts";
@@ -61,6 +62,7 @@ export function createApp(
     .route("/watches", watchesRoutes(service))
     .route("/dumps", dumpsRoutes(service))
     .route("/processes", processesRoutes(service))
+    .route("/processes", blocksRoutes(service))
     .route("/health", healthRoutes(service));
   if (options.memory) {
     app

@@ -24,6 +24,47 @@ export interface ProcessInfo {
   liveBytes: number;
 }
 
+/** Narrows `GET /processes/{pid}/blocks`. */
+export interface BlockFilter {
+  device?: number;
+  pool?: "HAL" | "HOST" | "PTA";
+  /** Blocks of at least this many bytes. */
+  minSize?: number;
+  /** At most this many blocks, the newest. */
+  limit: number;
+}
+
+/** A live allocation of a traced process, as `GET /processes/{pid}/blocks` shows it. */
+export interface BlockInfo {
+  /** Hex, as `POST /watch` takes it. */
+  addr: string;
+  size: number;
+  device: number;
+  pool: "HAL" | "HOST" | "PTA";
+  /** Who owns it (msMemScope's `owner`), where the allocator says; null otherwise. */
+  owner: string | null;
+  /** The op the process launched last before allocating it; null before any op. */
+  op: string | null;
+  /** The runtime call that allocated it (aclrtMalloc...); null where not known. */
+  call: string | null;
+  /** Milliseconds since it was allocated. */
+  ageMs: number;
+  /** Per process, from 1, in allocation order. */
+  allocationId: number;
+  /** The step it was allocated in. */
+  step: number;
+}
+
+/** The answer of `GET /processes/{pid}/blocks`. */
+export interface BlockList {
+  pid: number;
+  /** Live blocks of the process, before filtering. */
+  liveAllocations: number;
+  /** Blocks that pass the filter; `blocks` holds the newest `limit` of them. */
+  matched: number;
+  blocks: BlockInfo[];
+}
+
 /** What `POST /watch` asks for, validated at the edge. */
 export interface WatchRequest {
   pid: number;
@@ -153,6 +194,8 @@ export interface HealthInfo {
 /** What the daemon offers the HTTP API. Methods throw {@linkcode ServiceError}. */
 export interface WatchService {
   listProcesses(): ProcessInfo[];
+  /** The live blocks of `pid`, newest first; throws not_found for an unknown pid. */
+  listBlocks(pid: number, filter: BlockFilter): BlockList;
   /** Waits for the pump to read what the process's ring holds now, then adds. */
   addWatch(req: WatchRequest): Promise<WatchInfo>;
   removeWatch(req: RemoveRequest): Promise<WatchInfo[]>;

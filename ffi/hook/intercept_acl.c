@@ -13,29 +13,30 @@ static uint64_t g_op_seq;
 
 typedef aclError (*malloc_fn)(void **, size_t, aclrtMemMallocPolicy);
 
-static aclError traced_malloc(malloc_fn real, void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
+static aclError traced_malloc(malloc_fn real, enum sw_alloc_call call, void **devPtr, size_t size,
+                              aclrtMemMallocPolicy policy) {
   if (!real) return sw_real_missing();
   struct sw_thread *self = &sw_self;
   if (self->in_hook) return real(devPtr, size, policy);
   self->in_hook = 1;
   aclError err = real(devPtr, size, policy);
   uint64_t addr = (err == ACL_SUCCESS && devPtr) ? (uint64_t)(uintptr_t)*devPtr : 0;
-  sw_emit(SW_REC_ALLOC, err == ACL_SUCCESS ? 0 : SW_REC_FLAG_FAILED, sw_device_of(self), err, addr, size, 0,
+  sw_emit(SW_REC_ALLOC, err == ACL_SUCCESS ? 0 : SW_REC_FLAG_FAILED, sw_device_of(self), err, addr, size, call,
           SW_POOL_HAL, NULL, NULL, 0);
   self->in_hook = 0;
   return err;
 }
 
 SW_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
-  return traced_malloc(sw_real()->aclrtMalloc, devPtr, size, policy);
+  return traced_malloc(sw_real()->aclrtMalloc, SW_CALL_MALLOC, devPtr, size, policy);
 }
 
 SW_EXPORT aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
-  return traced_malloc(sw_real()->aclrtMallocAlign32, devPtr, size, policy);
+  return traced_malloc(sw_real()->aclrtMallocAlign32, SW_CALL_MALLOC_ALIGN32, devPtr, size, policy);
 }
 
 SW_EXPORT aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
-  return traced_malloc(sw_real()->aclrtMallocCached, devPtr, size, policy);
+  return traced_malloc(sw_real()->aclrtMallocCached, SW_CALL_MALLOC_CACHED, devPtr, size, policy);
 }
 
 SW_EXPORT aclError aclrtFree(void *devPtr) {

@@ -131,7 +131,8 @@ enum sw_record_type {
   SW_REC_PAD = 1,          /* skip to the end of the data area */
   SW_REC_PROC_START = 2,   /* name = command line */
   SW_REC_PROC_EXIT = 3,    /* result = exit status if known */
-  SW_REC_ALLOC = 4,        /* addr, len = size asked, result = aclError, aux = pool */
+  SW_REC_ALLOC = 4,        /* addr, len = size asked, result = aclError, aux = pool,
+                              id = the runtime call (enum sw_alloc_call) */
   SW_REC_FREE = 5,         /* addr, result = aclError, aux = pool */
   SW_REC_OP_BEGIN = 6,     /* id = op seq, name = op type, payload = aux x {addr,len} outputs */
   SW_REC_OP_END = 7,       /* id = op seq, result = aclError */
@@ -148,6 +149,9 @@ enum sw_record_type {
 
 /* Pools (aux of ALLOC/FREE), as the event log's Event Type. */
 enum sw_pool { SW_POOL_HAL = 0, SW_POOL_HOST = 1, SW_POOL_PTA = 2 };
+
+/* The runtime call behind an ALLOC (its id), for GET /processes/{pid}/blocks. */
+enum sw_alloc_call { SW_CALL_MALLOC = 0, SW_CALL_MALLOC_ALIGN32 = 1, SW_CALL_MALLOC_CACHED = 2 };
 
 /* Record flags. */
 #define SW_REC_FLAG_FAILED 0x1u   /* ALLOC that failed (OOM snapshots) */

@@ -55,3 +55,30 @@ Deno.test("a live block reads back as an object with its pool's name", () => {
   assert.equal(live.block(row).pool, "PTA");
   assert.equal(live.block(row).allocationId, 9);
 });
+
+Deno.test("live blocks list the newest accepted blocks first, bounded by the limit", () => {
+  const live = new LiveBlocks();
+  let seed = 11;
+  const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
+  const alive = new Map<number, number>(); // addr -> allocationId
+  for (let id = 1; id <= 5000; id++) {
+    const addr = 0x100000000 + (random() % 2048) * 4096;
+    const row = live.insert(addr, id);
+    live.allocationId[row] = id;
+    alive.set(addr, id);
+    if (random() % 4 === 0) {
+      const gone = 0x100000000 + (random() % 2048) * 4096;
+      if (live.take(gone) >= 0) alive.delete(gone);
+    }
+  }
+  const even = (row: number) => live.allocationId[row] % 2 === 0;
+  const expected = [...alive.values()].filter((id) => id % 2 === 0)
+    .sort((x, y) => y - x);
+  for (const limit of [1, 7, 100, expected.length + 5]) {
+    assert.deepEqual(
+      live.newest(limit, even).map((row) => live.allocationId[row]),
+      expected.slice(0, limit),
+    );
+  }
+  assert.deepEqual(live.newest(0, even), []);
+});

@@ -4,6 +4,9 @@
  */
 
 import type {
+  BlockFilter,
+  BlockInfo,
+  BlockList,
   DumpFilter,
   DumpInfo,
   ProcessInfo,
@@ -26,6 +29,19 @@ export const PROCESS: ProcessInfo = {
   droppedEvents: 0,
   liveAllocations: 3,
   liveBytes: 12288,
+};
+
+export const BLOCK: BlockInfo = {
+  addr: "0x0012c0000000",
+  size: 4096,
+  device: 0,
+  pool: "HAL",
+  owner: null,
+  op: "Fill",
+  call: "aclrtMalloc",
+  ageMs: 1200,
+  allocationId: 3,
+  step: 1,
 };
 
 /** A watch as the daemon would show it. */
@@ -68,6 +84,11 @@ export class FakeService implements WatchService {
   listProcesses(): ProcessInfo[] {
     this.#call("listProcesses");
     return [PROCESS];
+  }
+
+  listBlocks(pid: number, filter: BlockFilter): BlockList {
+    this.#call("listBlocks", { pid, filter });
+    return { pid, liveAllocations: 3, matched: 1, blocks: [BLOCK] };
   }
 
   async addWatch(req: WatchRequest): Promise<WatchInfo> {

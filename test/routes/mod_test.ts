@@ -105,7 +105,7 @@ Deno.test("an unknown route answers 404 listing the endpoints", async () => {
   assert.equal(status, 404);
   assert.equal(
     json.error,
-    "Unknown route: GET /nope; endpoints are POST /watch, POST /remove, GET /watches, GET /watches/{name}, GET /dumps, GET /dumps/{file}, GET /processes, GET /health",
+    "Unknown route: GET /nope; endpoints are POST /watch, POST /remove, GET /watches, GET /watches/{name}, GET /dumps, GET /dumps/{file}, GET /processes, GET /processes/{pid}/blocks, GET /health",
   );
   assert.deepEqual(json.endpoints, [
     "POST /watch",
@@ -115,6 +115,7 @@ Deno.test("an unknown route answers 404 listing the endpoints", async () => {
     "GET /dumps",
     "GET /dumps/{file}",
     "GET /processes",
+    "GET /processes/{pid}/blocks",
     "GET /health",
   ]);
 });

@@ -1,0 +1,101 @@
+/**
+ * GET /processes/{pid}/blocks against a job that really runs: the address
+ * a curl user needs comes from the list, and POST /watch takes it.
+ */
+import assert from "node:assert/strict";
+import {
+  eventually,
+  requestSocket,
+  Spawned,
+  startDaemonProcess,
+  STOMPWATCH,
+  tempDir,
+  workload,
+} from "./_harness.ts";
+import type { BlockInfo, BlockList, ProcessInfo } from "../../watch/types.ts";
+
+Deno.test("GET /processes/{pid}/blocks lists each live block with its call and op, newest first, and POST /watch takes its address", async () => {
+  const out = tempDir();
+  const daemon = await startDaemonProcess(out);
+  const socket = `${out}/stompwatch.sock`;
+  const gate = `${tempDir()}/go`;
+  const job = new Spawned(STOMPWATCH, [
+    "run",
+    "--daemon",
+    socket,
+    "--",
+    workload("blocks"),
+    "--wait-file",
+    gate,
+  ]);
+  try {
+    const m = await job.line(/^blocks: A=(0x\w+) B=(0x\w+) C=(0x\w+)$/);
+    const [a, b, c] = [m[1], m[2], m[3]].map(BigInt);
+    await job.line(/^ready$/);
+    const pid = await eventually(async () => {
+      const r = await requestSocket(socket, "GET", "/processes");
+      const procs = (r.body as { processes: ProcessInfo[] }).processes;
+      return procs.find((p) => p.command.includes(gate))?.pid;
+    });
+    const list = async (query = "") => {
+      const r = await requestSocket(
+        socket,
+        "GET",
+        `/processes/${pid}/blocks${query}`,
+      );
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return r.body as BlockList;
+    };
+    const all = await eventually(async () => {
+      const l = await list();
+      return l.blocks.length === 4 ? l : undefined;
+    });
+    assert.equal(all.pid, pid);
+    assert.equal(all.liveAllocations, 4);
+    assert.equal(all.matched, 4);
+    const shown = all.blocks.map((
+      { addr, size, device, pool, owner, op, call }: BlockInfo,
+    ) => ({ addr: BigInt(addr), size, device, pool, owner, op, call }));
+    const block = { device: 0, pool: "HAL", owner: null };
+    assert.deepEqual(shown.slice(0, 3), [
+      { ...block, addr: c, size: 64, op: "Fill", call: "aclrtMallocAlign32" },
+      { ...block, addr: b, size: 1024, op: "Fill", call: "aclrtMallocCached" },
+      { ...block, addr: a, size: 256, op: null, call: "aclrtMalloc" },
+    ]);
+    assert.deepEqual(
+      all.blocks.map((x) => x.allocationId),
+      [4, 3, 2, 1],
+    );
+    for (const x of all.blocks) {
+      assert.match(x.addr, /^0x[0-9a-f]{12,}$/);
+      assert.ok(Number.isInteger(x.ageMs) && x.ageMs >= 0, String(x.ageMs));
+    }
+    // Filters and the limit.
+    const sizes = async (query: string) =>
+      (await list(query)).blocks.map((x) => x.size);
+    assert.deepEqual(await sizes("?min_size=256"), [1024, 256]);
+    assert.deepEqual(await sizes("?pool=HOST"), []);
+    assert.deepEqual(await sizes("?device=1"), []);
+    assert.deepEqual(await sizes("?device=0&pool=HAL&limit=2"), [64, 1024]);
+    assert.equal((await list("?limit=1")).matched, 4);
+    // The address from the list is what POST /watch takes.
+    const watch = await requestSocket(socket, "POST", "/watch", {
+      pid,
+      name: "b",
+      addr: all.blocks[1].addr,
+      length: all.blocks[1].size,
+    });
+    assert.equal(watch.status, 201, JSON.stringify(watch.body));
+    const unknown = await requestSocket(socket, "GET", "/processes/1/blocks");
+    assert.equal(unknown.status, 404);
+    assert.match(
+      (unknown.body as { error: string }).error,
+      /^Unknown pid: 1 is not a traced process/,
+    );
+    Deno.writeTextFileSync(gate, "");
+    assert.equal((await job.done).code, 0, job.stderr);
+  } finally {
+    daemon.child.kill("SIGTERM");
+    await daemon.done;
+  }
+});
