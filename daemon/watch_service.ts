@@ -117,7 +117,7 @@ export class DaemonWatchService implements WatchService {
       throw new ServiceError(
         "not_live",
         `Cannot watch block: ${
-          hexAddr(addr)
+          hexAddr(req.addr)
         } (+${length} bytes) is not inside one live allocation of pid ${p.pid}${near}`,
       );
     }
@@ -145,7 +145,7 @@ export class DaemonWatchService implements WatchService {
     if (!removed.length) {
       const what = "name" in req
         ? `named ${req.name}`
-        : `overlapping ${hexAddr(Number(req.addr))} (+${req.length} bytes)`;
+        : `overlapping ${hexAddr(req.addr)} (+${req.length} bytes)`;
       throw new ServiceError(
         "not_found",
         `Cannot remove watch: no live watch ${what}; list them with GET /watches`,

@@ -29,8 +29,11 @@ export interface WatchEntry {
   verdict: WatchVerdict;
 }
 
-/** Formats an address the way users paste it back. */
-export function hexAddr(addr: number): string {
+/**
+ * Formats an address the way users paste it back; give a bigint for one
+ * that came from a request, which may lie beyond 2^53.
+ */
+export function hexAddr(addr: number | bigint): string {
   return "0x" + addr.toString(16).padStart(12, "0");
 }
 

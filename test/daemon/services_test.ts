@@ -31,3 +31,21 @@ Deno.test("the services leave the registry's listeners alone: daemon.ts wires th
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+Deno.test("an address beyond 2^53 is quoted exactly in the service's errors", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_test_" });
+  try {
+    const writer = new DumpWriter(`${dir}/watch_dump`);
+    const service = new DaemonWatchService(new Registry(dir, writer), writer, {
+      outputDir: dir,
+      ringDir: dir,
+      version: "test",
+    });
+    await assert.rejects(
+      service.removeWatch({ addr: 0xffffffffffffff01n, length: 1n }),
+      /^Error: Cannot remove watch: no live watch overlapping 0xffffffffffffff01 \(\+1 bytes\)/,
+    );
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
