@@ -1,6 +1,7 @@
 /**
  * `GET /health`: whether the daemon answers, and where it keeps its files.
- * The one route that needs no bearer token.
+ * Over TCP a caller without the bearer token gets only `{ok: true}` (see
+ * `_auth.ts`); this route answers those who may see the rest.
  *
  * @module
  */
@@ -9,7 +10,9 @@ import { Hono } from "hono";
 import type { WatchService } from "../watch/types.ts";
 
 /**
- * The `/health` route; answers `{ok: true, outputDir, ringDir, pid, version}`.
+ * The `/health` route; answers `{ok: true, ...}` with every field of the
+ * service's {@linkcode WatchService.health} (outputDir, ringDir, pid, version
+ * and whatever the daemon adds).
  *
  * @example
  * ```ts

@@ -24,7 +24,7 @@ import { watchesRoutes } from "./watches.ts";
 
 /** Options of {@linkcode createApp}. */
 export interface AppOptions {
-  /** When set, every request except `GET /health` needs `Authorization: Bearer <token>`. */
+  /** When set, every request needs `Authorization: Bearer <token>`; `GET /health` without it answers only `{ok: true}`. */
   token?: string;
   /** Where unexpected errors go (the client only gets a generic 500). Default `console.error`. */
   logError?: (error: unknown) => void;

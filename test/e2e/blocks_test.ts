@@ -14,7 +14,16 @@ import {
 } from "./_harness.ts";
 import type { BlockInfo, BlockList, ProcessInfo } from "../../watch/types.ts";
 
-Deno.test("GET /processes/{pid}/blocks lists each live block with its call and op, newest first, and POST /watch takes its address", async () => {
+interface BlocksJob {
+  socket: string;
+  pid: number;
+  a: bigint;
+  b: bigint;
+  c: bigint;
+}
+
+/** Runs the blocks workload under a fresh daemon, paused while `fn` runs. */
+async function withBlocksJob(fn: (job: BlocksJob) => Promise<void>) {
   const out = tempDir();
   const daemon = await startDaemonProcess(out);
   const socket = `${out}/stompwatch.sock`;
@@ -37,6 +46,18 @@ Deno.test("GET /processes/{pid}/blocks lists each live block with its call and o
       const procs = (r.body as { processes: ProcessInfo[] }).processes;
       return procs.find((p) => p.command.includes(gate))?.pid;
     });
+    await fn({ socket, pid, a, b, c });
+    Deno.writeTextFileSync(gate, "");
+    assert.equal((await job.done).code, 0, job.stderr);
+  } finally {
+    Deno.writeTextFileSync(gate, "");
+    daemon.child.kill("SIGTERM");
+    await daemon.done;
+  }
+}
+
+Deno.test("GET /processes/{pid}/blocks lists each live block with its call and op, newest first, and POST /watch takes its address", async () => {
+  await withBlocksJob(async ({ socket, pid, a, b, c }) => {
     const list = async (query = "") => {
       const r = await requestSocket(
         socket,
@@ -92,10 +113,28 @@ Deno.test("GET /processes/{pid}/blocks lists each live block with its call and o
       (unknown.body as { error: string }).error,
       /^Unknown pid: 1 is not a traced process/,
     );
-    Deno.writeTextFileSync(gate, "");
-    assert.equal((await job.done).code, 0, job.stderr);
-  } finally {
-    daemon.child.kill("SIGTERM");
-    await daemon.done;
-  }
+  });
+});
+
+Deno.test("POST /watch refuses a second name that gives the same dump file names, naming the first", async () => {
+  await withBlocksJob(async ({ socket, pid, a, c }) => {
+    const first = await requestSocket(socket, "POST", "/watch", {
+      pid,
+      name: "c/d",
+      addr: `0x${a.toString(16)}`,
+      length: 64,
+    });
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    const second = await requestSocket(socket, "POST", "/watch", {
+      pid,
+      name: "c.d",
+      addr: `0x${c.toString(16)}`,
+      length: 64,
+    });
+    assert.equal(second.status, 409);
+    assert.equal(
+      (second.body as { error: string }).error,
+      `Cannot watch block: pid ${pid} already has a watch named "c/d", whose dump files would have the same names ("/" and control characters become "." in file names); remove it first or pick another name`,
+    );
+  });
 });
