@@ -84,9 +84,14 @@ export class DaemonWatchService implements WatchService {
     }));
   }
 
-  listBlocks(pid: number, filter: BlockFilter): BlockList {
-    const p = this.#registry.processes.get(pid);
+  async listBlocks(pid: number, filter: BlockFilter): Promise<BlockList> {
+    let p = this.#registry.processes.get(pid);
+    if (!p && await this.#registry.nextRound({ scan: true })) {
+      p = this.#registry.processes.get(pid);
+    }
     if (!p) unknownPid(pid, this.#registry);
+    // Blocks allocated before the request was made are listed.
+    await caughtUp(p, () => this.#registry.nextRound());
     return {
       pid,
       liveAllocations: p.memory.live.count,

@@ -84,9 +84,9 @@ export function blockFilter(
  * ```
  */
 export function blocksRoutes(service: WatchService): Hono {
-  return new Hono().get("/:pid/blocks", (c) => {
+  return new Hono().get("/:pid/blocks", async (c) => {
     const pid = queryPid(c.req.param("pid"))!;
     const query = readQuery(c, ["device", "pool", "min_size", "limit"]);
-    return c.json(service.listBlocks(pid, blockFilter(query)));
+    return c.json(await service.listBlocks(pid, blockFilter(query)));
   });
 }

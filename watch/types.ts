@@ -194,8 +194,11 @@ export interface HealthInfo {
 /** What the daemon offers the HTTP API. Methods throw {@linkcode ServiceError}. */
 export interface WatchService {
   listProcesses(): ProcessInfo[];
-  /** The live blocks of `pid`, newest first; throws not_found for an unknown pid. */
-  listBlocks(pid: number, filter: BlockFilter): BlockList;
+  /**
+   * The live blocks of `pid`, newest first, once the pump has read what its
+   * ring held when asked; throws not_found for an unknown pid.
+   */
+  listBlocks(pid: number, filter: BlockFilter): Promise<BlockList>;
   /** Waits for the pump to read what the process's ring holds now, then adds. */
   addWatch(req: WatchRequest): Promise<WatchInfo>;
   removeWatch(req: RemoveRequest): Promise<WatchInfo[]>;

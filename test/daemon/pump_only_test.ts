@@ -12,7 +12,7 @@ import { DumpWriter } from "../../watch/dump_writer.ts";
 import { ServiceError } from "../../watch/types.ts";
 import { Spawned, tempDir, workload } from "../e2e/_harness.ts";
 
-Deno.test("POST /watch and POST /marks never read a ring themselves: they wait for the pump's round", async () => {
+Deno.test("POST /watch, POST /marks and GET /processes/{pid}/blocks never read a ring themselves: they wait for the pump's round", async () => {
   const dir = tempDir();
   const ringDir = `${dir}/rings`;
   Deno.mkdirSync(ringDir, { mode: 0o700 });
@@ -59,12 +59,15 @@ Deno.test("POST /watch and POST /marks never read a ring themselves: they wait f
       return true;
     });
     assert.deepEqual(await memory.mark("step"), [pid]);
+    assert.deepEqual((await service.listBlocks(pid, { limit: 10 })).blocks, []);
     assert.equal(p.recordsRead, 0);
     // With the pump running, the same request waits for its round and is taken.
     registry.start();
     const added = await service.addWatch(request);
     assert.equal(added.state, "active");
     assert.ok(p.recordsRead > 0);
+    const listed = await service.listBlocks(pid, { limit: 10 });
+    assert.ok(listed.blocks.some((x) => BigInt(x.addr) === BigInt(b)));
     Deno.writeTextFileSync(gate, "");
     assert.equal((await job.done).code, 0, job.stderr);
   } finally {

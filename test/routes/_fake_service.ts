@@ -86,8 +86,8 @@ export class FakeService implements WatchService {
     return [PROCESS];
   }
 
-  listBlocks(pid: number, filter: BlockFilter): BlockList {
-    this.#call("listBlocks", { pid, filter });
+  async listBlocks(pid: number, filter: BlockFilter): Promise<BlockList> {
+    await this.#call("listBlocks", { pid, filter });
     return { pid, liveAllocations: 3, matched: 1, blocks: [BLOCK] };
   }
 
