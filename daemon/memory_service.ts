@@ -62,12 +62,16 @@ export class DaemonMemoryService implements MemoryService {
         `Cannot mark pid ${pid}: it has exited and its log is closed`,
       );
     }
+    const marked: number[] = [];
     for (const p of targets) {
+      // After every event its ring held when the mark was asked for.
       await caughtUp(p, () => this.#registry.nextRound());
-      if (!p.finished) p.mark(message);
+      if (p.finished) continue; // its log closed meanwhile
+      p.mark(message);
+      marked.push(p.pid);
     }
     this.#log?.flush();
-    return targets.map((p) => p.pid);
+    return marked;
   }
 
   memory(pid?: number): ProcessMemory[] {
