@@ -6,6 +6,7 @@
  */
 
 import { Hono } from "hono";
+import { POOLS } from "../analysis/live_blocks.ts";
 import type { BlockFilter, WatchService } from "../watch/types.ts";
 import { readQuery } from "./_body.ts";
 import { badRequest } from "./_errors.ts";
@@ -16,13 +17,9 @@ export const DEFAULT_BLOCK_LIMIT = 100;
 /** The most blocks one answer lists. */
 export const MAX_BLOCK_LIMIT = 10_000;
 
-const POOLS = ["HAL", "HOST", "PTA"] as const;
-
 function count(
   text: string | undefined,
-  name: string,
-  min: number,
-  max: number,
+  { name, min, max }: { name: string; min: number; max: number },
 ): number | undefined {
   if (text === undefined) return undefined;
   if (!/^[0-9]{1,16}$/.test(text) || Number(text) < min || Number(text) > max) {
@@ -48,12 +45,21 @@ export function blockFilter(
   query: Record<string, string | undefined>,
 ): BlockFilter {
   const filter: BlockFilter = {
-    limit: count(query.limit, "limit", 1, MAX_BLOCK_LIMIT) ??
-      DEFAULT_BLOCK_LIMIT,
+    limit:
+      count(query.limit, { name: "limit", min: 1, max: MAX_BLOCK_LIMIT }) ??
+        DEFAULT_BLOCK_LIMIT,
   };
-  const device = count(query.device, "device", 0, 2147483647);
+  const device = count(query.device, {
+    name: "device",
+    min: 0,
+    max: 2147483647,
+  });
   if (device !== undefined) filter.device = device;
-  const minSize = count(query.min_size, "min_size", 0, Number.MAX_SAFE_INTEGER);
+  const minSize = count(query.min_size, {
+    name: "min_size",
+    min: 0,
+    max: Number.MAX_SAFE_INTEGER,
+  });
   if (minSize !== undefined) filter.minSize = minSize;
   if (query.pool !== undefined) {
     const pool = POOLS.find((p) => p === query.pool);

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { Pool } from "../analysis/events.ts";
 
 /** A traced process as registered through its ring. */
 export interface ProcessInfo {
@@ -27,7 +28,7 @@ export interface ProcessInfo {
 /** Narrows `GET /processes/{pid}/blocks`. */
 export interface BlockFilter {
   device?: number;
-  pool?: "HAL" | "HOST" | "PTA";
+  pool?: Pool;
   /** Blocks of at least this many bytes. */
   minSize?: number;
   /** At most this many blocks, the newest. */
@@ -40,7 +41,7 @@ export interface BlockInfo {
   addr: string;
   size: number;
   device: number;
-  pool: "HAL" | "HOST" | "PTA";
+  pool: Pool;
   /** Who owns it (msMemScope's `owner`), where the allocator says; null otherwise. */
   owner: string | null;
   /** The op the process launched last before allocating it; null before any op. */
