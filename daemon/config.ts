@@ -1,12 +1,13 @@
 /**
  * Daemon configuration and the places it owns on disk: the output directory
- * (0700), the ring directory in /dev/shm (0700, one per daemon), the Unix
- * socket, the bearer token for TCP, and `daemon.json`, which tells `run`
- * and `env` how to attach a job.
+ * (0700, and never loosened or tightened once it exists), the ring
+ * directory in /dev/shm (see `ring_dirs.ts`), the Unix socket, the bearer
+ * token for TCP, and `daemon.json`, which tells `run` and `env` how to
+ * attach a job.
  *
  * @module
  */
-import { HOOK_LIBRARY, makePrivateDir } from "../ffi/bindings.ts";
+import { HOOK_LIBRARY } from "../ffi/bindings.ts";
 
 /** What the daemon is started with. */
 export interface DaemonConfig {
@@ -45,10 +46,48 @@ export function absolute(dir: string): string {
   );
 }
 
-/** Creates `dir` with mode 0700, tightening it if it already existed. */
-export function privateDir(dir: string): void {
-  Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  Deno.chmodSync(dir, 0o700);
+/**
+ * Makes the output directory (0700) when it does not exist; returns whether
+ * it was made here. An existing directory is used as it is, and only when
+ * no one but its owner can enter it: dumps, logs and the token must stay
+ * private, and a directory that is not ours (`/tmp`) is not ours to chmod.
+ *
+ * @throws when `dir` is not a directory, or others can enter or read it.
+ * @example
+ * ```ts
+ * outputDirectory("/tmp/stompwatch_out"); // true the first time
+ * ```
+ */
+export function outputDirectory(dir: string): boolean {
+  let info: Deno.FileInfo | undefined;
+  try {
+    info = Deno.statSync(dir);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) {
+      throw new Error(
+        `Cannot use --output ${dir}: ${(e as Error).message}`,
+      );
+    }
+  }
+  if (!info) {
+    // The parents too: mkdir gives 0700 less the umask, never more.
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return true;
+  }
+  if (!info.isDirectory) {
+    throw new Error(
+      `Cannot use --output ${dir}: it is not a directory; give a directory (stompwatch makes it when it does not exist)`,
+    );
+  }
+  const mode = (info.mode ?? 0) & 0o7777;
+  if (mode & 0o077) {
+    throw new Error(
+      `Cannot use --output ${dir}: other users can open it (mode ${
+        mode.toString(8).padStart(4, "0")
+      }) and would read the dumps, logs and token; give a new directory (stompwatch makes it 0700) or run chmod 700 ${dir} yourself`,
+    );
+  }
+  return false;
 }
 
 /**
@@ -72,20 +111,6 @@ export function parseListen(value: string): { hostname: string; port: number } {
     );
   }
   return { hostname: m[1] === "[::1]" ? "::1" : m[1], port };
-}
-
-/** Makes the ring directory: in /dev/shm when there is one, so rings never hit the disk. */
-export function makeRingDir(outputDir: string): string {
-  const tag = `${Deno.pid}.${crypto.randomUUID().slice(0, 8)}`;
-  const shm = `/dev/shm/stompwatch.${tag}`;
-  if (makePrivateDir(shm)) return shm;
-  const dir = `${outputDir}/rings.${tag}`;
-  if (!makePrivateDir(dir)) {
-    throw new Error(
-      `Cannot create the ring directory: ${dir}; check that ${outputDir} is writable`,
-    );
-  }
-  return dir;
 }
 
 /** Paths of a daemon started with `outputDir`. */

@@ -9,18 +9,20 @@
 import { removeRingDir } from "../ffi/bindings.ts";
 import { createApp } from "../routes/mod.ts";
 import { DumpWriter } from "../watch/dump_writer.ts";
-import { writeReport } from "../watch/report.ts";
+import { IoProblems } from "../watch/io_problems.ts";
+import { WatchReportFile } from "../watch/report.ts";
+import { RETRY_EVERY_MS } from "../watch/row_file.ts";
 import {
   type DaemonConfig,
   type DaemonPaths,
   daemonPaths,
-  makeRingDir,
+  outputDirectory,
   parseListen,
-  privateDir,
 } from "./config.ts";
 import { EventLog } from "./event_log.ts";
 import { DaemonMemoryService } from "./memory_service.ts";
 import { Registry } from "./registry.ts";
+import { makeRingDir, removeOrphanedRingDirs } from "./ring_dirs.ts";
 import { DaemonWatchService } from "./watch_service.ts";
 
 /** The daemon's version, reported by GET /health. */
@@ -34,6 +36,8 @@ export interface Daemon {
   log?: EventLog;
   service: DaemonWatchService;
   memory: DaemonMemoryService;
+  /** Files the daemon could not write (listed by GET /health). */
+  problems: IoProblems;
   /** Resolves when the daemon has stopped. */
   stopped: Promise<void>;
   stop(): Promise<void>;
@@ -81,54 +85,120 @@ function randomToken(): string {
  */
 export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
   const tcp = config.listen ? parseListen(config.listen) : undefined;
-  privateDir(config.outputDir);
-  const ringDir = makeRingDir(config.outputDir);
-  const paths = daemonPaths(config, ringDir);
-  await claimSocket(paths.socket);
-  const writer = new DumpWriter(paths.dumpDir);
-  Deno.chmodSync(paths.dumpDir, 0o700);
-  const registry = new Registry(ringDir, writer);
+  removeOrphanedRingDirs(config.outputDir);
+  // What a failed start made, undone in reverse order.
+  const undo: Array<() => void> = [];
+  const madeOut = outputDirectory(config.outputDir);
+  if (madeOut) undo.push(() => removeIfEmpty(config.outputDir));
+  try {
+    const socket = `${config.outputDir}/stompwatch.sock`;
+    await claimSocket(socket);
+    const ringDir = makeRingDir(config.outputDir);
+    undo.push(() => removeRingDir(ringDir));
+    const paths = daemonPaths(config, ringDir);
+    const madeDumps = !exists(paths.dumpDir);
+    const problems = new IoProblems();
+    const writer = new DumpWriter(paths.dumpDir, { problems });
+    if (madeDumps) undo.push(() => removeIfEmpty(paths.dumpDir));
+    const report = new WatchReportFile(paths.dumpDir, problems);
+    return serve(config, paths, { tcp, problems, writer, report, undo });
+  } catch (e) {
+    for (const step of undo.reverse()) {
+      try {
+        step();
+      } catch { /* best effort: the first error is the one to tell */ }
+    }
+    throw e;
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function removeIfEmpty(dir: string): void {
+  try {
+    Deno.removeSync(dir); // refuses a directory that holds anything
+  } catch { /* not empty, or gone */ }
+}
+
+interface Made {
+  tcp?: { hostname: string; port: number };
+  problems: IoProblems;
+  writer: DumpWriter;
+  report: WatchReportFile;
+  undo: Array<() => void>;
+}
+
+function serve(
+  config: DaemonConfig,
+  paths: DaemonPaths,
+  { tcp, problems, writer, report, undo }: Made,
+): Daemon {
+  const registry = new Registry(paths.ringDir, writer);
   const log = config.eventLog === false
     ? undefined
-    : new EventLog(paths.outputDir);
+    : new EventLog(paths.outputDir, new Date(), { problems });
   if (log) {
     registry.listen(log.onEvent);
     registry.onRound = () => log.flush();
   }
   const service = new DaemonWatchService(registry, writer, {
     outputDir: paths.outputDir,
-    ringDir,
+    ringDir: paths.ringDir,
     version: VERSION,
+    ioProblems: () => problems.list(),
   });
   const memory = new DaemonMemoryService(registry, log);
   registry.onAttached = (p) => memory.follow(p);
   registry.onTableChange = (p) => service.publish(p);
-  registry.onFinished = () => writeReport(paths.dumpDir, service.listWatches());
+  registry.onFinished = () => report.write(service.listWatches());
 
   const abort = new AbortController();
   const quiet = { onListen() {}, signal: abort.signal };
-  const servers: Array<{ finished: Promise<void> }> = [
-    Deno.serve(
-      { ...quiet, path: paths.socket },
-      createApp(service, { memory }).fetch,
-    ),
-  ];
+  const servers: Array<{ finished: Promise<void> }> = [];
+  undo.push(() => abort.abort());
+  servers.push(Deno.serve(
+    { ...quiet, path: paths.socket },
+    createApp(service, { memory }).fetch,
+  ));
+  undo.push(() => Deno.removeSync(paths.socket));
   Deno.chmodSync(paths.socket, 0o600);
   if (tcp) {
     const token = randomToken();
+    try {
+      servers.push(
+        Deno.serve(
+          { ...quiet, ...tcp },
+          createApp(service, { token, memory }).fetch,
+        ),
+      );
+    } catch (e) {
+      if (e instanceof Deno.errors.AddrInUse) {
+        throw new Error(
+          `Cannot listen on ${config.listen}: the port is in use; pick another --listen port`,
+        );
+      }
+      throw e;
+    }
     writePrivate(`${config.outputDir}/token`, token + "\n");
-    servers.push(
-      Deno.serve(
-        { ...quiet, ...tcp },
-        createApp(service, { token, memory }).fetch,
-      ),
-    );
   }
   writePrivate(
     `${config.outputDir}/daemon.json`,
     JSON.stringify(paths, null, 2) + "\n",
   );
   registry.start();
+  // Files that failed are tried again even when no job writes.
+  const retry = setInterval(() => {
+    log?.flush();
+    writer.retry();
+    report.retry();
+  }, RETRY_EVERY_MS);
 
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((r) => resolveStopped = r);
@@ -136,10 +206,11 @@ export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
   const stop = () =>
     stopping ??= (async () => {
       abort.abort();
+      clearInterval(retry);
       await Promise.allSettled(servers.map((s) => s.finished));
       await registry.stop();
       log?.close();
-      writeReport(paths.dumpDir, service.listWatches());
+      report.write(service.listWatches());
       for (
         const p of [
           paths.socket,
@@ -151,10 +222,19 @@ export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
           Deno.removeSync(p);
         } catch { /* not there */ }
       }
-      removeRingDir(ringDir);
+      removeRingDir(paths.ringDir);
       resolveStopped();
     })();
-  return { paths, registry, log, service, memory, stopped, stop };
+  return {
+    paths,
+    registry,
+    log,
+    service,
+    memory,
+    problems,
+    stopped,
+    stop,
+  };
 }
 
 /** Stops `daemon` on SIGINT or SIGTERM. */

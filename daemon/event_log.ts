@@ -9,6 +9,12 @@
  * process, as the format asks, and never repeat within a file, so rows of
  * two jobs sharing a device still sort unambiguously.
  *
+ * A log file is created under a name no file had (exclusive create: a
+ * second daemon on the same output directory within the same second takes
+ * the next second's name) and is only ever appended to. A write error never
+ * stops the daemon: the rows are kept in memory and written when the file
+ * can be written again (see {@linkcode RowFile}).
+ *
  * Rows without a device (process start and exit, host allocations) go to
  * the files of the devices their process uses; until it has used one they
  * wait, and a process that never touches a device has them written to
@@ -20,6 +26,8 @@ import { EVENT_LOG_HEADER, writeEventRow } from "../analysis/event_log_rows.ts";
 import type { AllocEvent, FreeEvent, TracedEvent } from "../analysis/events.ts";
 import { POOL_CODE } from "../analysis/live_blocks.ts";
 import { ascii, RowWriter } from "../analysis/row_writer.ts";
+import { IoProblems } from "../watch/io_problems.ts";
+import { RowFile } from "../watch/row_file.ts";
 import {
   MEMORY_ROW_ROOM,
   type MemoryRow,
@@ -31,10 +39,16 @@ const HOST = -1;
 const WRITE_AT_BYTES = 1 << 20;
 
 interface LogFile {
-  file: Deno.FsFile;
-  path: string;
+  out: RowFile;
   /** Rows not yet written. */
   pending: RowWriter;
+}
+
+/** Where an {@linkcode EventLog} reports what it could not write, and who hears of new files. */
+export interface EventLogOptions {
+  problems?: IoProblems;
+  /** Passed to each file: told its size after each write of whole rows. */
+  onCommitted?: (path: string, size: number) => void;
 }
 
 interface ProcessRoute {
@@ -91,9 +105,10 @@ export function fileStamp(date: Date): string {
 /** Writes the event log of one daemon. */
 export class EventLog {
   readonly outputDir: string;
-  readonly stamp: string;
+  readonly startedAt: Date;
+  readonly problems: IoProblems;
+  #onCommitted?: (path: string, size: number) => void;
   #files = new Map<number, LogFile>();
-  #paths: Array<{ device: number | "host"; path: string }> = [];
   #routes = new Map<number, ProcessRoute>();
   #used = new Map<number, number>();
   #nextId = 1;
@@ -114,9 +129,15 @@ export class EventLog {
   };
 
   /** A log under `outputDir`, its files named after `startedAt`. */
-  constructor(outputDir: string, startedAt = new Date()) {
+  constructor(
+    outputDir: string,
+    startedAt = new Date(),
+    options: EventLogOptions = {},
+  ) {
     this.outputDir = outputDir;
-    this.stamp = fileStamp(startedAt);
+    this.startedAt = startedAt;
+    this.problems = options.problems ?? new IoProblems();
+    this.#onCommitted = options.onCommitted;
   }
 
   /** Takes one event (an {@linkcode EventListener}). */
@@ -139,21 +160,26 @@ export class EventLog {
     if (e.kind === "proc_exit") this.#settle(e.pid);
   };
 
-  /** The log file of each device written so far. */
+  /** The log file of each device created so far. */
   files(): Array<{ device: number | "host"; path: string }> {
-    return [...this.#paths];
+    return [...this.#files].filter(([, f]) => f.out.created).map((
+      [device, f],
+    ) => ({ device: device === HOST ? "host" : device, path: f.out.path }));
   }
 
-  /** Writes every buffered row. */
+  /** Writes every buffered row (and tries files that failed again). */
   flush(): void {
-    for (const f of this.#files.values()) this.#write(f);
+    for (const f of this.#files.values()) {
+      this.#write(f);
+      f.out.retry();
+    }
   }
 
   /** Flushes and closes every file; rows still waiting go to `host/`. */
   close(): void {
     for (const pid of this.#routes.keys()) this.#settle(pid);
     this.flush();
-    for (const f of this.#files.values()) f.file.close();
+    for (const f of this.#files.values()) f.out.close();
     this.#files.clear();
   }
 
@@ -171,11 +197,7 @@ export class EventLog {
   }
 
   #write(f: LogFile): void {
-    const bytes = f.pending.view();
-    let written = 0;
-    while (written < bytes.length) {
-      written += f.file.writeSync(bytes.subarray(written));
-    }
+    f.out.write(f.pending.view());
     f.pending.clear();
   }
 
@@ -217,20 +239,18 @@ export class EventLog {
     let f = this.#files.get(device);
     if (f) return f;
     const name = device === HOST ? "host" : `device_${device}`;
-    const dir = `${this.outputDir}/${name}`;
-    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const path = `${dir}/memscope_dump_${this.stamp}.csv`;
-    const file = Deno.openSync(path, {
-      write: true,
-      create: true,
-      truncate: true,
-      mode: 0o600,
+    const started = this.startedAt.getTime();
+    const out = new RowFile({
+      dir: `${this.outputDir}/${name}`,
+      // A name taken (another daemon's log of the same second): the next second's.
+      name: (i) =>
+        `memscope_dump_${fileStamp(new Date(started + i * 1000))}.csv`,
+      header: ascii(EVENT_LOG_HEADER + "\n"),
+      problems: this.problems,
+      onCommitted: this.#onCommitted,
     });
-    const pending = new RowWriter(WRITE_AT_BYTES + (1 << 16));
-    pending.bytes(ascii(EVENT_LOG_HEADER + "\n"));
-    f = { file, path, pending };
+    f = { out, pending: new RowWriter(WRITE_AT_BYTES + (1 << 16)) };
     this.#files.set(device, f);
-    this.#paths.push({ device: device === HOST ? "host" : device, path });
     return f;
   }
 }

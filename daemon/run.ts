@@ -16,6 +16,7 @@ import type { ProcessInfo, WatchInfo } from "../watch/types.ts";
 import { listRings } from "../ffi/bindings.ts";
 import { type DaemonPaths, jobEnv, readDaemonPaths } from "./config.ts";
 import { type Daemon, startDaemon } from "./daemon.ts";
+import { removeOrphanedRingDirs } from "./ring_dirs.ts";
 import { requestSocket } from "./socket_client.ts";
 
 /** What `run` was asked to do, validated. */
@@ -151,6 +152,26 @@ async function sharedDaemonMemory(
 }
 
 /**
+ * The paths of the daemon behind `socket`, once it has answered: a job
+ * started for a daemon that is gone would run untraced and leave a ring in
+ * the dead daemon's directory.
+ */
+async function answeringDaemon(socket: string): Promise<DaemonPaths> {
+  const dir = socket.replace(/\/[^/]*$/, "") || "/";
+  const paths = readDaemonPaths(dir);
+  let answered = false;
+  try {
+    answered = (await requestSocket(socket, "GET", "/health")).status === 200;
+  } catch { /* nothing listens */ }
+  if (!answered) {
+    throw new Error(
+      `No daemon answers at ${socket}: start one with ./stompwatch daemon --output ${dir}, or leave out --daemon to start one for this job`,
+    );
+  }
+  return paths;
+}
+
+/**
  * Runs the job to completion; returns its exit code.
  *
  * @example
@@ -162,9 +183,8 @@ export async function runJob(options: RunOptions): Promise<number> {
   let daemon: Daemon | undefined;
   let paths: DaemonPaths;
   if (options.daemonSocket) {
-    paths = readDaemonPaths(
-      options.daemonSocket.replace(/\/[^/]*$/, "") || ".",
-    );
+    removeOrphanedRingDirs();
+    paths = await answeringDaemon(options.daemonSocket);
   } else {
     daemon = await startDaemon({
       outputDir: options.outputDir,

@@ -7,12 +7,14 @@
  */
 import { publishWatchTable } from "../ffi/bindings.ts";
 import type { DumpWriter } from "../watch/dump_writer.ts";
+import type { IoProblem } from "../watch/io_problems.ts";
 import { hexAddr, type WatchEntry, watchInfo } from "../watch/watch_book.ts";
 import {
   type BlockFilter,
   type BlockList,
   type DumpFilter,
   type DumpInfo,
+  type HealthInfo,
   type ProcessInfo,
   type RemoveRequest,
   ServiceError,
@@ -43,6 +45,8 @@ export interface DaemonFacts {
   outputDir: string;
   ringDir: string;
   version: string;
+  /** Files the daemon cannot write, listed as `ioProblems`. */
+  ioProblems?: () => IoProblem[];
 }
 
 /** Watch service over a live registry. */
@@ -60,13 +64,9 @@ export class DaemonWatchService implements WatchService {
     this.dumpDir = writer.dir;
   }
 
-  health(): {
-    outputDir: string;
-    ringDir: string;
-    pid: number;
-    version: string;
-  } {
-    return { ...this.#facts, pid: Deno.pid };
+  health(): HealthInfo & { ioProblems: IoProblem[] } {
+    const { ioProblems, ...facts } = this.#facts;
+    return { ...facts, pid: Deno.pid, ioProblems: ioProblems?.() ?? [] };
   }
 
   listProcesses(): ProcessInfo[] {

@@ -170,6 +170,11 @@ const symbols = {
   stompwatch_dir_remove: { parameters: ["buffer"], result: "i32" },
   stompwatch_file_remove: { parameters: ["buffer"], result: "i32" },
   stompwatch_pid_alive: { parameters: ["i32"], result: "i32" },
+  stompwatch_dir_names: {
+    parameters: ["buffer", "buffer", "buffer", "u64"],
+    result: "i64",
+  },
+  stompwatch_pid_started: { parameters: ["i32"], result: "u64" },
   stompwatch_now_ns: { parameters: [], result: "u64" },
   stompwatch_layout: { parameters: ["buffer", "u64"], result: "u64" },
   stompwatch_watch_spec_parse: {
@@ -495,4 +500,26 @@ export function removeRingDir(dir: string): void {
 /** Whether process `pid` exists. */
 export function pidAlive(pid: number): boolean {
   return daemonLibrary().stompwatch_pid_alive(pid) !== 0;
+}
+
+/** Names in `dir` that start with `prefix` (in /dev/shm too); null when it cannot be read. */
+export function listNames(dir: string, prefix: string): string[] | null {
+  const out = new Uint8Array(1 << 16);
+  const n = Number(
+    daemonLibrary().stompwatch_dir_names(
+      cPath(dir),
+      cPath(prefix),
+      out,
+      BigInt(out.length),
+    ),
+  );
+  if (n < 0) return null;
+  return new TextDecoder().decode(out.subarray(0, n)).split("\n").filter(
+    Boolean,
+  );
+}
+
+/** When process `pid` started (clock ticks since boot); 0 when there is none. */
+export function pidStarted(pid: number): bigint {
+  return BigInt(daemonLibrary().stompwatch_pid_started(pid));
 }

@@ -2,7 +2,8 @@
  * Writes what the watches sample into `OUT/watch_dump`: `.bin` files for
  * full-content samples (streamed into a hidden part file, then renamed, so a
  * reader never sees half a dump) and one checksum CSV per traced process and
- * device. Every file is 0600. Keeps the index `GET /dumps` answers from.
+ * device. Every file is 0600 and made under a name no file had. Keeps the
+ * index `GET /dumps` answers from.
  *
  * @module
  */
@@ -12,31 +13,51 @@ import {
   checksumCsvName,
 } from "./dump_names.ts";
 import { CHECKSUM_CSV_HEADER, checksumCsvRow } from "./checksum_csv.ts";
+import { IoProblems } from "./io_problems.ts";
+import { RowFile, writeAll } from "./row_file.ts";
 import type { DumpFilter, DumpInfo } from "./types.ts";
 
 const encoder = new TextEncoder();
 
 interface OpenPart {
-  file: Deno.FsFile;
+  file: Deno.FsFile | undefined;
   path: string;
   bytes: number;
+  /** Why the content could not be written, once it could not. */
+  error?: unknown;
 }
 
 interface OpenCsv {
-  file: Deno.FsFile;
+  out: RowFile;
   info: DumpInfo;
 }
 
-/** The writer for one daemon's dump directory. */
+/** Where a {@linkcode DumpWriter} reports what it could not write. */
+export interface DumpWriterOptions {
+  problems?: IoProblems;
+  /** Passed to each checksum CSV: told its size after each row written. */
+  onCommitted?: (path: string, size: number) => void;
+}
+
+/**
+ * The writer for one daemon's dump directory. A write error never throws
+ * out of it: checksum rows are kept and written later (see
+ * {@linkcode RowFile}); a `.bin` sample that cannot be written is dropped
+ * and counted in {@linkcode IoProblems}, its checksum still in the CSV.
+ */
 export class DumpWriter {
   readonly dir: string;
+  readonly problems: IoProblems;
+  #onCommitted?: (path: string, size: number) => void;
   #parts = new Map<string, OpenPart>();
   #csvs = new Map<string, OpenCsv>();
   #index: DumpInfo[] = [];
 
   /** Creates the directory (0700) if needed. */
-  constructor(dir: string) {
+  constructor(dir: string, options: DumpWriterOptions = {}) {
     this.dir = dir;
+    this.problems = options.problems ?? new IoProblems();
+    this.#onCommitted = options.onCommitted;
     Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
 
@@ -45,37 +66,52 @@ export class DumpWriter {
     const key = `${pid}.${dumpSeq}`;
     let part = this.#parts.get(key);
     if (!part) {
-      const path = `${this.dir}/.${key}.part`;
-      const file = Deno.openSync(path, {
-        write: true,
-        create: true,
-        truncate: true,
-        mode: 0o600,
-      });
-      part = { file, path, bytes: 0 };
+      part = { file: undefined, path: `${this.dir}/.${key}.part`, bytes: 0 };
       this.#parts.set(key, part);
-    }
-    let written = 0;
-    while (written < bytes.length) {
-      written += part.file.writeSync(bytes.subarray(written));
+      try {
+        part.file = Deno.openSync(part.path, {
+          write: true,
+          create: true,
+          truncate: true, // a part file is ours alone: never a finished dump
+          mode: 0o600,
+        });
+      } catch (e) {
+        part.error = e;
+      }
     }
     part.bytes += bytes.length;
+    if (part.error) return;
+    try {
+      writeAll(part.file!, bytes);
+    } catch (e) {
+      part.error = e;
+      this.#discard(part);
+    }
   }
 
   /** Completes a full-content sample under its final name; returns that name. */
   finishContent(pid: number, dumpSeq: number, parts: BinNameParts): string {
     const key = `${pid}.${dumpSeq}`;
     const name = binFileName(parts);
+    const path = `${this.dir}/${name}`;
     const part = this.#parts.get(key);
     this.#parts.delete(key);
-    if (part) {
-      part.file.close();
-      Deno.renameSync(part.path, `${this.dir}/${name}`);
-    } else {
-      Deno.writeFileSync(`${this.dir}/${name}`, new Uint8Array(0), {
-        mode: 0o600,
-      });
+    try {
+      if (part?.error) throw part.error;
+      if (part) {
+        part.file!.close();
+        part.file = undefined;
+        Deno.renameSync(part.path, path);
+      } else {
+        Deno.writeFileSync(path, new Uint8Array(0), { mode: 0o600 });
+      }
+    } catch (e) {
+      if (part) this.#discard(part);
+      // One entry for all samples, not one message per file.
+      this.problems.dropped(this.#binKey(), 1, e);
+      return name;
     }
+    this.problems.recovered(this.#binKey());
     this.#index.push({
       file: name,
       kind: "bin",
@@ -94,58 +130,64 @@ export class DumpWriter {
   /** Appends one row to the checksum CSV of this process and device; returns the row's first column. */
   writeChecksum(pid: number, parts: BinNameParts, checksum: bigint): string {
     const csv = this.#csv(pid, parts.device);
-    const row = checksumCsvRow(parts, checksum) + "\n";
-    const bytes = encoder.encode(row);
-    // One write per row: a reader or a crash never sees half a row.
-    csv.file.writeSync(bytes);
+    const bytes = encoder.encode(checksumCsvRow(parts, checksum) + "\n");
+    csv.out.write(bytes);
     csv.info.bytes += bytes.length;
     return binFileName(parts).slice(0, -".bin".length);
+  }
+
+  /** Tries every checksum CSV that could not be written again. */
+  retry(): void {
+    for (const csv of this.#csvs.values()) csv.out.retry();
   }
 
   #csv(pid: number, device: number): OpenCsv {
     const key = `${pid}.${device}`;
     const open = this.#csvs.get(key);
     if (open) return open;
-    // Two processes starting in the same second would share a name: take
-    // the next free second instead, so their files stay apart.
-    const when = new Date();
-    let name = checksumCsvName(device, when);
-    while (this.#existing(name)) {
-      when.setSeconds(when.getSeconds() + 1);
-      name = checksumCsvName(device, when);
-    }
-    const tmp = `${this.dir}/.${name}.part`;
-    Deno.writeTextFileSync(tmp, CHECKSUM_CSV_HEADER + "\n", { mode: 0o600 });
-    Deno.renameSync(tmp, `${this.dir}/${name}`);
-    const file = Deno.openSync(`${this.dir}/${name}`, { append: true });
+    const when = Date.now();
     const info: DumpInfo = {
-      file: name,
+      file: "",
       kind: "checksum_csv",
       pid,
       device,
       bytes: CHECKSUM_CSV_HEADER.length + 1,
     };
-    this.#index.push(info);
-    const entry = { file, info };
+    const out = new RowFile({
+      dir: this.dir,
+      // Two processes starting in the same second would share a name: the
+      // next free second keeps their files apart.
+      name: (i) => checksumCsvName(device, new Date(when + i * 1000)),
+      header: encoder.encode(CHECKSUM_CSV_HEADER + "\n"),
+      problems: this.problems,
+      onCommitted: this.#onCommitted,
+      onCreated: (path) => {
+        info.file = path.slice(this.dir.length + 1);
+        this.#index.push(info);
+      },
+    });
+    const entry = { out, info };
     this.#csvs.set(key, entry);
     return entry;
   }
 
-  #existing(name: string): boolean {
+  #binKey(): string {
+    return `${this.dir}/*.bin`;
+  }
+
+  #discard(part: OpenPart): void {
     try {
-      Deno.statSync(`${this.dir}/${name}`);
-      return true;
-    } catch {
-      return false;
-    }
+      part.file?.close();
+      part.file = undefined;
+      Deno.removeSync(part.path);
+    } catch { /* gone already, or the directory refuses: it stays hidden */ }
   }
 
   /** Drops a content sample that will never complete (its process died). */
   abandon(pid: number): void {
     for (const [key, part] of this.#parts) {
       if (!key.startsWith(`${pid}.`)) continue;
-      part.file.close();
-      Deno.removeSync(part.path);
+      this.#discard(part);
       this.#parts.delete(key);
     }
   }
@@ -155,7 +197,7 @@ export class DumpWriter {
     this.abandon(pid);
     for (const [key, csv] of this.#csvs) {
       if (!key.startsWith(`${pid}.`)) continue;
-      csv.file.close();
+      csv.out.close();
       this.#csvs.delete(key);
     }
   }

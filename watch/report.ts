@@ -1,10 +1,15 @@
 /**
  * `OUT/watch_dump/watch_report.json`: for every watch, the first change of
  * its block and whether it was a stomp. Written whole and renamed into
- * place, so a reader sees the old report or the new one, never half.
+ * place, so a reader sees the old report or the new one, never half. A
+ * daemon started on an output directory that holds a report keeps that
+ * report's watches: the file lists the watches of every daemon that used
+ * the directory, earliest first.
  *
  * @module
  */
+import type { IoProblems } from "./io_problems.ts";
+import { writeAll } from "./row_file.ts";
 import type { WatchInfo } from "./types.ts";
 
 /** The report as written. */
@@ -49,17 +54,91 @@ export function buildReport(watches: WatchInfo[]): WatchReport {
   };
 }
 
-/** Writes the report into `dumpDir` atomically (0600). */
-export function writeReport(dumpDir: string, watches: WatchInfo[]): string {
-  const path = `${dumpDir}/watch_report.json`;
-  const tmp = `${dumpDir}/.watch_report.json.part`;
-  Deno.writeTextFileSync(
-    tmp,
-    JSON.stringify(buildReport(watches), null, 2) + "\n",
-    { mode: 0o600 },
-  );
-  Deno.renameSync(tmp, path);
-  return path;
+/** A report earlier daemons left, or none; one that is not a report is moved aside. */
+function earlierWatches(path: string): WatchReport["watches"] {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(path);
+  } catch {
+    return [];
+  }
+  try {
+    const report = JSON.parse(text) as WatchReport;
+    if (Array.isArray(report?.watches)) return report.watches;
+  } catch { /* not JSON: kept below */ }
+  // Not ours to drop: it goes aside under a name no file has.
+  for (let i = 0;; i++) {
+    const aside = `${path}.unreadable${i ? `.${i}` : ""}`;
+    try {
+      Deno.linkSync(path, aside);
+      Deno.removeSync(path);
+      return [];
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    }
+  }
+}
+
+/**
+ * The report of one daemon: earlier daemons' watches, then this one's,
+ * rewritten whole each time. A write error is said through `problems`, and
+ * the next {@linkcode write} or {@linkcode retry} tries again.
+ *
+ * @example
+ * ```ts
+ * import { IoProblems } from "./io_problems.ts";
+ * import { WatchReportFile } from "./report.ts";
+ * const report = new WatchReportFile(Deno.makeTempDirSync(), new IoProblems());
+ * report.write([]);
+ * ```
+ */
+export class WatchReportFile {
+  readonly path: string;
+  #earlier: WatchReport["watches"];
+  #problems: IoProblems;
+  #pending: WatchInfo[] | undefined;
+
+  /** Reads the report already in `dumpDir`, if any. */
+  constructor(dumpDir: string, problems: IoProblems) {
+    this.path = `${dumpDir}/watch_report.json`;
+    this.#problems = problems;
+    this.#earlier = earlierWatches(this.path);
+  }
+
+  /** Writes the report with `watches` as this daemon's (0600, atomically). */
+  write(watches: WatchInfo[]): void {
+    this.#pending = watches;
+    const report = buildReport(watches);
+    report.watches = [...this.#earlier, ...report.watches];
+    const tmp = this.path.replace(/[^/]*$/, ".watch_report.json.part");
+    try {
+      const file = Deno.openSync(tmp, {
+        write: true,
+        create: true,
+        truncate: true, // our own part file, never the report itself
+        mode: 0o600,
+      });
+      try {
+        writeAll(
+          file,
+          new TextEncoder().encode(JSON.stringify(report, null, 2) + "\n"),
+        );
+      } finally {
+        file.close();
+      }
+      Deno.renameSync(tmp, this.path);
+    } catch (e) {
+      this.#problems.failed(this.path, e, 0);
+      return;
+    }
+    this.#pending = undefined;
+    this.#problems.recovered(this.path);
+  }
+
+  /** Writes the report again if the last write failed. */
+  retry(): void {
+    if (this.#pending) this.write(this.#pending);
+  }
 }
 
 /**

@@ -1,0 +1,91 @@
+/**
+ * Ring directories: one per daemon, named after the daemon's pid and the
+ * time that process started (`/dev/shm/stompwatch.{pid}.{start}.{tag}`, or
+ * `OUT/rings.{pid}.{start}.{tag}` where there is no /dev/shm). A daemon that
+ * is killed or crashes cannot remove its own, and each job's ring is 64 MiB
+ * of shared memory, so every daemon and every `run` removes the directories
+ * whose daemon is gone: its pid is not alive, or the pid now belongs to a
+ * process that started at another time (pids are reused).
+ *
+ * @module
+ */
+import {
+  listNames,
+  makePrivateDir,
+  pidAlive,
+  pidStarted,
+  removeRingDir,
+} from "../ffi/bindings.ts";
+
+const SHM = "/dev/shm";
+// Directories made before the start time was in the name have no `{start}.`.
+const NAME = /^(?:stompwatch|rings)\.(\d+)\.(?:(\d+)\.)?[0-9a-f]{8}$/;
+
+function tag(): string {
+  return `${Deno.pid}.${pidStarted(Deno.pid)}.${
+    crypto.randomUUID().slice(0, 8)
+  }`;
+}
+
+/**
+ * Makes this daemon's ring directory: in /dev/shm when there is one, so
+ * rings never hit the disk, else under `outputDir`.
+ *
+ * @example
+ * ```ts
+ * makeRingDir("/tmp/out"); // "/dev/shm/stompwatch.4242.81234.1a2b3c4d"
+ * ```
+ */
+export function makeRingDir(outputDir: string): string {
+  const t = tag();
+  const shm = `${SHM}/stompwatch.${t}`;
+  if (makePrivateDir(shm)) return shm;
+  const dir = `${outputDir}/rings.${t}`;
+  if (!makePrivateDir(dir)) {
+    throw new Error(
+      `Cannot create the ring directory: ${dir}; check that ${outputDir} is writable`,
+    );
+  }
+  return dir;
+}
+
+/**
+ * Whether the daemon that made the ring directory named `name` is gone.
+ *
+ * @example
+ * ```ts
+ * ringDirOrphaned("stompwatch.999999.1.1a2b3c4d"); // true: no such pid
+ * ```
+ */
+export function ringDirOrphaned(name: string): boolean {
+  const m = NAME.exec(name);
+  if (!m) return false;
+  const pid = Number(m[1]);
+  if (!pidAlive(pid)) return true;
+  if (m[2] === undefined) return false; // an older name: the pid is all we know
+  const started = pidStarted(pid);
+  return started !== 0n && started !== BigInt(m[2]);
+}
+
+/**
+ * Removes the ring directories of daemons that are gone, in /dev/shm and
+ * under `outputDir`; returns their paths.
+ *
+ * @example
+ * ```ts
+ * removeOrphanedRingDirs("/tmp/out"); // ["/dev/shm/stompwatch.4242.81234.1a2b3c4d"]
+ * ```
+ */
+export function removeOrphanedRingDirs(outputDir?: string): string[] {
+  const removed: string[] = [];
+  const places: Array<[string, string]> = [[SHM, "stompwatch."]];
+  if (outputDir) places.push([outputDir, "rings."]);
+  for (const [dir, prefix] of places) {
+    for (const name of listNames(dir, prefix) ?? []) {
+      if (!ringDirOrphaned(name)) continue;
+      removeRingDir(`${dir}/${name}`);
+      removed.push(`${dir}/${name}`);
+    }
+  }
+  return removed;
+}

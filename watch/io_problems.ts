@@ -1,0 +1,109 @@
+/**
+ * The daemon's record of files it cannot write: a write error (read-only
+ * file system, disk full, directory removed) never stops the daemon; it is
+ * said once on stderr, listed by `GET /health` while it lasts, and said
+ * again when the file is written once more. Rows dropped because a backlog
+ * was full stay listed, so a reader learns what the files lack.
+ *
+ * @module
+ */
+
+/** One file the daemon could not write, as `GET /health` lists it. */
+export interface IoProblem {
+  /** The file (or, before its name was taken, the directory). */
+  file: string;
+  /** The last error, e.g. `Read-only file system (os error 30)`. */
+  error: string;
+  /** When the problem began (ISO 8601). */
+  since: string;
+  /** Whether the file is being written again. */
+  recovered: boolean;
+  /** Bytes held in memory, to be written when the file can be written. */
+  keptBytes: number;
+  /** Rows (or whole dump files) lost because their backlog was full. */
+  dropped: number;
+}
+
+/**
+ * Collects write problems; one message on stderr per problem, not per row.
+ *
+ * @example
+ * ```ts
+ * import { IoProblems } from "./io_problems.ts";
+ * const problems = new IoProblems(() => {});
+ * problems.failed("/out/device_0/x.csv", new Error("Read-only file system"), 120);
+ * problems.list()[0].error; // "Read-only file system"
+ * ```
+ */
+export class IoProblems {
+  #byFile = new Map<string, IoProblem>();
+  #say: (line: string) => void;
+
+  /** `say` gets each one-line message (default: stderr). */
+  constructor(say: (line: string) => void = (l) => console.error(l)) {
+    this.#say = say;
+  }
+
+  /** `file` could not be written; `keptBytes` wait in memory for a retry. */
+  failed(file: string, error: unknown, keptBytes: number): void {
+    const text = error instanceof Error ? error.message : String(error);
+    const known = this.#byFile.get(file);
+    if (known && !known.recovered) {
+      known.error = text;
+      known.keptBytes = keptBytes;
+      return;
+    }
+    this.#byFile.set(file, {
+      file,
+      error: text,
+      since: new Date().toISOString(),
+      recovered: false,
+      keptBytes,
+      dropped: known?.dropped ?? 0,
+    });
+    this.#say(
+      `stompwatch: cannot write ${file}: ${text}; the daemon goes on, keeps what it can in memory and tries again (GET /health lists it)`,
+    );
+  }
+
+  /** `count` rows (or dump files) of `file` were dropped: its backlog was full. */
+  dropped(file: string, count: number, error?: unknown): void {
+    let p = this.#byFile.get(file);
+    if (!p) {
+      this.failed(file, error ?? "not written", 0);
+      p = this.#byFile.get(file)!;
+    }
+    if (p.dropped === 0) {
+      this.#say(
+        `stompwatch: dropping what cannot be written to ${file} (GET /health counts it)`,
+      );
+    }
+    p.dropped += count;
+  }
+
+  /** Updates how many bytes wait in memory for `file`. */
+  keeping(file: string, keptBytes: number): void {
+    const p = this.#byFile.get(file);
+    if (p) p.keptBytes = keptBytes;
+  }
+
+  /** `file` was written again; `renamed` when its rows went to a new name. */
+  recovered(file: string, renamed?: string): void {
+    const p = this.#byFile.get(file);
+    if (!p || p.recovered) return;
+    const where = renamed && renamed !== file ? ` (as ${renamed})` : "";
+    const lost = p.dropped ? `; ${p.dropped} dropped while it failed` : "";
+    this.#say(`stompwatch: writing ${file} again${where}${lost}`);
+    if (p.dropped === 0) {
+      this.#byFile.delete(file);
+      return;
+    }
+    p.recovered = true;
+    p.keptBytes = 0;
+  }
+
+  /** Problems now, and earlier ones that lost something. */
+  list(): IoProblem[] {
+    return [...this.#byFile.values()].map((p) => ({ ...p }));
+  }
+}

@@ -1,0 +1,249 @@
+/**
+ * The one way the daemon writes files of rows (event log, checksum CSVs):
+ * {@linkcode writeAll} loops until every byte is written, and
+ * {@linkcode RowFile} appends whole rows to a file it never truncates below
+ * what it wrote, under a name no other file had (exclusive create), and
+ * survives write errors: rows that cannot be written are kept in memory
+ * (bounded) and written when the file can be written again; what a full
+ * backlog drops is counted in {@linkcode IoProblems}.
+ *
+ * @module
+ */
+import type { IoProblems } from "./io_problems.ts";
+
+const NEWLINE = 10;
+/** Bytes kept in memory per file while it cannot be written. */
+export const DEFAULT_BACKLOG_BYTES = 64 << 20;
+/** How often a failing file is tried again. */
+export const RETRY_EVERY_MS = 500;
+
+/**
+ * Writes all of `bytes` to `file`: `writeSync` may write fewer bytes than
+ * asked, so it is called until none are left.
+ *
+ * @throws whatever `writeSync` throws; some bytes may have been written.
+ * @example
+ * ```ts
+ * import { writeAll } from "./row_file.ts";
+ * const path = Deno.makeTempFileSync();
+ * using f = Deno.openSync(path, { write: true });
+ * writeAll(f, new TextEncoder().encode("a,b\n"));
+ * ```
+ */
+export function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
+  let written = 0;
+  while (written < bytes.length) {
+    const n = file.writeSync(bytes.subarray(written));
+    if (n <= 0) throw new Error("the file system accepted no bytes");
+    written += n;
+  }
+}
+
+function rowsIn(bytes: Uint8Array): number {
+  let n = 0;
+  for (
+    let i = bytes.indexOf(NEWLINE);
+    i >= 0;
+    i = bytes.indexOf(NEWLINE, i + 1)
+  ) n++;
+  return n;
+}
+
+/** How a {@linkcode RowFile} is named and bounded. */
+export interface RowFileOptions {
+  /** The directory; made (0700) when missing. */
+  dir: string;
+  /** The file name to try on attempt `i` (0, 1, ...) while names are taken. */
+  name: (attempt: number) => string;
+  /** Written first to a file this writer creates. */
+  header?: Uint8Array;
+  problems: IoProblems;
+  /** Bytes kept in memory while the file cannot be written. */
+  backlogBytes?: number;
+  /** Told the file's size after each write that ended on a row boundary. */
+  onCommitted?: (path: string, size: number) => void;
+  /** Told the name once the file has been created. */
+  onCreated?: (path: string) => void;
+}
+
+/**
+ * An append-only file of whole rows that outlives write errors.
+ *
+ * @example
+ * ```ts
+ * import { IoProblems } from "./io_problems.ts";
+ * import { RowFile } from "./row_file.ts";
+ * const dir = Deno.makeTempDirSync();
+ * const f = new RowFile({ dir, name: () => "log.csv", problems: new IoProblems() });
+ * f.write(new TextEncoder().encode("1,a\n"));
+ * f.close();
+ * ```
+ */
+export class RowFile {
+  readonly options: RowFileOptions;
+  #file: Deno.FsFile | undefined;
+  #path: string | undefined;
+  /** Bytes known to be in the file, all of them whole rows. */
+  #size = 0;
+  #backlog: Uint8Array[] = [];
+  #backlogBytes = 0;
+  #retryAt = 0;
+  #failing = false;
+
+  constructor(options: RowFileOptions) {
+    this.options = options;
+  }
+
+  /** The file's path once created; until then the name it will try first. */
+  get path(): string {
+    return this.#path ?? `${this.options.dir}/${this.options.name(0)}`;
+  }
+
+  /** Whether the file has been created. */
+  get created(): boolean {
+    return this.#path !== undefined;
+  }
+
+  /** Bytes waiting in memory for the file to be writable. */
+  get backlogBytes(): number {
+    return this.#backlogBytes;
+  }
+
+  /** Appends whole rows (each ending in a line break): now, or kept for later. */
+  write(rows: Uint8Array): void {
+    if (rows.length === 0) return;
+    if (this.#failing) {
+      this.#keep(rows);
+      if (Date.now() >= this.#retryAt) this.retry();
+      return;
+    }
+    try {
+      this.#open();
+      this.#append(rows);
+    } catch (e) {
+      this.#keep(rows);
+      this.#fail(e);
+    }
+  }
+
+  /** Tries a failing file again: writes what was kept. */
+  retry(): void {
+    if (!this.#failing) return;
+    try {
+      this.#open();
+      while (this.#backlog.length) {
+        const b = this.#backlog[0];
+        this.#append(b);
+        this.#backlog.shift();
+        this.#backlogBytes -= b.length;
+      }
+    } catch (e) {
+      this.#fail(e);
+      return;
+    }
+    this.#failing = false;
+    this.options.problems.recovered(this.#key(), this.#path);
+  }
+
+  /** Tries once more, then closes; what still cannot be written is counted as dropped. */
+  close(): void {
+    if (this.#failing) {
+      this.#retryAt = 0;
+      this.retry();
+    }
+    if (this.#failing) {
+      const lost = this.#backlog.reduce((n, b) => n + rowsIn(b), 0);
+      this.options.problems.dropped(this.#key(), lost);
+      this.#backlog = [];
+      this.#backlogBytes = 0;
+      this.options.problems.keeping(this.#key(), 0);
+    }
+    this.#file?.close();
+    this.#file = undefined;
+  }
+
+  // The key problems are listed under: the first name tried, so the
+  // failure and the recovery are said of the same file.
+  #key(): string {
+    return `${this.options.dir}/${this.options.name(0)}`;
+  }
+
+  #keep(rows: Uint8Array): void {
+    const limit = this.options.backlogBytes ?? DEFAULT_BACKLOG_BYTES;
+    if (this.#backlogBytes + rows.length > limit) {
+      this.options.problems.dropped(this.#key(), rowsIn(rows));
+      return;
+    }
+    this.#backlog.push(rows.slice());
+    this.#backlogBytes += rows.length;
+  }
+
+  #fail(e: unknown): void {
+    this.#failing = true;
+    this.#retryAt = Date.now() + RETRY_EVERY_MS;
+    // A file whose directory went away is reopened on the next try.
+    this.#file?.close();
+    this.#file = undefined;
+    this.options.problems.failed(this.#key(), e, this.#backlogBytes);
+  }
+
+  #open(): void {
+    if (this.#file) {
+      // Rows written to a removed file would be lost without an error.
+      if (this.#file.statSync().nlink !== 0) return;
+      this.#file.close();
+      this.#file = undefined;
+      throw new Error(`${this.#path} was removed`);
+    }
+    const { dir, name, header } = this.options;
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (this.#path) {
+      // Ours before (it was removed, or its directory failed): appended to,
+      // never truncated; made again when it is gone.
+      this.#file = Deno.openSync(this.#path, {
+        append: true,
+        create: true,
+        mode: 0o600,
+      });
+      this.#size = this.#file.statSync().size;
+      if (this.#size === 0 && header) this.#append(header);
+      return;
+    }
+    for (let attempt = 0;; attempt++) {
+      const path = `${dir}/${name(attempt)}`;
+      try {
+        // createNew: a file that holds someone's rows is never opened over.
+        this.#file = Deno.openSync(path, {
+          append: true,
+          createNew: true,
+          mode: 0o600,
+        });
+      } catch (e) {
+        if (e instanceof Deno.errors.AlreadyExists && attempt < 10_000) {
+          continue;
+        }
+        throw e;
+      }
+      this.#path = path;
+      this.#size = 0;
+      this.options.onCreated?.(path);
+      if (header) this.#append(header);
+      return;
+    }
+  }
+
+  #append(bytes: Uint8Array): void {
+    const file = this.#file!;
+    try {
+      writeAll(file, bytes);
+    } catch (e) {
+      // A write cut short (disk full) leaves part of a row: take it back.
+      try {
+        file.truncateSync(this.#size);
+      } catch { /* the file system refuses even that; the guardian trims */ }
+      throw e;
+    }
+    this.#size += bytes.length;
+    this.options.onCommitted?.(this.#path!, this.#size);
+  }
+}
