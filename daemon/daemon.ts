@@ -209,6 +209,7 @@ function serve(
       clearInterval(retry);
       await Promise.allSettled(servers.map((s) => s.finished));
       await registry.stop();
+      writer.close();
       log?.close();
       report.write(service.listWatches());
       for (

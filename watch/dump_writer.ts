@@ -51,6 +51,8 @@ export class DumpWriter {
   #onCommitted?: (path: string, size: number) => void;
   #parts = new Map<string, OpenPart>();
   #csvs = new Map<string, OpenCsv>();
+  /** Files of finished processes whose rows still wait to be written. */
+  #closing: RowFile[] = [];
   #index: DumpInfo[] = [];
 
   /** Creates the directory (0700) if needed. */
@@ -139,6 +141,16 @@ export class DumpWriter {
   /** Tries every checksum CSV that could not be written again. */
   retry(): void {
     for (const csv of this.#csvs.values()) csv.out.retry();
+    this.#closing = this.#closing.filter((out) => !out.closeWhenWritten());
+  }
+
+  /** Closes every file; rows that still cannot be written are counted as dropped. */
+  close(): void {
+    for (const key of [...this.#csvs.keys()]) {
+      this.closeProcess(Number(key.split(".")[0]));
+    }
+    for (const out of this.#closing) out.close();
+    this.#closing = [];
   }
 
   #csv(pid: number, device: number): OpenCsv {
@@ -197,7 +209,7 @@ export class DumpWriter {
     this.abandon(pid);
     for (const [key, csv] of this.#csvs) {
       if (!key.startsWith(`${pid}.`)) continue;
-      csv.out.close();
+      if (!csv.out.closeWhenWritten()) this.#closing.push(csv.out);
       this.#csvs.delete(key);
     }
   }

@@ -145,6 +145,18 @@ export class RowFile {
     this.options.problems.recovered(this.#key(), this.#path);
   }
 
+  /**
+   * Closes the file once everything is written; returns false (and stays
+   * open to {@linkcode retry}) while rows wait for it.
+   */
+  closeWhenWritten(): boolean {
+    this.retry();
+    if (this.#failing) return false;
+    this.#file?.close();
+    this.#file = undefined;
+    return true;
+  }
+
   /** Tries once more, then closes; what still cannot be written is counted as dropped. */
   close(): void {
     if (this.#failing) {
@@ -176,6 +188,7 @@ export class RowFile {
     }
     this.#backlog.push(rows.slice());
     this.#backlogBytes += rows.length;
+    this.options.problems.keeping(this.#key(), this.#backlogBytes);
   }
 
   #fail(e: unknown): void {
