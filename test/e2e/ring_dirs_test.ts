@@ -1,0 +1,162 @@
+/**
+ * Ring directories never pile up in /dev/shm: a daemon or `run` removes
+ * those of daemons that are gone, a failed start removes what it made, and
+ * `run --daemon` refuses a daemon that does not answer before the job runs.
+ */
+import assert from "node:assert/strict";
+import type { DaemonPaths } from "../../daemon/config.ts";
+import { removeOrphanedRingDirs } from "../../daemon/ring_dirs.ts";
+import { pidStarted } from "../../ffi/bindings.ts";
+import {
+  startDaemonProcess,
+  stompwatch,
+  tempDir,
+  workload,
+} from "./_harness.ts";
+
+function daemonJson(out: string): DaemonPaths {
+  return JSON.parse(Deno.readTextFileSync(`${out}/daemon.json`));
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Ring directories in /dev/shm made by process `pid`. */
+function ringDirsOf(pid: number): string[] {
+  return [...Deno.readDirSync("/dev/shm")].map((e) => e.name).filter((n) =>
+    n.startsWith(`stompwatch.${pid}.`)
+  );
+}
+
+async function killed(out: string): Promise<DaemonPaths> {
+  const d = await startDaemonProcess(out);
+  const paths = daemonJson(out);
+  d.child.kill("SIGKILL");
+  await d.done;
+  assert.ok(exists(paths.ringDir), "a killed daemon cannot clean up");
+  return paths;
+}
+
+Deno.test("a new daemon removes the ring directory of a SIGKILLed daemon and keeps a live one's", async () => {
+  const dead = await killed(tempDir());
+  const live = await startDaemonProcess(tempDir());
+  try {
+    const out = tempDir();
+    const d = await startDaemonProcess(out);
+    assert.ok(!exists(dead.ringDir), dead.ringDir);
+    assert.ok(exists(daemonJson(out).ringDir));
+    assert.equal(ringDirsOf(live.child.pid).length, 1, "a live daemon's stays");
+    d.child.kill("SIGTERM");
+    await d.done;
+  } finally {
+    live.child.kill("SIGTERM");
+    await live.done;
+  }
+});
+
+Deno.test("removeOrphanedRingDirs keeps the directory of a live pid with its start time and removes one of a reused pid", () => {
+  const mine = `/dev/shm/stompwatch.${Deno.pid}.${
+    pidStarted(Deno.pid)
+  }.0badc0de`;
+  const reused = `/dev/shm/stompwatch.${Deno.pid}.1.0badc0de`;
+  Deno.mkdirSync(mine);
+  Deno.mkdirSync(reused);
+  try {
+    const removed = removeOrphanedRingDirs();
+    assert.ok(removed.includes(reused));
+    assert.ok(!exists(reused));
+    assert.ok(exists(mine));
+  } finally {
+    Deno.removeSync(mine);
+  }
+});
+
+Deno.test("run removes the ring directory of a SIGKILLed daemon", async () => {
+  const dead = await killed(tempDir());
+  const r = await stompwatch(["run", "--output", tempDir(), "--", "true"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(!exists(dead.ringDir));
+});
+
+Deno.test("run --daemon with a killed daemon says so and exits 2 before starting the job", async () => {
+  const out = tempDir();
+  const dead = await killed(out);
+  const marker = `${tempDir()}/job_ran`;
+  const r = await stompwatch([
+    "run",
+    "--daemon",
+    `${out}/stompwatch.sock`,
+    "--",
+    "touch",
+    marker,
+  ]);
+  assert.equal(r.code, 2);
+  assert.match(
+    r.stderr,
+    /^stompwatch: No daemon answers at .*stompwatch\.sock: start one with/,
+  );
+  assert.ok(!exists(marker), "the job did not run");
+  assert.ok(!exists(dead.ringDir), "and left no ring in the dead directory");
+});
+
+Deno.test("a daemon that cannot listen on its port leaves no ring directory, token or socket", async () => {
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const out = tempDir();
+  try {
+    const port = (taken.addr as Deno.NetAddr).port;
+    const d = new Deno.Command(
+      new URL("../../stompwatch", import.meta.url).pathname,
+      {
+        args: ["daemon", "--output", out, "--listen", `127.0.0.1:${port}`],
+        stdout: "piped",
+        stderr: "piped",
+      },
+    ).spawn();
+    const r = await d.output();
+    const stderr = new TextDecoder().decode(r.stderr);
+    assert.equal(r.code, 2, stderr);
+    assert.match(
+      stderr,
+      /Cannot listen on 127\.0\.0\.1:\d+: the port is in use/,
+    );
+    assert.deepEqual(ringDirsOf(d.pid), []);
+    assert.deepEqual([...Deno.readDirSync(out)].map((e) => e.name), []);
+  } finally {
+    taken.close();
+  }
+});
+
+Deno.test("a daemon started on an output directory already served leaves no ring directory", async () => {
+  const out = tempDir();
+  const first = await startDaemonProcess(out);
+  try {
+    const d = new Deno.Command(
+      new URL("../../stompwatch", import.meta.url).pathname,
+      { args: ["daemon", "--output", out], stdout: "piped", stderr: "piped" },
+    ).spawn();
+    const r = await d.output();
+    assert.equal(r.code, 2);
+    assert.match(
+      new TextDecoder().decode(r.stderr),
+      /A daemon is already listening/,
+    );
+    assert.deepEqual(ringDirsOf(d.pid), []);
+    const job = await stompwatch([
+      "run",
+      "--daemon",
+      `${out}/stompwatch.sock`,
+      "--",
+      workload("marks"),
+    ]);
+    assert.equal(job.code, 0, "the first daemon still serves");
+  } finally {
+    first.child.kill("SIGTERM");
+    await first.done;
+  }
+});
