@@ -8,7 +8,13 @@ import assert from "node:assert/strict";
 import { fileStamp } from "../../daemon/event_log.ts";
 import { checksumCsvName } from "../../watch/dump_names.ts";
 import type { WatchReport } from "../../watch/report.ts";
-import { stompwatch, tempDir, workload } from "./_harness.ts";
+import {
+  Spawned,
+  STOMPWATCH,
+  stompwatch,
+  tempDir,
+  workload,
+} from "./_harness.ts";
 
 const KEEP = "rows of an earlier job\n";
 
@@ -85,7 +91,15 @@ Deno.test("the watch report of a second run on one output directory keeps the fi
 Deno.test("a daemon refuses an output directory others can open and leaves its mode alone", async () => {
   const shared = tempDir();
   Deno.chmodSync(shared, 0o1777);
-  const r = await stompwatch(["daemon", "--output", shared]);
+  const d = new Spawned(STOMPWATCH, ["daemon", "--output", shared]);
+  const started = await Promise.race([
+    d.done.then(() => false),
+    d.line(/listening on/).then(() => true, () => false),
+  ]);
+  if (started) d.child.kill("SIGTERM");
+  const status = await d.done;
+  assert.ok(!started, "the daemon must not start");
+  const r = { code: status.code, stderr: d.stderr };
   assert.equal(r.code, 2);
   assert.match(
     r.stderr,
