@@ -20,6 +20,7 @@ import {
   parseListen,
 } from "./config.ts";
 import { EventLog } from "./event_log.ts";
+import { type Guardian, startGuardian } from "./guardian.ts";
 import { DaemonMemoryService } from "./memory_service.ts";
 import { Registry } from "./registry.ts";
 import { makeRingDir, removeOrphanedRingDirs } from "./ring_dirs.ts";
@@ -97,11 +98,21 @@ export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
     undo.push(() => removeRingDir(ringDir));
     const paths = daemonPaths(config, ringDir);
     const madeDumps = !exists(paths.dumpDir);
+    const guardian = startGuardian(config.outputDir);
+    undo.push(() => void guardian?.close());
     const problems = new IoProblems();
-    const writer = new DumpWriter(paths.dumpDir, { problems });
+    const onCommitted = guardian?.committed;
+    const writer = new DumpWriter(paths.dumpDir, { problems, onCommitted });
     if (madeDumps) undo.push(() => removeIfEmpty(paths.dumpDir));
     const report = new WatchReportFile(paths.dumpDir, problems);
-    return serve(config, paths, { tcp, problems, writer, report, undo });
+    return serve(config, paths, {
+      tcp,
+      guardian,
+      problems,
+      writer,
+      report,
+      undo,
+    });
   } catch (e) {
     for (const step of undo.reverse()) {
       try {
@@ -129,6 +140,7 @@ function removeIfEmpty(dir: string): void {
 
 interface Made {
   tcp?: { hostname: string; port: number };
+  guardian?: Guardian;
   problems: IoProblems;
   writer: DumpWriter;
   report: WatchReportFile;
@@ -138,12 +150,15 @@ interface Made {
 function serve(
   config: DaemonConfig,
   paths: DaemonPaths,
-  { tcp, problems, writer, report, undo }: Made,
+  { tcp, guardian, problems, writer, report, undo }: Made,
 ): Daemon {
   const registry = new Registry(paths.ringDir, writer);
   const log = config.eventLog === false
     ? undefined
-    : new EventLog(paths.outputDir, new Date(), { problems });
+    : new EventLog(paths.outputDir, new Date(), {
+      problems,
+      onCommitted: guardian?.committed,
+    });
   if (log) {
     registry.listen(log.onEvent);
     registry.onRound = () => log.flush();
@@ -212,6 +227,7 @@ function serve(
       writer.close();
       log?.close();
       report.write(service.listWatches());
+      await guardian?.close();
       for (
         const p of [
           paths.socket,
