@@ -56,16 +56,13 @@ export function buildReport(watches: WatchInfo[]): WatchReport {
 
 /** A report earlier daemons left, or none; one that is not a report is moved aside. */
 function earlierWatches(path: string): WatchReport["watches"] {
-  let text: string;
   try {
-    text = Deno.readTextFileSync(path);
-  } catch {
-    return [];
-  }
-  try {
-    const report = JSON.parse(text) as WatchReport;
+    const report = JSON.parse(Deno.readTextFileSync(path)) as WatchReport;
     if (Array.isArray(report?.watches)) return report.watches;
-  } catch { /* not JSON: kept below */ }
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return [];
+    // Not JSON, or unreadable: kept below, never written over.
+  }
   // Not ours to drop: it goes aside under a name no file has.
   for (let i = 0;; i++) {
     const aside = `${path}.unreadable${i ? `.${i}` : ""}`;
