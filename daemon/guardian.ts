@@ -97,6 +97,15 @@ export function startGuardian(outputDir: string): Guardian | undefined {
         `--allow-write=${outputDir}`,
         new URL(import.meta.url).pathname,
       ],
+      // Only what Deno needs: not the user's LD_PRELOAD (our own hook, after
+      // `eval "$(stompwatch env)"`), which Deno would also refuse to pass on.
+      clearEnv: true,
+      env: Object.fromEntries(
+        ["DENO_DIR", "HOME", "PATH", "XDG_CACHE_HOME"].flatMap((k) => {
+          const v = Deno.env.get(k);
+          return v === undefined ? [] : [[k, v]];
+        }),
+      ),
       stdin: "piped",
       stdout: "null",
       stderr: "inherit",

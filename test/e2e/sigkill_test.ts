@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { EVENT_LOG_HEADER } from "../../analysis/event_log_rows.ts";
+import { HOOK_LIBRARY } from "../../ffi/bindings.ts";
 import {
   eventually,
   Spawned,
@@ -80,12 +81,14 @@ Deno.test("a daemon that dies right after a write was cut short leaves a log of 
   const out = tempDir();
   // 4097 KiB: the write that crosses it stops there, mid-row, and the next
   // one kills the daemon with SIGXFSZ.
+  // Started from a shell that attached itself (`eval "$(stompwatch env)"`):
+  // the guardian must start all the same.
   const d = new Spawned("bash", [
     "-c",
     `ulimit -f 4097; exec "$0" daemon --output "$1"`,
     STOMPWATCH,
     out,
-  ]);
+  ], { LD_PRELOAD: HOOK_LIBRARY });
   await d.line(/listening on/);
   const job = floodJob(out);
   const status = await d.done;
