@@ -71,7 +71,15 @@ export function outputDirectory(dir: string): boolean {
   }
   if (!info) {
     // The parents too: mkdir gives 0700 less the umask, never more.
-    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    try {
+      Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (e) {
+      throw new Error(
+        `Cannot create --output ${dir}: ${
+          (e as Error).message
+        }; give a directory you can write`,
+      );
+    }
     return true;
   }
   if (!info.isDirectory) {

@@ -60,7 +60,15 @@ export class DumpWriter {
     this.dir = dir;
     this.problems = options.problems ?? new IoProblems();
     this.#onCommitted = options.onCommitted;
-    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    try {
+      Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (e) {
+      throw new Error(
+        `Cannot create the dump directory ${dir}: ${
+          (e as Error).message
+        }; give an --output directory you can write`,
+      );
+    }
   }
 
   /** Appends the next chunk of a full-content sample. */

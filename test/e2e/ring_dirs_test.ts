@@ -18,6 +18,7 @@ import {
   tempDir,
   workload,
 } from "./_harness.ts";
+import { MOUNT_SKIP, mountTmpfs, unmount } from "./_mounts.ts";
 
 function daemonJson(out: string): DaemonPaths {
   return JSON.parse(Deno.readTextFileSync(`${out}/daemon.json`));
@@ -161,4 +162,30 @@ Deno.test("a daemon started on an output directory already served leaves no ring
     first.child.kill("SIGTERM");
     await first.done;
   }
+});
+
+Deno.test({
+  name:
+    "a daemon on a read-only output directory says so in one line and leaves no ring directory",
+  ignore: MOUNT_SKIP !== undefined,
+  async fn() {
+    const out = tempDir();
+    mountTmpfs(out, "ro,size=64k,mode=0700");
+    try {
+      const d = new Deno.Command(
+        new URL("../../stompwatch", import.meta.url).pathname,
+        { args: ["daemon", "--output", out], stdout: "piped", stderr: "piped" },
+      ).spawn();
+      const r = await d.output();
+      const stderr = new TextDecoder().decode(r.stderr);
+      assert.equal(r.code, 2);
+      assert.match(
+        stderr,
+        /^stompwatch: Cannot create the dump directory .*watch_dump: Read-only file system.*; give an --output directory you can write\n$/,
+      );
+      assert.deepEqual(ringDirsOf(d.pid), []);
+    } finally {
+      unmount(out);
+    }
+  },
 });
