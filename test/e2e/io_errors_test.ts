@@ -199,3 +199,34 @@ Deno.test("a daemon whose log directory is removed makes it again for the next j
     kill(d);
   }
 });
+
+Deno.test({
+  name:
+    "full-content samples that cannot be written are counted as dropped while the verdict still comes from their checksums",
+  ignore: MOUNT_SKIP !== undefined,
+  async fn() {
+    const out = tempDir();
+    const dumps = `${out}/watch_dump`;
+    Deno.mkdirSync(dumps, { mode: 0o700 });
+    mountTmpfs(dumps, "size=4m,mode=0700");
+    let d: Spawned | undefined;
+    try {
+      d = await startDaemonProcess(out);
+      remount(dumps, "ro");
+      const r = await runWith(
+        out,
+        ["--watch=Fill:0,Add,full-content"],
+        [workload("stomp")],
+      );
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /STOMPED by Copy #1/);
+      const bins = (await problems(out)).find((p) => p.file.endsWith("/*.bin"));
+      assert.ok(bins && bins.dropped > 0, JSON.stringify(bins));
+      assert.equal(d.stderr.match(/cannot write [^\n]*\*\.bin/g)?.length, 1);
+      await stop(d);
+    } finally {
+      unmount(dumps);
+      if (d) kill(d);
+    }
+  },
+});
