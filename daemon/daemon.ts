@@ -20,7 +20,7 @@ import {
   parseListen,
 } from "./config.ts";
 import { EventLog } from "./event_log.ts";
-import { type Guardian, startGuardian } from "./guardian.ts";
+import { type Guardian, repairRowFiles, startGuardian } from "./guardian.ts";
 import { DaemonMemoryService } from "./memory_service.ts";
 import { Registry } from "./registry.ts";
 import { makeRingDir, removeOrphanedRingDirs } from "./ring_dirs.ts";
@@ -94,6 +94,12 @@ export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
   try {
     const socket = `${config.outputDir}/stompwatch.sock`;
     await claimSocket(socket);
+    // OUT is ours now: what a daemon killed with its guardian left cut is mended.
+    for (const path of repairRowFiles(config.outputDir)) {
+      console.error(
+        `stompwatch: ${path} ended in part of a row (its daemon was killed mid-write): cut back to its last whole row`,
+      );
+    }
     const ringDir = makeRingDir(config.outputDir);
     undo.push(() => removeRingDir(ringDir));
     const paths = daemonPaths(config, ringDir);

@@ -65,6 +65,56 @@ export function trimToRowBoundary(path: string, from: number): number {
   return size - boundary;
 }
 
+const ROW_FILE =
+  /^(memscope_dump_\d{14}|watch_dump_data_check_sum_\d+_\d{14})\.csv$/;
+
+function lastByte(path: string): number | undefined {
+  using file = Deno.openSync(path, { read: true });
+  const size = file.statSync().size;
+  if (size === 0) return undefined;
+  file.seekSync(size - 1, Deno.SeekMode.Start);
+  const b = new Uint8Array(1);
+  return file.readSync(b) === 1 ? b[0] : undefined;
+}
+
+/**
+ * Cuts the files of rows under `outputDir` that a daemon left ending in part
+ * of a row back to their last whole row; returns their paths. For when the
+ * guardian was killed with its daemon (SIGKILL to the process group): the
+ * next daemon on the directory, which alone serves it now, repairs them.
+ * Only a file that does not end in a line break is read, from its start,
+ * since only from there is a row boundary known.
+ *
+ * @example
+ * ```ts
+ * import { repairRowFiles } from "./guardian.ts";
+ * repairRowFiles("/tmp/out"); // ["/tmp/out/device_0/memscope_dump_20260102030405.csv"]
+ * ```
+ */
+export function repairRowFiles(outputDir: string): string[] {
+  const repaired: string[] = [];
+  let dirs: string[];
+  try {
+    dirs = [...Deno.readDirSync(outputDir)].filter((e) =>
+      e.isDirectory && /^(device_\d+|host|watch_dump)$/.test(e.name)
+    ).map((e) => `${outputDir}/${e.name}`);
+  } catch {
+    return repaired;
+  }
+  for (const dir of dirs) {
+    for (const e of Deno.readDirSync(dir)) {
+      if (!e.isFile || !ROW_FILE.test(e.name)) continue;
+      const path = `${dir}/${e.name}`;
+      try {
+        const last = lastByte(path);
+        if (last === undefined || last === NEWLINE) continue;
+        if (trimToRowBoundary(path, 0) > 0) repaired.push(path);
+      } catch { /* unreadable: left as it is */ }
+    }
+  }
+  return repaired;
+}
+
 /** The daemon's end of a running guardian. */
 export interface Guardian {
   /** Tells the guardian that `path` holds `size` bytes of whole rows. */

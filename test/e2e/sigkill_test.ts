@@ -99,3 +99,20 @@ Deno.test("a daemon that dies right after a write was cut short leaves a log of 
   assertWholeRows(path);
   assert.match(d.stderr, /cut back to its last whole row/);
 });
+
+Deno.test("a daemon started where a killed daemon and its guardian left a half row cuts it back", async () => {
+  const out = tempDir();
+  const path = `${out}/device_0/memscope_dump_20200101000000.csv`;
+  Deno.mkdirSync(`${out}/device_0`);
+  const whole =
+    `${EVENT_LOG_HEADER}\n1,SYSTEM,PROC_START,"a\nb",5,1,1,N/A,N/A,,,\n`;
+  Deno.writeTextFileSync(path, whole + "2,MALLOC,HAL,N/A,6,1,1,0,0x0000");
+  const d = await startDaemonProcess(out);
+  d.child.kill("SIGTERM");
+  await d.done;
+  assert.equal(Deno.readTextFileSync(path), whole);
+  assert.match(
+    d.stderr,
+    /memscope_dump_20200101000000\.csv ended in part of a row/,
+  );
+});
