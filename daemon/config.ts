@@ -63,6 +63,7 @@ export function outputDirectory(dir: string): boolean {
   try {
     info = Deno.statSync(dir);
   } catch (e) {
+    if (e instanceof Deno.errors.NotCapable) throw e;
     if (!(e instanceof Deno.errors.NotFound)) {
       throw new Error(
         `Cannot use --output ${dir}: ${(e as Error).message}`,
@@ -74,6 +75,7 @@ export function outputDirectory(dir: string): boolean {
     try {
       Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (e) {
+      if (e instanceof Deno.errors.NotCapable) throw e; // main.ts says it
       throw new Error(
         `Cannot create --output ${dir}: ${
           (e as Error).message

@@ -63,6 +63,7 @@ export class DumpWriter {
     try {
       Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (e) {
+      if (e instanceof Deno.errors.NotCapable) throw e; // main.ts says it
       throw new Error(
         `Cannot create the dump directory ${dir}: ${
           (e as Error).message
