@@ -10,8 +10,9 @@ import { startDaemon, stopOnSignals } from "./daemon/daemon.ts";
 import { runJob } from "./daemon/run.ts";
 import { parseWatchSpec } from "./watch/watch_spec.ts";
 import { localTimestamp } from "./watch/dump_names.ts";
-import { compareSummary, runCompare } from "./analysis/compare.ts";
-import { checkLeaksCli } from "./analysis/check_leaks_cli.ts";
+import { runCompare } from "./analysis/compare/mod.ts";
+import { checkLeaksCli } from "./cli/check_leaks.ts";
+import { compareSummary } from "./cli/compare.ts";
 
 const USAGE = `usage:
   stompwatch daemon [--output DIR] [--listen 127.0.0.1:PORT] [--checksum xxh3|crc64-msmemscope]

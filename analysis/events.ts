@@ -6,8 +6,22 @@
  * @module
  */
 
-/** Memory pool of an allocation, as the event log's Event Type names it. */
-export type Pool = "HAL" | "HOST" | "PTA";
+/**
+ * Memory pools of allocations, as the event log's Event Type names them, in
+ * the order of their codes: a pool's code is its index here. The ring's
+ * `enum sw_pool` (ffi/include/stompwatch_ring.h) and the native row
+ * formatter number them the same way; everything in TypeScript takes codes
+ * and names from here.
+ */
+export const POOLS = ["HAL", "HOST", "PTA"] as const;
+
+/** Memory pool of an allocation. */
+export type Pool = typeof POOLS[number];
+
+/** The code of each pool: its index in {@linkcode POOLS}. */
+export const POOL_CODE: Readonly<Record<Pool, number>> = Object.freeze(
+  Object.fromEntries(POOLS.map((p, i) => [p, i])) as Record<Pool, number>,
+);
 
 /** Fields every event carries. */
 export interface EventBase {

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { Pool } from "./events.ts";
+import { type Pool, POOLS } from "./events.ts";
 
 /** A live block, as read out of the table (cold paths only). */
 export interface LiveBlock {
@@ -36,15 +36,6 @@ export const ALLOC_CALLS: readonly string[] = [
   "aclrtMallocAlign32",
   "aclrtMallocCached",
 ];
-
-/** Pools in the order of {@linkcode LiveBlocks.pool}'s codes. */
-export const POOLS: readonly Pool[] = ["HAL", "HOST", "PTA"];
-/** The code of each pool: its index in {@linkcode POOLS}. */
-export const POOL_CODE: Readonly<Record<Pool, number>> = {
-  HAL: 0,
-  HOST: 1,
-  PTA: 2,
-};
 
 const EMPTY = -1;
 const TWO_32 = 4294967296;

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { CheckLeaksResult } from "./check_leaks.ts";
-import type { LeakSuspect, StepFluctuation } from "./online_leaks.ts";
+import type { CheckLeaksResult } from "./leaks/mod.ts";
+import type { LeakSuspect, StepFluctuation } from "./leaks/mod.ts";
 
 /** The online analyses of one traced process. */
 export interface ProcessMemory {

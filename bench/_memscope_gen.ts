@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { formatPtr } from "../analysis/memscope_csv.ts";
+import { formatPtr } from "../analysis/memscope_csv/mod.ts";
 
 /** What was written, to check an analysis against. */
 export interface GeneratedLog {

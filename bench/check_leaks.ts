@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { checkLeaksFile } from "../analysis/check_leaks.ts";
+import { checkLeaksFile } from "../analysis/leaks/mod.ts";
 import { writeMemscopeLog } from "./_memscope_gen.ts";
 
 /** Adds one row to the bench table. */

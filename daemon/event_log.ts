@@ -22,10 +22,18 @@
  *
  * @module
  */
-import { EVENT_LOG_HEADER, writeEventRow } from "../analysis/event_log_rows.ts";
-import type { AllocEvent, FreeEvent, TracedEvent } from "../analysis/events.ts";
-import { POOL_CODE } from "../analysis/live_blocks.ts";
-import { ascii, RowWriter } from "../analysis/row_writer.ts";
+import {
+  type AllocEvent,
+  type FreeEvent,
+  POOL_CODE,
+  type TracedEvent,
+} from "../analysis/events.ts";
+import {
+  ascii,
+  EVENT_LOG_HEADER,
+  RowWriter,
+  writeEventRow,
+} from "../analysis/memscope_csv/mod.ts";
 import { IoProblems } from "../watch/io_problems.ts";
 import { RowFile } from "../watch/row_file.ts";
 import {

@@ -9,8 +9,8 @@ import {
   CheckLeaksError,
   checkLeaksFile,
   type CheckLeaksResult,
-} from "../analysis/check_leaks.ts";
-import { MemscopeCsvError } from "../analysis/memscope_csv.ts";
+} from "../analysis/leaks/mod.ts";
+import { MemscopeCsvError } from "../analysis/memscope_csv/mod.ts";
 import type {
   CheckLeaksRequest,
   MemoryService,

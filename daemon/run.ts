@@ -7,10 +7,7 @@
  * @module
  */
 import type { ProcessMemory } from "../analysis/memory_api.ts";
-import {
-  formatFluctuation,
-  formatLeakSummary,
-} from "../analysis/online_leaks.ts";
+import { formatFluctuation, formatLeakSummary } from "../analysis/leaks/mod.ts";
 import { formatVerdictLine } from "../watch/report.ts";
 import type { ProcessInfo, WatchInfo } from "../watch/types.ts";
 import { listRings } from "../ffi/bindings.ts";

@@ -11,15 +11,12 @@ import {
   type FreeEvent,
   type OpEvent,
   overlapsAny,
-  type TracedEvent,
-} from "../analysis/events.ts";
-import {
-  ALLOC_CALLS,
-  type LiveBlock,
   POOL_CODE,
   POOLS,
-} from "../analysis/live_blocks.ts";
-import { OnlineLeaks } from "../analysis/online_leaks.ts";
+  type TracedEvent,
+} from "../analysis/events.ts";
+import { ALLOC_CALLS, type LiveBlock } from "../analysis/live_blocks.ts";
+import { OnlineLeaks } from "../analysis/leaks/mod.ts";
 import type { DumpWriter } from "../watch/dump_writer.ts";
 import { hexAddr, WatchBook } from "../watch/watch_book.ts";
 import { parseWatchSpec } from "../watch/watch_spec.ts";

@@ -6,7 +6,7 @@
  */
 
 import { Hono } from "hono";
-import { POOLS } from "../analysis/live_blocks.ts";
+import { POOLS } from "../analysis/events.ts";
 import type { BlockFilter, WatchService } from "../watch/types.ts";
 import { readQuery } from "./_body.ts";
 import { badRequest } from "./_errors.ts";

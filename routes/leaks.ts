@@ -7,7 +7,12 @@
  */
 
 import { Hono } from "hono";
-import { formatCheckLeaks, MEMORY_POOLS } from "../analysis/check_leaks.ts";
+import {
+  CheckLeaksError,
+  checkOptions,
+  formatCheckLeaks,
+  HTTP_NAMES,
+} from "../analysis/leaks/mod.ts";
 import type {
   CheckLeaksRequest,
   MemoryService,
@@ -37,30 +42,16 @@ export function checkLeaksRequest(
   body: Record<string, unknown>,
 ): CheckLeaksRequest {
   const { input_path, mstx_info, start_index, event_type } = body;
-  if (typeof mstx_info !== "string" || mstx_info === "") {
-    badRequest(
-      "Missing field mstx_info: give the message of the marks that delimit the window",
-    );
-  }
-  const startIndex = start_index ?? 0;
-  if (typeof startIndex !== "number" || !Number.isSafeInteger(startIndex)) {
-    badRequest("Invalid start_index: expected an integer");
-  }
-  if (startIndex < 0) {
-    badRequest(
-      `Invalid start_index: ${startIndex} is negative; marks count from 0`,
-    );
-  }
-  const eventType = event_type ?? "HAL";
-  if (
-    typeof eventType !== "string" ||
-    !(MEMORY_POOLS as readonly string[]).includes(eventType)
-  ) {
-    badRequest(
-      `Invalid event_type: ${JSON.stringify(eventType)}; use one of ${
-        MEMORY_POOLS.join(", ")
-      }`,
-    );
+  let options;
+  try {
+    options = checkOptions({
+      mstxInfo: mstx_info,
+      startIndex: start_index,
+      eventType: event_type,
+    }, HTTP_NAMES);
+  } catch (e) {
+    if (e instanceof CheckLeaksError) badRequest(e.message);
+    throw e;
   }
   if (
     input_path !== undefined && input_path !== null &&
@@ -68,11 +59,8 @@ export function checkLeaksRequest(
   ) {
     badRequest("Invalid input_path: give an absolute path to a log file");
   }
-  const request: CheckLeaksRequest = {
-    mstxInfo: mstx_info,
-    startIndex,
-    eventType,
-  };
+  const { mstxInfo, startIndex, eventType } = options;
+  const request: CheckLeaksRequest = { mstxInfo, startIndex, eventType };
   if (typeof input_path === "string") request.inputPath = input_path;
   return request;
 }

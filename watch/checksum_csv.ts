@@ -7,6 +7,7 @@
  * @module
  */
 
+import { csvField } from "../analysis/memscope_csv/field.ts";
 import { type BinNameParts, tensorInfo } from "./dump_names.ts";
 
 /** The header line, without its line break. */
@@ -31,20 +32,6 @@ export function formatChecksum(checksum: bigint): string {
     );
   }
   return checksum.toString(16).padStart(16, "0");
-}
-
-/**
- * Quotes a CSV field per RFC 4180 when it holds a comma, a quote or a line
- * break; otherwise returns it as is.
- *
- * @example
- * ```ts
- * import { csvField } from "./checksum_csv.ts";
- * csvField('a,"b"'); // '"a,""b"""'
- * ```
- */
-export function csvField(text: string): string {
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 /**

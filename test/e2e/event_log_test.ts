@@ -4,8 +4,8 @@
  * marks from outside the job, and the analyses over the socket.
  */
 import assert from "node:assert/strict";
-import { checkLeaksFile } from "../../analysis/check_leaks.ts";
-import { EVENT_LOG_HEADER } from "../../analysis/event_log_rows.ts";
+import { checkLeaksFile } from "../../analysis/leaks/mod.ts";
+import { EVENT_LOG_HEADER } from "../../analysis/memscope_csv/mod.ts";
 import {
   eventually,
   requestSocket,
@@ -195,14 +195,14 @@ Deno.test("bad requests to the memory routes get one clear message each", async 
         "/check_leaks",
         { start_index: 0 },
         400,
-        /Missing field mstx_info/,
+        /Missing mstx_info/,
       ],
       [
         "POST",
         "/check_leaks",
         { mstx_info: "s", start_index: -1 },
         400,
-        /start_index: -1 is negative/,
+        /Invalid start_index value: -1; /,
       ],
       [
         "POST",

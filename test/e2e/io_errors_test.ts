@@ -4,7 +4,7 @@
  * GET /health, keeps the rows, and writes them when it can again.
  */
 import assert from "node:assert/strict";
-import { EVENT_LOG_HEADER } from "../../analysis/event_log_rows.ts";
+import { EVENT_LOG_HEADER } from "../../analysis/memscope_csv/mod.ts";
 import type { IoProblem } from "../../watch/io_problems.ts";
 import type { WatchReport } from "../../watch/report.ts";
 import {

@@ -6,7 +6,7 @@
  * SIGXFSZ every time, so that test holds the rule on every run.
  */
 import assert from "node:assert/strict";
-import { EVENT_LOG_HEADER } from "../../analysis/event_log_rows.ts";
+import { EVENT_LOG_HEADER } from "../../analysis/memscope_csv/mod.ts";
 import { HOOK_LIBRARY } from "../../ffi/bindings.ts";
 import {
   eventually,

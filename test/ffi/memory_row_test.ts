@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { writeEventRow } from "../../analysis/event_log_rows.ts";
+import { writeEventRow } from "../../analysis/memscope_csv/mod.ts";
 import type {
   AllocEvent,
   FreeEvent,
   TracedEvent,
 } from "../../analysis/events.ts";
-import { RowWriter } from "../../analysis/row_writer.ts";
+import { RowWriter } from "../../analysis/memscope_csv/mod.ts";
 import { fillMemoryRow } from "../../daemon/event_log.ts";
 import {
   MEMORY_ROW_ROOM,

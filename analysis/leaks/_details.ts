@@ -1,0 +1,57 @@
+/**
+ * check_leaks' last pass: back to the listed leaks' own rows, reading only
+ * around them, for what the typed arrays do not hold (Ptr as written,
+ * timestamp, pid, tid, owner).
+ *
+ * @module
+ */
+import { readMemscopeRowsAt } from "../memscope_csv/mod.ts";
+import type { LeakRows } from "./_leak_rows.ts";
+import type { Leak } from "./result.ts";
+
+/**
+ * One {@link Leak} per row of `listed`, in its order, with the details read
+ * from the file at `path`.
+ */
+export async function leakDetails(
+  path: string,
+  listed: LeakRows,
+): Promise<Leak[]> {
+  const n = listed.length;
+  const leaks: Leak[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const size = listed.size[i];
+    leaks[i] = {
+      id: listed.id[i],
+      ptr: "",
+      bytes: size,
+      mb: size / 1048576,
+      timestamp: "",
+      pid: NaN,
+      tid: NaN,
+      line: listed.line[i],
+    };
+  }
+  if (n === 0) return leaks;
+  const byOffset = Uint32Array.from(leaks.keys()).sort((i, j) =>
+    listed.offset[i] - listed.offset[j]
+  );
+  let next = 0;
+  await readMemscopeRowsAt(
+    path,
+    [...byOffset].map((i) => listed.offset[i]),
+    (row) => {
+      const off = row.offset;
+      while (next < n && listed.offset[byOffset[next]] < off) next++;
+      if (next === n || listed.offset[byOffset[next]] !== off) return;
+      const leak = leaks[byOffset[next++]];
+      leak.ptr = row.ptrText;
+      leak.timestamp = row.timestamp;
+      leak.pid = row.pid;
+      leak.tid = row.tid;
+      const owner = row.owner;
+      if (owner !== undefined) leak.owner = owner;
+    },
+  );
+  return leaks;
+}

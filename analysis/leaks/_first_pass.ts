@@ -1,0 +1,98 @@
+/**
+ * check_leaks' first pass over the log: the devices, each device's marks
+ * named `mstxInfo`, and the pool's MALLOC/FREE rows while they fit the row
+ * budget.
+ *
+ * @module
+ */
+import {
+  type MemscopeColumn,
+  readMemscopeCsv,
+  type ReadSummary,
+} from "../memscope_csv/mod.ts";
+import { FREE, LeakRows, MALLOC, PtrKeys } from "./_leak_rows.ts";
+import type { CheckedOptions } from "./options.ts";
+
+/** Columns check_leaks reads; the reader reports any that is missing. */
+export const LEAK_COLUMNS: readonly MemscopeColumn[] = [
+  "ID",
+  "Event",
+  "Event Type",
+  "Name",
+  "Device Id",
+  "Ptr",
+  "Attr",
+];
+
+/** What the first pass found. */
+export interface FirstPass {
+  /** Device Ids as written, by device index. */
+  devices: string[];
+  /** Device index of each Device Id. */
+  index: Map<string, number>;
+  /** IDs of each device's marks named mstxInfo, in file order. */
+  marks: number[][];
+  /** The pool's memory rows, or undefined when they passed the budget. */
+  rows: LeakRows | undefined;
+  /** Keys of the Ptrs read, to be kept for later passes. */
+  ptrs: PtrKeys;
+  summary: ReadSummary;
+}
+
+/**
+ * Reads the log once for its devices, marks and (budget allowing) memory
+ * rows. Only MALLOC/MSTX/FREE rows of the pool or of type Mark reach
+ * JavaScript.
+ */
+export async function firstPass(
+  path: string,
+  options: CheckedOptions,
+): Promise<FirstPass> {
+  const { eventType, mstxInfo, rowBudget } = options;
+  const devices: string[] = [];
+  const index = new Map<string, number>();
+  const marks: number[][] = [];
+  const ptrs = new PtrKeys();
+  const deviceIndex = (d: string) => {
+    let k = index.get(d);
+    if (k === undefined) {
+      k = devices.length;
+      index.set(d, k);
+      devices.push(d);
+      marks.push([]);
+    }
+    return k;
+  };
+  let rows: LeakRows | undefined = new LeakRows(rowBudget);
+  const summary = await readMemscopeCsv(path, (row) => {
+    const ev = row.event;
+    const memory = ev === "MALLOC" || ev === "FREE";
+    if (memory ? row.eventType !== eventType : ev !== "MSTX") return;
+    const d = row.device;
+    if (d === "N/A" || d === "") return;
+    const k = deviceIndex(d);
+    const id = row.id;
+    if (Number.isNaN(id)) return;
+    if (memory) {
+      if (rows === undefined) return;
+      const ok = ev === "MALLOC"
+        ? rows.push(
+          MALLOC,
+          k,
+          id,
+          ptrs.of(row.ptr),
+          row.size ?? 0,
+          row.offset,
+          row.line,
+        )
+        : rows.push(FREE, k, id, ptrs.of(row.ptr), 0, row.offset, row.line);
+      if (!ok) rows = undefined;
+    } else if (row.eventType === "Mark" && row.nameEquals(mstxInfo)) {
+      marks[k].push(id);
+    }
+  }, {
+    columns: LEAK_COLUMNS,
+    startsWith: { Event: "MF", "Event Type": `${eventType[0]}M` },
+  });
+  return { devices, index, marks, rows, ptrs, summary };
+}

@@ -1,0 +1,82 @@
+/**
+ * The leaks found so far, over every pass: counted and summed per device,
+ * and the first `maxLeaks` of them (by device order, ID, file order) kept as
+ * rows. Leaked rows are copied out of each pass's rows so that only one
+ * pass's rows are alive at a time.
+ *
+ * @module
+ */
+import { LeakRows, MALLOC, replayWindow, type Window } from "./_leak_rows.ts";
+
+/** Leaks collected from the rows of one or more passes. */
+export class FoundLeaks {
+  /** Leaks per device index. */
+  counts: Float64Array;
+  /** Leaked bytes per device index. */
+  bytes: Float64Array;
+  #rows = new LeakRows(Infinity);
+  #rank: Int32Array;
+  #maxLeaks: number;
+
+  /** `rank`: each device index's place in the output order. */
+  constructor(rank: Int32Array, maxLeaks: number) {
+    this.#rank = rank;
+    this.#maxLeaks = maxLeaks;
+    this.counts = new Float64Array(rank.length);
+    this.bytes = new Float64Array(rank.length);
+  }
+
+  /** Forgets everything found (a pass is started over in more parts). */
+  reset(): void {
+    this.#rows = new LeakRows(Infinity);
+    this.counts.fill(0);
+    this.bytes.fill(0);
+  }
+
+  /** Replays device `k`'s window over `rows` and keeps what leaked. */
+  collect(rows: LeakRows, k: number, w: Window): void {
+    for (const i of replayWindow(rows, k, w)) {
+      this.counts[k]++;
+      this.bytes[k] += rows.size[i];
+      this.#rows.push(
+        MALLOC,
+        k,
+        rows.id[i],
+        rows.ptr[i],
+        rows.size[i],
+        rows.offset[i],
+        rows.line[i],
+      );
+      // Past 4 x maxLeaks, only the first maxLeaks are worth keeping.
+      if (this.#rows.length >= 4 * this.#maxLeaks + 1024) {
+        this.#rows = this.#first();
+      }
+    }
+  }
+
+  /** The listed leaks, in output order. */
+  listed(): LeakRows {
+    return this.#rows = this.#first();
+  }
+
+  #first(): LeakRows {
+    const l = this.#rows, rank = this.#rank;
+    const order = Array.from({ length: l.length }, (_, i) => i).sort((i, j) =>
+      rank[l.device[i]] - rank[l.device[j]] || l.id[i] - l.id[j] ||
+      l.offset[i] - l.offset[j]
+    );
+    const out = new LeakRows(Infinity);
+    for (const i of order.slice(0, this.#maxLeaks)) {
+      out.push(
+        MALLOC,
+        l.device[i],
+        l.id[i],
+        l.ptr[i],
+        l.size[i],
+        l.offset[i],
+        l.line[i],
+      );
+    }
+    return out;
+  }
+}

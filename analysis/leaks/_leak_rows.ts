@@ -1,0 +1,179 @@
+/**
+ * The memory rows check_leaks keeps, in growable typed arrays (about 41
+ * bytes a row, no object per row), and the replay that turns the rows of one
+ * device's window into leaks.
+ *
+ * @module
+ */
+
+const MALLOC = 1, FREE = 2;
+export { FREE, MALLOC };
+
+/** MALLOC and FREE rows of one pool, in file order. */
+export class LeakRows {
+  length = 0;
+  id: Float64Array;
+  ptr: Float64Array;
+  size: Float64Array;
+  offset: Float64Array;
+  line: Uint32Array;
+  device: Uint16Array;
+  kind: Uint8Array;
+
+  /** `budget`: most rows it will hold (Infinity: no limit). */
+  constructor(readonly budget: number) {
+    const n = Math.max(1, Math.min(1024, budget));
+    this.id = new Float64Array(n);
+    this.ptr = new Float64Array(n);
+    this.size = new Float64Array(n);
+    this.offset = new Float64Array(n);
+    this.line = new Uint32Array(n);
+    this.device = new Uint16Array(n);
+    this.kind = new Uint8Array(n);
+  }
+
+  /** Forgets every row, keeping the arrays for the next pass. */
+  clear(): void {
+    this.length = 0;
+  }
+
+  /** Adds a row; false (and nothing kept) once the budget is reached. */
+  push(
+    kind: number,
+    device: number,
+    id: number,
+    ptr: number,
+    size: number,
+    offset: number,
+    line: number,
+  ): boolean {
+    const n = this.length;
+    if (n === this.id.length) {
+      if (n >= this.budget) return false;
+      this.#grow(Math.min(n * 2, this.budget));
+    }
+    this.kind[n] = kind;
+    this.device[n] = device;
+    this.id[n] = id;
+    this.ptr[n] = ptr;
+    this.size[n] = size;
+    this.offset[n] = offset;
+    this.line[n] = line;
+    this.length = n + 1;
+    return true;
+  }
+
+  #grow(cap: number) {
+    const f = (a: Float64Array) => {
+      const b = new Float64Array(cap);
+      b.set(a);
+      return b;
+    };
+    this.id = f(this.id);
+    this.ptr = f(this.ptr);
+    this.size = f(this.size);
+    this.offset = f(this.offset);
+    const l = new Uint32Array(cap);
+    l.set(this.line);
+    this.line = l;
+    const d = new Uint16Array(cap);
+    d.set(this.device);
+    this.device = d;
+    const k = new Uint8Array(cap);
+    k.set(this.kind);
+    this.kind = k;
+  }
+}
+
+/** The three marks of a device's window: IDs of A, B and C. */
+export interface Window {
+  a: number;
+  b: number;
+  c: number;
+}
+
+/** Mixes a Ptr key (any double) into 32 bits: addresses are aligned. */
+export function mixKey(key: number): number {
+  let h = (key >>> 0) ^ Math.imul(Math.floor(key / 4294967296), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/**
+ * Replays one device's rows in ID order (file order among equal IDs) and
+ * returns the indices of the blocks still pending, ordered by ID: a MALLOC
+ * with A <= ID <= B becomes pending, a FREE with A <= ID <= C removes the
+ * oldest pending block at its Ptr. Pending blocks are queued per Ptr in an
+ * open-addressing table over typed arrays, so a FREE costs O(1) (never a
+ * scan) and nothing is allocated per row.
+ */
+export function replayWindow(
+  rows: LeakRows,
+  device: number,
+  w: Window,
+): number[] {
+  const { id, kind, ptr } = rows;
+  let picked = new Uint32Array(rows.length), n = 0;
+  let sorted = true, prev = -Infinity;
+  for (let i = 0; i < rows.length; i++) {
+    if (rows.device[i] !== device) continue;
+    const x = id[i];
+    if (x < w.a || x > (kind[i] === MALLOC ? w.b : w.c)) continue;
+    if (x < prev) sorted = false;
+    prev = x;
+    picked[n++] = i;
+  }
+  picked = picked.subarray(0, n);
+  if (!sorted) picked.sort((i, j) => id[i] - id[j] || i - j);
+  // One slot per Ptr; a slot's queue runs head -> next -> ... -> tail.
+  let cap = 16;
+  while (cap < n * 2) cap *= 2;
+  const keys = new Float64Array(cap);
+  const used = new Uint8Array(cap);
+  const head = new Int32Array(cap).fill(-1);
+  const tail = new Int32Array(cap);
+  const next = new Int32Array(rows.length);
+  const mask = cap - 1;
+  for (let k = 0; k < n; k++) {
+    const i = picked[k], p = ptr[i];
+    let s = mixKey(p) & mask;
+    while (used[s] && keys[s] !== p) s = (s + 1) & mask;
+    if (kind[i] === MALLOC) {
+      next[i] = -1;
+      if (!used[s]) {
+        used[s] = 1;
+        keys[s] = p;
+      }
+      if (head[s] < 0) head[s] = i;
+      else next[tail[s]] = i;
+      tail[s] = i;
+    } else if (used[s] && head[s] >= 0) {
+      head[s] = next[head[s]];
+    }
+  }
+  const leaks: number[] = [];
+  for (let s = 0; s < cap; s++) {
+    for (let i = head[s]; i >= 0; i = next[i]) leaks.push(i);
+  }
+  return leaks.sort((i, j) => id[i] - id[j] || i - j);
+}
+
+/**
+ * Ptr keys for the typed arrays: an address below 2^53 is its own key; a
+ * larger one (a bigint) gets a negative key of its own, the same one in every
+ * pass over the file; N/A (or junk) shares one key, as the real tool's text
+ * compare would match N/A with N/A.
+ */
+export class PtrKeys {
+  #big = new Map<bigint, number>();
+
+  /** The key of a row's Ptr. */
+  of(ptr: number | bigint | undefined): number {
+    if (typeof ptr === "number") return ptr;
+    if (ptr === undefined) return -0.5;
+    let k = this.#big.get(ptr);
+    if (k === undefined) this.#big.set(ptr, k = -1 - this.#big.size);
+    return k;
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * check_leaks' passes for logs whose memory rows do not fit the row budget:
+ * only rows inside a window are kept, and only the Ptrs of one part per
+ * pass (a Ptr's rows never interact with another Ptr's), doubling the parts
+ * until a part fits.
+ *
+ * @module
+ */
+import { readMemscopeCsv } from "../memscope_csv/mod.ts";
+import {
+  FREE,
+  LeakRows,
+  MALLOC,
+  mixKey,
+  PtrKeys,
+  type Window,
+} from "./_leak_rows.ts";
+import { LEAK_COLUMNS } from "./_first_pass.ts";
+import type { FoundLeaks } from "./_found.ts";
+
+/** Which of `parts` passes a Ptr key belongs to. */
+function partOf(key: number, parts: number): number {
+  return parts === 1 ? 0 : mixKey(key) % parts;
+}
+
+/** What the passes in parts need to know. */
+export interface PartsInput {
+  path: string;
+  eventType: string;
+  rowBudget: number;
+  /** Device index of each Device Id. */
+  index: Map<string, number>;
+  /** The window of each device index that has one. */
+  windows: Map<number, Window>;
+  ptrs: PtrKeys;
+}
+
+/** Reads the log in parts until every part fits, collecting into `found`. */
+export async function passesInParts(
+  input: PartsInput,
+  found: FoundLeaks,
+): Promise<void> {
+  const { path, eventType, rowBudget, index, windows, ptrs } = input;
+  let rows = new LeakRows(rowBudget);
+  for (let parts = 1, part = 0; part < parts;) {
+    rows.clear();
+    let fits = true, inWindow = 0;
+    await readMemscopeCsv(path, (row) => {
+      const ev = row.event;
+      if (ev !== "MALLOC" && ev !== "FREE") return;
+      if (row.eventType !== eventType) return;
+      const k = index.get(row.device);
+      const w = k === undefined ? undefined : windows.get(k);
+      if (w === undefined) return;
+      const id = row.id;
+      if (!(id >= w.a && id <= (ev === "MALLOC" ? w.b : w.c))) return;
+      const key = ptrs.of(row.ptr);
+      if (partOf(key, parts) !== part) return;
+      inWindow++;
+      if (!fits) return;
+      fits = ev === "MALLOC"
+        ? rows.push(MALLOC, k!, id, key, row.size ?? 0, row.offset, row.line)
+        : rows.push(FREE, k!, id, key, 0, row.offset, row.line);
+    }, {
+      columns: LEAK_COLUMNS,
+      startsWith: { Event: "MF", "Event Type": eventType[0] },
+    });
+    if (!fits) {
+      // Enough parts for what this part held, with room for uneven ones;
+      // one address alone over the budget cannot be split: take it whole.
+      const more = Math.ceil((inWindow * 1.25) / rowBudget);
+      parts *= 2 ** Math.max(1, Math.ceil(Math.log2(more)));
+      if (parts >= 4096) rows = new LeakRows(Infinity);
+      part = 0;
+      found.reset();
+      continue;
+    }
+    for (const [k, w] of windows) found.collect(rows, k, w);
+    part++;
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * check_leaks' printed lines: the real tool's, from a result.
+ *
+ * @module
+ */
+import type { CheckLeaksResult } from "./result.ts";
+
+/**
+ * A float as Python's `str()` writes it (`18.0`, `1.9073486328125e-06`): the
+ * real tool is Python and prints sizes in MB that way.
+ *
+ * @example
+ * ```ts
+ * import { pythonFloat } from "./format.ts";
+ * pythonFloat(2 / 1048576); // "1.9073486328125e-06"
+ * ```
+ */
+export function pythonFloat(x: number): string {
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : x < 0 ? "-inf" : "nan";
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const [mant, expText] = x.toExponential().split("e");
+  const exp = Number(expText);
+  if (exp < -4 || exp >= 16) {
+    const sign = exp < 0 ? "-" : "+";
+    return `${mant}e${sign}${String(Math.abs(exp)).padStart(2, "0")}`;
+  }
+  const s = String(x);
+  return s.includes(".") || s.includes("e") ? s : `${s}.0`;
+}
+
+/**
+ * The real tool's output lines for a result, device by device.
+ *
+ * @example
+ * ```ts
+ * import { checkLeaksFile, formatCheckLeaks } from "./mod.ts";
+ * const r = await checkLeaksFile("memscope_dump.csv", { mstxInfo: "step" });
+ * console.log(formatCheckLeaks(r).join("\n"));
+ * ```
+ */
+export function formatCheckLeaks(result: CheckLeaksResult): string[] {
+  const pool = result.eventType === "HAL" ? "Hal" : result.eventType;
+  const lines: string[] = [];
+  for (const d of result.devices) {
+    switch (d.status) {
+      case "too-few-marks":
+        lines.push(
+          `ERROR: Device ${d.device} has fewer than 3 data points. Please re-collect the data points.`,
+        );
+        break;
+      case "start-out-of-bounds":
+        lines.push(
+          `INFO: Start index ${result.startIndex} is out of bounds. Device ${d.device} has a total of ${d.marks} MSTX events.`,
+        );
+        break;
+      case "clean":
+        lines.push(
+          `No ${pool.toLowerCase()} memory leaks detected on device ${d.device}.`,
+        );
+        break;
+      case "leaks":
+        lines.push(
+          `====== ERROR: Detected memory leaks on device ${d.device} ======`,
+        );
+        for (const l of d.leaks) {
+          lines.push(
+            `Direct ${pool} memory leak of ${
+              pythonFloat(l.mb)
+            } Mb(s) at ${l.ptr} in Index ${l.id}.`,
+          );
+        }
+        if (d.unlisted) {
+          lines.push(
+            `... and ${d.unlisted} more leak(s) on device ${d.device} not listed (raise --max-leaks to see them).`,
+          );
+        }
+        break;
+    }
+  }
+  return lines;
+}

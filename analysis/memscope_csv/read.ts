@@ -1,0 +1,323 @@
+/**
+ * Streaming reader for msMemScope event logs
+ * (`memscope_dump_*.csv`, SPEC section 2), fast enough to keep up with the
+ * disk: rows are framed on the raw bytes of a large read buffer and handed to
+ * the caller as one reusable {@link MemscopeRow} cursor whose fields are split
+ * and decoded only when asked for.
+ *
+ * Accepted: UTF-8 BOM, CRLF or LF, a last line without newline, empty lines,
+ * quoted fields with commas, doubled quotes and newlines, columns in any
+ * order (found by header name), Ptr as `0x%016x` or old decimal, Device Id as
+ * a number, `N/A`, `cpu` or `host`, Attr new (`{allocation_id:..,addr:..,
+ * size:..}`) and old (`{addr:..,size:..,owner:,MID:7}`). Rows are delivered in
+ * file order, which is not ID order.
+ *
+ * @example
+ * ```ts
+ * import { readMemscopeCsv } from "./mod.ts";
+ * let halBytes = 0;
+ * await readMemscopeCsv("memscope_dump.csv", (row) => {
+ *   if (row.event === "MALLOC" && row.eventType === "HAL") {
+ *     halBytes += row.size ?? 0;
+ *   }
+ * });
+ * ```
+ *
+ * @module
+ */
+import {
+  ChunkLoop,
+  giveScanner,
+  MAX_ROW_BYTES,
+  REC_END,
+  REC_START,
+  type RowScanner,
+  ScanLimit,
+  takeScanner,
+} from "./_scan.ts";
+import { decodeRange } from "./_bytes.ts";
+import {
+  type Columns,
+  DATA_COLUMNS,
+  headerColumns,
+  MEMSCOPE_HEADER,
+  type MemscopeColumn,
+  MemscopeCsvError,
+} from "./header.ts";
+import { MemscopeRow } from "./row.ts";
+
+/** Options of {@link readMemscopeCsv} and {@link readMemscopeBytes}. */
+export interface ReadOptions {
+  /** Columns that must be in the header; default {@link DATA_COLUMNS}. */
+  columns?: readonly MemscopeColumn[];
+  /** Read size in bytes; default 2 MiB. Rows up to 16 MiB are accepted. */
+  bufferSize?: number;
+  /** Shown in error messages instead of the path. */
+  label?: string;
+  /**
+   * A fast pre-filter, at most two columns among the first twelve: only
+   * rows whose value in the column starts with one of the given ASCII
+   * characters reach the callback, e.g. `{ Event: "MF" }` for MALLOC, MSTX
+   * and FREE. The rest are skipped before any JavaScript sees them; still
+   * check the full value in the callback.
+   */
+  startsWith?: Partial<Record<MemscopeColumn, string>>;
+}
+
+/** What a read went through. */
+export interface ReadSummary {
+  /** Data rows in the input (empty lines not counted), filtered or not. */
+  rows: number;
+  /** Bytes of the file. */
+  bytes: number;
+  /** Column names as the header wrote them. */
+  header: string[];
+}
+
+/**
+ * Turns scanner records into rows: the first non-empty line is the header,
+ * every later one goes to `onRow` through the one cursor.
+ */
+class RowFeed {
+  header: Columns | undefined;
+  rows = 0;
+  readonly scanner: RowScanner;
+  readonly onRecord: (rec: number) => void;
+  #row: MemscopeRow | undefined;
+  #label: string;
+
+  /** `size`: bytes of an input in memory, when known. */
+  constructor(
+    options: ReadOptions,
+    label: string,
+    onRow: (row: MemscopeRow) => void,
+    size = Infinity,
+  ) {
+    this.#label = label;
+    const required = options.columns ?? DATA_COLUMNS;
+    const chunk = Math.min(options.bufferSize ?? 2 << 20, size + 1);
+    const scanner = takeScanner(chunk, size < chunk ? 0 : MAX_ROW_BYTES);
+    this.scanner = scanner;
+    const { u8, i32 } = scanner;
+    this.onRecord = (rec) => {
+      const row = this.#row;
+      if (row !== undefined) {
+        row._set(rec, scanner.delta);
+        this.rows++;
+        onRow(row);
+        return;
+      }
+      let s = i32[rec + REC_START];
+      if (u8[s] === 0xef && u8[s + 1] === 0xbb && u8[s + 2] === 0xbf) s += 3;
+      this.header = headerColumns(
+        decodeRange(u8, s, i32[rec + REC_END]),
+        label,
+        required,
+      );
+      this.#row = new MemscopeRow(this.header, u8, i32);
+      scanner.awaitHeader = false;
+      let slot = 0;
+      for (const [col, chars] of Object.entries(options.startsWith ?? {})) {
+        const k = MEMSCOPE_HEADER.indexOf(col as MemscopeColumn);
+        if (k < 0 || chars === undefined || slot > 1) continue;
+        if (scanner.filter(slot as 0 | 1, this.header.at[k], chars)) slot++;
+      }
+    };
+  }
+
+  loop(): ChunkLoop {
+    return new ChunkLoop(
+      this.scanner,
+      this.onRecord,
+      () => this.header !== undefined,
+    );
+  }
+
+  /** Hands the scanner back; the feed is done. */
+  release(): void {
+    giveScanner(this.scanner);
+  }
+
+  /** Rewords a scanner limit for a person. */
+  error(e: unknown): unknown {
+    if (!(e instanceof ScanLimit)) return e;
+    const mib = MAX_ROW_BYTES >> 20;
+    return new MemscopeCsvError(
+      e.kind === "no-newline"
+        ? `Not a CSV file: ${this.#label} has no line break in its first MiB; pass an msMemScope event log (memscope_dump_*.csv)`
+        : `Row at line ${e.line} of ${this.#label} runs on for over ${mib} MiB (an unbalanced quote?); check the file is a complete msMemScope log`,
+    );
+  }
+
+  finish(bytes: number): ReadSummary {
+    if (this.header === undefined) {
+      throw new MemscopeCsvError(
+        `Not an msMemScope event log: ${this.#label} is empty; pass a memscope_dump_*.csv file`,
+      );
+    }
+    return {
+      rows: this.scanner.total - 1,
+      bytes,
+      header: this.header.names,
+    };
+  }
+}
+
+/**
+ * Reads the event log at `path`, calling `onRow` with the same cursor for
+ * every data row in file order. Memory stays at the read buffers (about 40
+ * MiB reserved, a few MiB touched) whatever the file size. Throws
+ * {@link MemscopeCsvError} for a file that is not an msMemScope log or lacks
+ * a required column; other errors (missing file) come from Deno as they are.
+ *
+ * @example
+ * ```ts
+ * import { readMemscopeCsv } from "./mod.ts";
+ * const marks: number[] = [];
+ * await readMemscopeCsv("memscope_dump.csv", (row) => {
+ *   if (row.event === "MSTX" && row.nameEquals("step")) marks.push(row.id);
+ * });
+ * ```
+ */
+export async function readMemscopeCsv(
+  path: string,
+  onRow: (row: MemscopeRow) => void,
+  options: ReadOptions = {},
+): Promise<ReadSummary> {
+  const feed = new RowFeed(options, options.label ?? path, onRow);
+  using file = await Deno.open(path, { read: true });
+  const loop = feed.loop();
+  // The next chunk is read while this one is scanned.
+  let pending: Promise<number | null> = file.read(loop.target(0));
+  try {
+    for (;;) {
+      const got = await pending;
+      loop.place();
+      if (got !== null) pending = file.read(loop.target(1 - loop.cur));
+      if (!loop.scanChunk(got)) break;
+    }
+  } catch (e) {
+    await pending.catch(() => {});
+    throw feed.error(e);
+  } finally {
+    feed.release();
+  }
+  return feed.finish(loop.bytes);
+}
+
+/**
+ * Same as {@link readMemscopeCsv} over bytes already in memory (tests, small
+ * uploads).
+ *
+ * @example
+ * ```ts
+ * import { readMemscopeBytes } from "./mod.ts";
+ * const csv = "ID,Event,Event Type,Name,Timestamp(ns),Process Id,Thread Id," +
+ *   "Device Id,Ptr,Attr\n1,MSTX,Mark,\"step\",5,1,1,0,N/A,\n";
+ * readMemscopeBytes(new TextEncoder().encode(csv), (r) => console.log(r.name));
+ * ```
+ */
+export function readMemscopeBytes(
+  bytes: Uint8Array,
+  onRow: (row: MemscopeRow) => void,
+  options: ReadOptions = {},
+): ReadSummary {
+  const feed = new RowFeed(
+    options,
+    options.label ?? "input",
+    onRow,
+    bytes.length,
+  );
+  const loop = feed.loop();
+  let off = 0;
+  try {
+    for (;;) {
+      const into = loop.target(loop.cur);
+      const n = Math.min(into.length, bytes.length - off);
+      into.set(bytes.subarray(off, off + n));
+      off += n;
+      loop.place();
+      if (!loop.scanChunk(n, off >= bytes.length)) break;
+    }
+  } catch (e) {
+    throw feed.error(e);
+  } finally {
+    feed.release();
+  }
+  return feed.finish(loop.bytes);
+}
+
+/**
+ * Calls `onRow` for the rows starting at the given byte offsets (as
+ * {@link MemscopeRow.offset} reported them), in ascending offset order,
+ * reading only around them: the way back to a few rows of a large file.
+ *
+ * @example
+ * ```ts
+ * import { readMemscopeCsv, readMemscopeRowsAt } from "./mod.ts";
+ * const at: number[] = [];
+ * await readMemscopeCsv("memscope_dump.csv", (r) => {
+ *   if (r.event === "OOM_DETAIL") at.push(r.offset);
+ * });
+ * await readMemscopeRowsAt("memscope_dump.csv", at, (r) => console.log(r.attr));
+ * ```
+ */
+export async function readMemscopeRowsAt(
+  path: string,
+  offsets: readonly number[],
+  onRow: (row: MemscopeRow) => void,
+  options: ReadOptions = {},
+): Promise<void> {
+  const sorted = [...offsets].sort((a, b) => a - b);
+  let header = true;
+  const feed = new RowFeed(
+    { ...options, columns: options.columns ?? [] },
+    options.label ?? path,
+    (row) => {
+      if (!header) onRow(row);
+    },
+  );
+  const sc = feed.scanner;
+  using file = await Deno.open(path, { read: true });
+  const size = (await file.stat()).size;
+  const at = sc.data(0) - sc.room;
+  const room = sc.room + sc.chunk;
+  // Window of the file in memory: bytes [winStart, winStart + winLen).
+  let winStart = 0, winLen = 0;
+  const load = async (from: number, want: number) => {
+    winStart = from;
+    winLen = 0;
+    await file.seek(from, Deno.SeekMode.Start);
+    while (winLen < want) {
+      const n = await file.read(sc.u8.subarray(at + winLen, at + want));
+      if (n === null) break;
+      winLen += n;
+    }
+  };
+  try {
+    for (const off of [0, ...sorted]) {
+      let want = 64 << 10;
+      for (;;) {
+        if (off < winStart || off >= winStart + winLen) {
+          await load(off, Math.min(want, room));
+        }
+        const a = at + off - winStart;
+        const last = winStart + winLen >= size;
+        sc.delta = winStart - at;
+        sc.line = 0;
+        const before = feed.rows + (feed.header ? 0 : -1);
+        sc.scan(a, at + winLen, last, feed.onRecord, 1);
+        const done = feed.rows + (feed.header ? 0 : -1) > before || last;
+        if (done) break;
+        if (want >= room) throw new ScanLimit("row-too-long", 0);
+        want *= 4;
+        winLen = 0;
+      }
+      header = false;
+    }
+  } catch (e) {
+    throw feed.error(e);
+  } finally {
+    feed.release();
+  }
+}

@@ -1,0 +1,270 @@
+/**
+ * One row of an msMemScope event log as a cursor over the read buffer: the
+ * reader moves the same object from row to row and fields are decoded only
+ * when asked for.
+ *
+ * @module
+ */
+import {
+  REC_END,
+  REC_LINE,
+  REC_MAX_SEPS,
+  REC_NSEP,
+  REC_SEP0,
+  REC_START,
+} from "./_scan.ts";
+import {
+  bytesEqual,
+  decodeQuoted,
+  decodeRange,
+  findAttrValue,
+  Interner,
+  parseAddress,
+  parseDecimal,
+} from "./_bytes.ts";
+import { type Columns, normalise } from "./header.ts";
+
+/** A plain copy of one row, for callers that keep rows. */
+export interface MemscopeRecord {
+  id: number;
+  event: string;
+  eventType: string;
+  name: string;
+  /** As written: nanoseconds since the epoch exceed 2^53. */
+  timestamp: string;
+  pid: number;
+  tid: number;
+  /** As written: a number, `N/A`, `cpu` or `host`. */
+  device: string;
+  ptr: number | bigint | undefined;
+  size: number | undefined;
+  owner: string | undefined;
+  attr: string;
+}
+
+const enc = new TextEncoder();
+const SIZE_KEY = enc.encode("size");
+const OWNER_KEY = enc.encode("owner");
+const C_ID = 0,
+  C_EVENT = 1,
+  C_TYPE = 2,
+  C_NAME = 3,
+  C_TS = 4,
+  C_PID = 5,
+  C_TID = 6,
+  C_DEVICE = 7,
+  C_PTR = 8,
+  C_ATTR = 9;
+
+/**
+ * One row of the log, as a cursor: the reader moves the same object from row
+ * to row, so read what you need inside the callback, or call
+ * {@link MemscopeRow.toRecord} to keep a copy. Fields are decoded on first
+ * use, straight from the read buffer; absent fields read as `""` (numbers as
+ * NaN, the rest undefined).
+ */
+export class MemscopeRow {
+  #u8: Uint8Array;
+  #i32: Int32Array;
+  #rec = 0;
+  #delta = 0;
+  // The last field located: [#s, #e) without its quotes.
+  #s = 0;
+  #e = 0;
+  #quoted = false;
+  #at: Int32Array;
+  #byName: Map<string, number>;
+  #interner = new Interner();
+  #span = new Int32Array(2);
+  #nameText = "";
+  #nameBytes = new Uint8Array(0);
+
+  /** Internal: the reader makes these. */
+  constructor(columns: Columns, u8: Uint8Array, i32: Int32Array) {
+    this.#at = columns.at;
+    this.#byName = columns.byName;
+    this.#u8 = u8;
+    this.#i32 = i32;
+  }
+
+  /** Internal: points the cursor at scanner record `rec`. */
+  _set(rec: number, delta: number): void {
+    this.#rec = rec;
+    this.#delta = delta;
+  }
+
+  /** Byte offset of the row's first byte in the file. */
+  get offset(): number {
+    return this.#i32[this.#rec + REC_START] + this.#delta;
+  }
+
+  /** 1-based line number of the row's first line in the file. */
+  get line(): number {
+    return this.#i32[this.#rec + REC_LINE];
+  }
+
+  /** Locates field `col` (header position) into #s/#e; false if absent. */
+  #field(col: number): boolean {
+    if (col < 0) return false;
+    const i32 = this.#i32, r = this.#rec, b = this.#u8;
+    const nsep = i32[r + REC_NSEP];
+    let s: number, e: number;
+    if (col < REC_MAX_SEPS || nsep < REC_MAX_SEPS) {
+      if (col > nsep) return false;
+      s = col === 0 ? i32[r + REC_START] : i32[r + REC_SEP0 + col - 1] + 1;
+      e = col < nsep ? i32[r + REC_SEP0 + col] : i32[r + REC_END];
+    } else {
+      // Past the separators the scanner keeps: walk on from the last one.
+      const end = i32[r + REC_END];
+      s = i32[r + REC_SEP0 + REC_MAX_SEPS - 1] + 1;
+      for (let k = REC_MAX_SEPS;; k++) {
+        let q = false;
+        e = s;
+        while (e < end && (q || b[e] !== 44)) {
+          if (b[e] === 34) q = !q;
+          e++;
+        }
+        if (k === col) break;
+        if (e >= end) return false;
+        s = e + 1;
+      }
+    }
+    if (e - s >= 2 && b[s] === 34 && b[e - 1] === 34) {
+      this.#s = s + 1;
+      this.#e = e - 1;
+      this.#quoted = true;
+    } else {
+      this.#s = s;
+      this.#e = e;
+      this.#quoted = false;
+    }
+    return true;
+  }
+
+  #text(col: number): string {
+    if (!this.#field(col)) return "";
+    return this.#quoted
+      ? decodeQuoted(this.#u8, this.#s, this.#e)
+      : decodeRange(this.#u8, this.#s, this.#e);
+  }
+
+  #short(col: number): string {
+    if (!this.#field(col)) return "";
+    if (this.#quoted) return decodeQuoted(this.#u8, this.#s, this.#e);
+    return this.#interner.get(this.#u8, this.#s, this.#e);
+  }
+
+  #int(col: number): number {
+    if (!this.#field(col)) return NaN;
+    return parseDecimal(this.#u8, this.#s, this.#e);
+  }
+
+  #attr(key: Uint8Array): boolean {
+    if (!this.#field(this.#at[C_ATTR])) return false;
+    return findAttrValue(this.#u8, this.#s, this.#e, key, this.#span);
+  }
+
+  /** ID column: the event's sequence number (NaN when not a number). */
+  get id(): number {
+    return this.#int(this.#at[C_ID]);
+  }
+  /** Event: SYSTEM, MALLOC, FREE, ACCESS, OP_LAUNCH, KERNEL_LAUNCH, MSTX... */
+  get event(): string {
+    return this.#short(this.#at[C_EVENT]);
+  }
+  /** Event Type: HAL, PTA, HOST, Mark, ATEN_START, KERNEL_LAUNCH... */
+  get eventType(): string {
+    return this.#short(this.#at[C_TYPE]);
+  }
+  /** Name, unquoted (an op, a kernel, an mstx message, or `N/A`). */
+  get name(): string {
+    return this.#text(this.#at[C_NAME]);
+  }
+  /** Timestamp as written (nanoseconds since the epoch exceed 2^53). */
+  get timestamp(): string {
+    return this.#text(this.#at[C_TS]);
+  }
+  /** Process Id. */
+  get pid(): number {
+    return this.#int(this.#at[C_PID]);
+  }
+  /** Thread Id. */
+  get tid(): number {
+    return this.#int(this.#at[C_TID]);
+  }
+  /** Device Id as written: a number, `N/A`, `cpu` or `host`. */
+  get device(): string {
+    return this.#short(this.#at[C_DEVICE]);
+  }
+  /** Ptr as written (`0x...`, decimal in old files, or `N/A`). */
+  get ptrText(): string {
+    return this.#text(this.#at[C_PTR]);
+  }
+  /**
+   * Ptr as a number (a bigint above 2^53), undefined for `N/A`. Hex and old
+   * decimal both parse.
+   */
+  get ptr(): number | bigint | undefined {
+    if (!this.#field(this.#at[C_PTR])) return undefined;
+    return parseAddress(this.#u8, this.#s, this.#e);
+  }
+  /** `size` from Attr (negative on old FREE rows), undefined if absent. */
+  get size(): number | undefined {
+    if (!this.#attr(SIZE_KEY)) return undefined;
+    const n = parseDecimal(this.#u8, this.#span[0], this.#span[1]);
+    return Number.isNaN(n) ? undefined : n;
+  }
+  /** `owner` from Attr (`A@B@C`); undefined if absent or empty. */
+  get owner(): string | undefined {
+    if (!this.#attr(OWNER_KEY) || this.#span[0] === this.#span[1]) {
+      return undefined;
+    }
+    return decodeRange(this.#u8, this.#span[0], this.#span[1]);
+  }
+  /** The raw Attr map, `{k:v,...}`, unquoted. */
+  get attr(): string {
+    return this.#text(this.#at[C_ATTR]);
+  }
+
+  /** Any Attr value by key, as text; undefined if absent. */
+  attrValue(key: string): string | undefined {
+    if (!this.#attr(enc.encode(key))) return undefined;
+    return decodeRange(this.#u8, this.#span[0], this.#span[1]);
+  }
+
+  /** Any column by its header name (e.g. `Call Stack(C)`); "" if absent. */
+  column(name: string): string {
+    const i = this.#byName.get(normalise(name));
+    return i === undefined ? "" : this.#text(i);
+  }
+
+  /** Whether Name equals `text`, compared on bytes (fast for a repeated text). */
+  nameEquals(text: string): boolean {
+    if (!this.#field(this.#at[C_NAME])) return false;
+    if (text !== this.#nameText) {
+      this.#nameText = text;
+      this.#nameBytes = enc.encode(text);
+    }
+    // A quote inside a quoted field is doubled: compare the decoded text.
+    if (this.#quoted && text.includes('"')) return this.name === text;
+    return bytesEqual(this.#u8, this.#s, this.#e, this.#nameBytes);
+  }
+
+  /** A plain copy of the row's fields. */
+  toRecord(): MemscopeRecord {
+    return {
+      id: this.id,
+      event: this.event,
+      eventType: this.eventType,
+      name: this.name,
+      timestamp: this.timestamp,
+      pid: this.pid,
+      tid: this.tid,
+      device: this.device,
+      ptr: this.ptr,
+      size: this.size,
+      owner: this.owner,
+      attr: this.attr,
+    };
+  }
+}

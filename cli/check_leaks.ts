@@ -1,0 +1,117 @@
+/**
+ * `stompwatch check-leaks`: its options, read and checked, and what it
+ * prints and exits with. No printing here, so that tests and the daemon can
+ * call it; main.ts prints.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import {
+  CheckLeaksError,
+  checkLeaksFile,
+  checkOptions,
+  CLI_NAMES,
+  formatCheckLeaks,
+} from "../analysis/leaks/mod.ts";
+
+/** Lines for stdout and the exit code. */
+export interface CliOutput {
+  lines: string[];
+  /** 1: leaks found; 0: none; 2: no device could be checked. */
+  code: number;
+}
+
+const FLAGS =
+  "--input, --mstx-info, --start-index, --event-type, --max-leaks, --json";
+const VALUED = [
+  "--input",
+  "--mstx-info",
+  "--start-index",
+  "--event-type",
+  "--max-leaks",
+];
+
+/** `--start-index -1` as `--start-index=-1`, so the value gets its message. */
+function joinNegative(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (VALUED.includes(args[i]) && /^-\d/.test(args[i + 1] ?? "")) {
+      out.push(`${args[i]}=${args[++i]}`);
+    } else out.push(args[i]);
+  }
+  return out;
+}
+
+/**
+ * Runs check-leaks with command-line arguments. Bad input throws
+ * {@link CheckLeaksError} (or the reader's `MemscopeCsvError`) with one line
+ * that says what is wrong and what to do.
+ *
+ * @example
+ * ```ts
+ * import { checkLeaksCli } from "./check_leaks.ts";
+ * const { lines, code } = await checkLeaksCli([
+ *   "--input", "memscope_dump.csv", "--mstx-info", "step",
+ * ]);
+ * console.log(lines.join("\n"), code);
+ * ```
+ */
+export async function checkLeaksCli(args: string[]): Promise<CliOutput> {
+  let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: joinNegative(args),
+      options: {
+        input: { type: "string" },
+        "mstx-info": { type: "string" },
+        "start-index": { type: "string" },
+        "event-type": { type: "string" },
+        "max-leaks": { type: "string" },
+        json: { type: "boolean" },
+      },
+      strict: true,
+      allowPositionals: true,
+    }));
+  } catch (e) {
+    const m = (e as Error).message;
+    const unknown = /Unknown option '([^']+)'/.exec(m);
+    const why = unknown
+      ? `Unknown option: ${unknown[1]}`
+      : m.split(/\.( |$)/)[0];
+    throw new CheckLeaksError(`${why}; check-leaks takes ${FLAGS}`);
+  }
+  if (positionals.length) {
+    throw new CheckLeaksError(
+      `Unexpected argument: ${
+        positionals[0]
+      }; give the log as --input FILE.csv`,
+    );
+  }
+  const input = values.input as string | undefined;
+  if (!input) {
+    throw new CheckLeaksError(
+      "Missing --input: give the msMemScope event log to check, e.g. --input memscope_dump_20250101120000.csv",
+    );
+  }
+  const options = checkOptions({
+    mstxInfo: values["mstx-info"],
+    startIndex: values["start-index"],
+    eventType: values["event-type"],
+    maxLeaks: values["max-leaks"],
+  }, CLI_NAMES);
+  const result = await checkLeaksFile(input, options);
+  if (!result.devices.length) {
+    throw new CheckLeaksError(
+      `Nothing to check in ${input}: no device has an mstx mark or a ${result.eventType} MALLOC/FREE row; check --event-type and that the log covers the marked steps`,
+    );
+  }
+  const checked = result.devices.some((d) =>
+    d.status === "leaks" || d.status === "clean"
+  );
+  const code = result.leakCount ? 1 : checked ? 0 : 2;
+  const lines = values.json
+    ? [JSON.stringify(result, null, 2)]
+    : formatCheckLeaks(result);
+  return { lines, code };
+}

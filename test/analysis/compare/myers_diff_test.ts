@@ -1,0 +1,219 @@
+import assert from "node:assert/strict";
+import { type Edit, myersDiff } from "../../../analysis/compare/mod.ts";
+
+/** The script as diff(1)-style lines: "  x" kept, "- x" dropped, "+ x" added. */
+function render(a: string, b: string, edits: Edit[]): string[] {
+  return edits.map((e) =>
+    e.kind === "equal"
+      ? `  ${a[e.a]}`
+      : e.kind === "delete"
+      ? `- ${a[e.a]}`
+      : `+ ${b[e.b]}`
+  );
+}
+
+function diff(a: string, b: string, budget?: number): string[] {
+  return render(a, b, myersDiff([...a], [...b], { traceBudgetBytes: budget }));
+}
+
+/** Edits are in order, cover both sides exactly once, and pair equals. */
+function assertValid<T>(a: T[], b: T[], edits: Edit[]): number {
+  let i = 0, j = 0, changes = 0;
+  for (const e of edits) {
+    if (e.kind === "equal") {
+      assert.equal(e.a, i++);
+      assert.equal(e.b, j++);
+      assert.equal(a[e.a], b[e.b]);
+    } else if (e.kind === "delete") {
+      assert.equal(e.a, i++);
+      changes++;
+    } else {
+      assert.equal(e.b, j++);
+      changes++;
+    }
+  }
+  assert.equal(i, a.length);
+  assert.equal(j, b.length);
+  return changes;
+}
+
+function lcsLength<T>(a: T[], b: T[]): number {
+  let prev = new Array(b.length + 1).fill(0);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [0];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = a[i - 1] === b[j - 1]
+        ? prev[j - 1] + 1
+        : Math.max(prev[j], row[j - 1]);
+    }
+    prev = row;
+  }
+  return prev[b.length];
+}
+
+/** A small deterministic generator, so failures replay. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+Deno.test("myersDiff gives the greedy path of Myers' paper example, deletions before insertions", () => {
+  assert.deepEqual(diff("ABCABBA", "CBABAC"), [
+    "- A",
+    "- B",
+    "  C",
+    "+ B",
+    "  A",
+    "  B",
+    "- B",
+    "  A",
+    "+ C",
+  ]);
+});
+
+Deno.test("myersDiff keeps equal sequences whole", () => {
+  assert.deepEqual(diff("abc", "abc"), ["  a", "  b", "  c"]);
+});
+
+Deno.test("myersDiff of two empty sequences is empty", () => {
+  assert.deepEqual(myersDiff([], []), []);
+});
+
+Deno.test("myersDiff inserts everything when the first side is empty", () => {
+  assert.deepEqual(diff("", "xy"), ["+ x", "+ y"]);
+});
+
+Deno.test("myersDiff deletes everything when the second side is empty", () => {
+  assert.deepEqual(diff("xy", ""), ["- x", "- y"]);
+});
+
+Deno.test("myersDiff finds ops inserted in the middle and at both ends", () => {
+  assert.deepEqual(diff("tms", "xtmrqsy"), [
+    "+ x",
+    "  t",
+    "  m",
+    "+ r",
+    "+ q",
+    "  s",
+    "+ y",
+  ]);
+});
+
+Deno.test("myersDiff finds ops deleted in the middle and at both ends", () => {
+  assert.deepEqual(diff("xtmrqsy", "tms"), [
+    "- x",
+    "  t",
+    "  m",
+    "- r",
+    "- q",
+    "  s",
+    "- y",
+  ]);
+});
+
+Deno.test("myersDiff writes a replacement as a deletion then an insertion", () => {
+  assert.deepEqual(diff("abc", "axc"), ["  a", "- b", "+ x", "  c"]);
+});
+
+Deno.test("myersDiff scripts are valid and as short as the LCS allows, greedy and linear-space alike", () => {
+  const next = random(42);
+  for (let round = 0; round < 300; round++) {
+    const gen = () =>
+      Array.from(
+        { length: Math.floor(next() * 40) },
+        () => "abcd"[Math.floor(next() * 4)],
+      );
+    const a = gen(), b = gen();
+    const shortest = a.length + b.length - 2 * lcsLength(a, b);
+    assert.equal(assertValid(a, b, myersDiff(a, b)), shortest);
+    const linear = myersDiff(a, b, { traceBudgetBytes: 0 });
+    assert.equal(assertValid(a, b, linear), shortest);
+  }
+});
+
+Deno.test("myersDiff falls back to linear space when the greedy trace passes its budget", () => {
+  const next = random(7);
+  const a = Int32Array.from({ length: 5_000 }, () => next() * 50);
+  const b = Int32Array.from({ length: 5_000 }, () => next() * 50);
+  // D is in the tens of thousands here: the greedy trace would need GBs.
+  const edits = myersDiff(a, b, { traceBudgetBytes: 1 << 20 });
+  const changes = assertValid([...a], [...b], edits);
+  assert.ok(changes > 2_000, `expected a large edit distance, got ${changes}`);
+});
+
+Deno.test("myersDiff with a tiny budget still finds the single inserted op", () => {
+  const a = [..."abcdefghij"];
+  const b = [..."abcdeXfghij"];
+  const lines = render(
+    a.join(""),
+    b.join(""),
+    myersDiff(a, b, { traceBudgetBytes: 0 }),
+  );
+  assert.deepEqual(lines.filter((l) => !l.startsWith(" ")), ["+ X"]);
+});
+
+interface PathNode {
+  x: number;
+  y: number;
+  /** x where the snake after this node's edit starts. */
+  snakeFrom: number;
+  kind?: "insert" | "delete";
+  prev?: PathNode;
+}
+
+/**
+ * Reference: the greedy search keeping a predecessor pointer per frontier
+ * node, as msMemScope's MemoryCompare::BuildPath does.
+ */
+function pointerGreedy<T>(a: T[], b: T[]): Edit[] {
+  const v = new Map<number, PathNode>([[1, { x: 0, y: -1, snakeFrom: 0 }]]);
+  for (let d = 0;; d++) {
+    for (let k = -d; k <= d; k += 2) {
+      const down = k === -d || (k !== d && v.get(k - 1)!.x < v.get(k + 1)!.x);
+      const from = down ? v.get(k + 1)! : v.get(k - 1)!;
+      let x = down ? from.x : from.x + 1;
+      const node: PathNode = {
+        x,
+        y: 0,
+        snakeFrom: x,
+        kind: d === 0 ? undefined : down ? "insert" : "delete",
+        prev: d === 0 ? undefined : from,
+      };
+      let y = x - k;
+      while (x < a.length && y < b.length && a[x] === b[y]) x++, y++;
+      node.x = x;
+      node.y = y;
+      v.set(k, node);
+      if (x >= a.length && y >= b.length) {
+        const out: Edit[] = [];
+        for (let n: PathNode | undefined = node; n; n = n.prev) {
+          for (let i = n.x - 1; i >= n.snakeFrom; i--) {
+            out.push({ kind: "equal", a: i, b: i - (n.x - n.y) });
+          }
+          const startY = n.snakeFrom - (n.x - n.y);
+          if (n.kind === "insert") out.push({ kind: "insert", b: startY - 1 });
+          if (n.kind === "delete") {
+            out.push({ kind: "delete", a: n.snakeFrom - 1 });
+          }
+        }
+        return out.reverse();
+      }
+    }
+  }
+}
+
+Deno.test("myersDiff follows the same path as a predecessor-pointer greedy search, as msMemScope's compare does", () => {
+  const next = random(2025);
+  for (let round = 0; round < 300; round++) {
+    const gen = () =>
+      Array.from(
+        { length: Math.floor(next() * 30) },
+        () => "abc"[Math.floor(next() * 3)],
+      );
+    const a = gen(), b = gen();
+    assert.deepEqual(myersDiff(a, b), pointerGreedy(a, b), `${a} / ${b}`);
+  }
+});

@@ -1,0 +1,384 @@
+import assert from "node:assert/strict";
+import {
+  CheckLeaksError,
+  checkLeaksFile,
+  type CheckLeaksOptions,
+  type CheckLeaksResult,
+  formatCheckLeaks,
+  pythonFloat,
+} from "../../../analysis/leaks/mod.ts";
+import { MEMSCOPE_HEADER } from "../../../analysis/memscope_csv/mod.ts";
+
+const FIXTURES =
+  new URL("../../../../shared/fixtures/msmemscope/", import.meta.url).pathname;
+const HEADER = MEMSCOPE_HEADER.join(",");
+const MB = 1 << 20;
+
+const mark = (id: number, device: string | number = 0, name = "step") =>
+  `${id},MSTX,Mark,"${name}",${id}000,10,11,${device},N/A,,,`;
+const mem = (
+  event: "MALLOC" | "FREE",
+  id: number,
+  ptr: string,
+  size: number,
+  { device = "0" as string | number, type = "HAL", owner = "" } = {},
+) =>
+  `${id},${event},${type},N/A,${id}000,10,11,${device},${ptr},"{allocation_id:${id},addr:${ptr},size:${size}${
+    owner ? `,owner:${owner}` : ""
+  }}",,`;
+const malloc = (id: number, ptr: string, size = MB, o = {}) =>
+  mem("MALLOC", id, ptr, size, o);
+const free = (id: number, ptr: string, size = MB, o = {}) =>
+  mem("FREE", id, ptr, size, o);
+
+/** Marks A, B, C at IDs 10, 20, 30 on device 0, plus the given rows. */
+const window = (...rows: string[]) => [mark(10), mark(20), mark(30), ...rows];
+
+function tempLog(rows: string[], { bom = false, eol = "\n" } = {}): string {
+  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_leaks_" });
+  const path = `${dir}/memscope_dump.csv`;
+  Deno.writeTextFileSync(
+    path,
+    (bom ? "\ufeff" : "") + [HEADER, ...rows].join(eol) + eol,
+  );
+  return path;
+}
+
+async function check(
+  rows: string[],
+  options: Partial<CheckLeaksOptions> = {},
+  file = {},
+): Promise<CheckLeaksResult> {
+  return await checkLeaksFile(tempLog(rows, file), {
+    mstxInfo: "step",
+    ...options,
+  });
+}
+
+const leakIds = (r: CheckLeaksResult, device = 0) =>
+  r.devices[device].leaks.map((l) => l.id);
+
+Deno.test("check_leaks reports a block allocated between A and B and freed after C", async () => {
+  const r = await check(window(
+    malloc(12, "0x0000000000001000", 3 * MB, { owner: "PTA@model" }),
+    free(31, "0x0000000000001000"),
+  ));
+  assert.equal(r.leakCount, 1);
+  const [leak] = r.devices[0].leaks;
+  assert.deepEqual(
+    { ...leak },
+    {
+      id: 12,
+      ptr: "0x0000000000001000",
+      bytes: 3 * MB,
+      mb: 3,
+      timestamp: "12000",
+      pid: 10,
+      tid: 11,
+      owner: "PTA@model",
+      line: 5,
+    },
+  );
+  assert.deepEqual(r.devices[0].window, { a: 10, b: 20, c: 30 });
+  assert.deepEqual(formatCheckLeaks(r), [
+    "====== ERROR: Detected memory leaks on device 0 ======",
+    "Direct Hal memory leak of 3.0 Mb(s) at 0x0000000000001000 in Index 12.",
+  ]);
+});
+
+Deno.test("check_leaks does not report a block freed exactly at C", async () => {
+  const r = await check(window(
+    malloc(12, "0x1000"),
+    free(30, "0x1000"),
+  ));
+  assert.equal(r.leakCount, 0);
+  assert.deepEqual(formatCheckLeaks(r), [
+    "No hal memory leaks detected on device 0.",
+  ]);
+});
+
+Deno.test("check_leaks counts allocations at A and at B, ignores those before A and between B and C", async () => {
+  const r = await check(window(
+    malloc(5, "0x1000"), // before A, never freed: not its business
+    malloc(10, "0x2000"),
+    malloc(20, "0x3000"),
+    malloc(21, "0x4000"), // between B and C
+    malloc(31, "0x5000"), // after C
+  ));
+  assert.deepEqual(leakIds(r), [10, 20]);
+});
+
+Deno.test("check_leaks ignores frees before A and rows after C", async () => {
+  const r = await check(window(
+    free(9, "0x1000"),
+    malloc(11, "0x1000"),
+    free(35, "0x1000"),
+  ));
+  assert.deepEqual(leakIds(r), [11]);
+});
+
+Deno.test("check_leaks follows an address reused inside the window, in ID order whatever the file order", async () => {
+  // The MALLOC rows are written when their block is freed, as msMemScope does.
+  const r = await check([
+    mark(20),
+    free(14, "0x1000"),
+    malloc(12, "0x1000", 1 * MB),
+    mark(10),
+    free(18, "0x1000"),
+    malloc(16, "0x1000", 2 * MB),
+    malloc(19, "0x1000", 4 * MB),
+    mark(30),
+    free(25, "0x1000"),
+    malloc(17, "0x2000", 8 * MB),
+  ]);
+  // 12 freed at 14, 16 freed at 18, 19 freed at 25: only 17 stays.
+  assert.deepEqual(leakIds(r), [17]);
+  assert.equal(r.devices[0].leaks[0].bytes, 8 * MB);
+});
+
+Deno.test("check_leaks frees the older of two blocks at one address", async () => {
+  const r = await check(window(
+    malloc(11, "0x1000", 1 * MB),
+    malloc(12, "0x1000", 2 * MB),
+    free(25, "0x1000"),
+  ));
+  assert.deepEqual(leakIds(r), [12]);
+});
+
+Deno.test("check_leaks checks each device on its own and skips N/A", async () => {
+  const r = await check([
+    ...window(malloc(11, "0x1000")),
+    mark(100, 1),
+    mark(200, 1),
+    mark(300, 1),
+    malloc(150, "0x1000", MB, { device: 1 }),
+    free(250, "0x1000", MB, { device: 1 }),
+    malloc(12, "0x9000", MB, { device: "N/A" }),
+    malloc(13, "0x2000", MB, { device: 2 }),
+  ]);
+  assert.deepEqual(r.devices.map((d) => [d.device, d.status]), [
+    ["0", "leaks"],
+    ["1", "clean"],
+    ["2", "too-few-marks"],
+  ]);
+  assert.deepEqual(formatCheckLeaks(r), [
+    "====== ERROR: Detected memory leaks on device 0 ======",
+    "Direct Hal memory leak of 1.0 Mb(s) at 0x1000 in Index 11.",
+    "No hal memory leaks detected on device 1.",
+    "ERROR: Device 2 has fewer than 3 data points. Please re-collect the data points.",
+  ]);
+});
+
+Deno.test("check_leaks needs 3 marks and a start index that leaves 3", async () => {
+  const few = await check([mark(1), mark(2), malloc(3, "0x1")]);
+  assert.deepEqual(formatCheckLeaks(few), [
+    "ERROR: Device 0 has fewer than 3 data points. Please re-collect the data points.",
+  ]);
+  const rows = [mark(1), mark(2), mark(3), mark(4), malloc(1, "0x1")];
+  assert.equal(
+    (await check(rows, { startIndex: 1 })).devices[0].status,
+    "clean",
+  );
+  const out = await check(rows, { startIndex: 2 });
+  assert.deepEqual(formatCheckLeaks(out), [
+    "INFO: Start index 2 is out of bounds. Device 0 has a total of 4 MSTX events.",
+  ]);
+});
+
+Deno.test("check_leaks takes only Mark rows whose Name is exactly the message", async () => {
+  const r = await check([
+    mark(10),
+    mark(12, 0, "step 2"),
+    `13,MSTX,Range_start,"step",13,10,11,0,N/A,,,`,
+    malloc(14, "0x1"),
+    mark(20),
+    mark(30),
+  ]);
+  assert.equal(r.devices[0].marks, 3);
+  assert.deepEqual(leakIds(r), [14]);
+});
+
+Deno.test("check_leaks counts only HAL rows unless told another pool", async () => {
+  const rows = window(
+    malloc(11, "0x1", MB, { type: "PTA" }),
+    malloc(12, "0x2", MB, { type: "HAL" }),
+    malloc(13, "0x3", MB, { type: "HOST" }),
+  );
+  assert.deepEqual(leakIds(await check(rows)), [12]);
+  const pta = await check(rows, { eventType: "PTA" });
+  assert.deepEqual(leakIds(pta), [11]);
+  assert.deepEqual(formatCheckLeaks(pta), [
+    "====== ERROR: Detected memory leaks on device 0 ======",
+    "Direct PTA memory leak of 1.0 Mb(s) at 0x1 in Index 11.",
+  ]);
+});
+
+Deno.test("check_leaks matches hex and old decimal Ptr, and old Attr", async () => {
+  const old = (e: string, id: number, ptr: number, size: number) =>
+    `${id},${e},HAL,N/A,${id},10,11,0,${ptr},"{addr:${ptr},size:${size},owner:,MID:7}",,`;
+  const r = await check(window(
+    old("MALLOC", 11, 20615843020800, 16384),
+    old("FREE", 12, 20615843020800, -16384),
+    old("MALLOC", 13, 20616916762624, 2096640),
+    malloc(14, "0x000012c041400000", 18874368),
+    free(15, "0x000012c041400000", 18874368),
+    malloc(16, "0x0000ffffffffff00", 2),
+  ));
+  assert.deepEqual(formatCheckLeaks(r), [
+    "====== ERROR: Detected memory leaks on device 0 ======",
+    "Direct Hal memory leak of 1.99951171875 Mb(s) at 20616916762624 in Index 13.",
+    "Direct Hal memory leak of 1.9073486328125e-06 Mb(s) at 0x0000ffffffffff00 in Index 16.",
+  ]);
+});
+
+Deno.test("check_leaks reads quoted names with commas, CRLF and a BOM", async () => {
+  const rows = [
+    mark(10, 0, "step, with comma"),
+    mark(20, 0, "step, with comma"),
+    mark(30, 0, "step, with comma"),
+    malloc(11, "0x1"),
+  ];
+  for (const file of [{ bom: true, eol: "\r\n" }, { eol: "\n" }]) {
+    const r = await check(rows, { mstxInfo: "step, with comma" }, file);
+    assert.deepEqual(leakIds(r), [11]);
+    assert.equal(r.devices[0].leaks[0].ptr, "0x1");
+  }
+});
+
+Deno.test("check_leaks gives the same leaks when its memory rows do not fit one pass", async () => {
+  const rows = [mark(0), mark(5000), mark(9000)];
+  for (let id = 1; id < 9000; id += 2) {
+    const ptr = `0x${(0x1000 + (id % 257) * 0x100).toString(16)}`;
+    rows.push(id < 5000 ? malloc(id, ptr) : free(id, ptr));
+  }
+  const path = tempLog(rows);
+  const one = await checkLeaksFile(path, { mstxInfo: "step" });
+  const many = await checkLeaksFile(path, { mstxInfo: "step", rowBudget: 500 });
+  assert.ok(one.leakCount > 0);
+  assert.deepEqual(many, one);
+});
+
+Deno.test("check_leaks on the real compare example, with three marks added around its step", async () => {
+  // IDs 1-121 (baseline) and 1-130 (leaks) are all taken; marks may share an
+  // ID with another row. HAL MALLOCs: baseline 9 (freed 60), 11, 28, 35, 69
+  // (freed 120); leaks 9, 11, 28, 35, 73 (freed 129).
+  const withMarks = (name: string, b: number, c: number) => {
+    const text = Deno.readTextFileSync(FIXTURES + name);
+    return tempLog([
+      ...text.trimEnd().split("\n").slice(1),
+      mark(1),
+      mark(b),
+      mark(c),
+    ]);
+  };
+  const ids = async (path: string) =>
+    leakIds(await checkLeaksFile(path, { mstxInfo: "step" }));
+  assert.deepEqual(await ids(withMarks("compare_baseline.csv", 100, 121)), [
+    11,
+    28,
+    35,
+  ]);
+  assert.deepEqual(await ids(withMarks("compare_baseline.csv", 100, 110)), [
+    11,
+    28,
+    35,
+    69,
+  ]);
+  const leaks = await checkLeaksFile(
+    withMarks("compare_leaks.csv", 100, 130),
+    { mstxInfo: "step" },
+  );
+  assert.deepEqual(formatCheckLeaks(leaks), [
+    "====== ERROR: Detected memory leaks on device 0 ======",
+    "Direct Hal memory leak of 18.0 Mb(s) at 0x000012c041400000 in Index 9.",
+    "Direct Hal memory leak of 2.0 Mb(s) at 0x000012c042600000 in Index 11.",
+    "Direct Hal memory leak of 2.0 Mb(s) at 0x0000124000200000 in Index 28.",
+    "Direct Hal memory leak of 2.685230255126953 Mb(s) at 0x0000124000400000 in Index 35.",
+  ]);
+});
+
+Deno.test("check_leaks finds fewer than 3 step marks in every real fixture", async () => {
+  // By hand: the compare pair has HAL rows on device 0 and no marks; the two
+  // ranks have HAL rows on 0, 1 and host (FREEs on N/A) and one
+  // "training start" mark per device.
+  const few = (d: string) =>
+    `ERROR: Device ${d} has fewer than 3 data points. Please re-collect the data points.`;
+  const want: Record<string, string[]> = {
+    "compare_baseline.csv": [few("0")],
+    "compare_leaks.csv": [few("0")],
+    "memscope_dump_two_ranks_a.csv": [few("0"), few("1"), few("host")],
+    "memscope_dump_two_ranks_b.csv": [few("0"), few("1"), few("host")],
+  };
+  for (const [name, lines] of Object.entries(want)) {
+    for (
+      const mstxInfo of [
+        "step",
+        "[mstx]: mstxMarkA :------training start----- ",
+      ]
+    ) {
+      const r = await checkLeaksFile(FIXTURES + name, { mstxInfo });
+      assert.deepEqual(formatCheckLeaks(r), lines, `${name} ${mstxInfo}`);
+    }
+  }
+  const a = await checkLeaksFile(FIXTURES + "memscope_dump_two_ranks_a.csv", {
+    mstxInfo: "[mstx]: mstxMarkA :------training start----- ",
+  });
+  assert.deepEqual(a.devices.map((d) => d.marks), [1, 1, 0]);
+});
+
+Deno.test("check_leaks refuses bad options and files with one clear message", async () => {
+  const path = tempLog(window());
+  const bad: Array<[Partial<CheckLeaksOptions>, RegExp]> = [
+    [{ mstxInfo: "" }, /^Empty mstxInfo: /],
+    [{ mstxInfo: "  " }, /^Empty mstxInfo: /],
+    [{ startIndex: -1 }, /^Invalid startIndex value: -1; /],
+    [{ startIndex: 1.5 }, /^Invalid startIndex value: 1.5; /],
+    [{ maxLeaks: -1 }, /^Invalid maxLeaks value: -1; /],
+    [
+      { eventType: "GPU" },
+      /^Invalid eventType value: "GPU"; use one of HAL, PTA/,
+    ],
+  ];
+  for (const [options, message] of bad) {
+    await assert.rejects(
+      checkLeaksFile(path, { mstxInfo: "step", ...options }),
+      (e: Error) => e instanceof CheckLeaksError && message.test(e.message),
+    );
+  }
+  await assert.rejects(
+    checkLeaksFile(`${path}.missing`, { mstxInfo: "step" }),
+    /^CheckLeaksError: Cannot read .*\.missing: no such file; /,
+  );
+  assert.equal(
+    (await checkLeaksFile(path, { mstxInfo: "step", eventType: "hal" }))
+      .eventType,
+    "HAL",
+  );
+});
+
+Deno.test("pythonFloat writes sizes in MB as Python's str() does", () => {
+  assert.equal(pythonFloat(18), "18.0");
+  assert.equal(pythonFloat(2.685279846191406), "2.685279846191406");
+  assert.equal(pythonFloat(2 / MB), "1.9073486328125e-06");
+  assert.equal(pythonFloat(1 / MB), "9.5367431640625e-07");
+  assert.equal(pythonFloat(0.0001), "0.0001");
+  assert.equal(pythonFloat(1e16), "1e+16");
+  assert.equal(pythonFloat(0), "0.0");
+});
+
+Deno.test("check_leaks lists the first leaks up to maxLeaks and counts the rest", async () => {
+  const rows = window(
+    malloc(11, "0x1", 1 * MB),
+    malloc(12, "0x2", 2 * MB),
+    malloc(13, "0x3", 4 * MB),
+  );
+  const r = await check(rows, { maxLeaks: 2 });
+  assert.equal(r.leakCount, 3);
+  assert.equal(r.leakedBytes, 7 * MB);
+  assert.deepEqual(leakIds(r), [11, 12]);
+  assert.equal(r.devices[0].unlisted, 1);
+  assert.equal(
+    formatCheckLeaks(r).at(-1),
+    "... and 1 more leak(s) on device 0 not listed (raise --max-leaks to see them).",
+  );
+});
