@@ -103,7 +103,7 @@ export async function checkLeaksCli(args: string[]): Promise<CliOutput> {
   const result = await checkLeaksFile(input, options);
   if (!result.devices.length) {
     throw new CheckLeaksError(
-      `Nothing to check in ${input}: no device has an mstx mark or a ${result.eventType} MALLOC/FREE row; check --event-type and that the log covers the marked steps`,
+      `Nothing to check in ${input}: no row names a device (every Device Id is N/A); check that the log covers the marked steps`,
     );
   }
   const checked = result.devices.some((d) =>

@@ -5,16 +5,19 @@
  *
  * @module
  */
-import { readMemscopeRowsAt } from "../memscope_csv/mod.ts";
+import {
+  type EventLogSource,
+  readMemscopeRowsAt,
+} from "../memscope_csv/mod.ts";
 import type { LeakRows } from "./_leak_rows.ts";
 import type { Leak } from "./result.ts";
 
 /**
  * One {@link Leak} per row of `listed`, in its order, with the details read
- * from the file at `path`.
+ * from the log.
  */
 export async function leakDetails(
-  path: string,
+  source: EventLogSource,
   listed: LeakRows,
 ): Promise<Leak[]> {
   const n = listed.length;
@@ -38,7 +41,7 @@ export async function leakDetails(
   );
   let next = 0;
   await readMemscopeRowsAt(
-    path,
+    source,
     [...byOffset].map((i) => listed.offset[i]),
     (row) => {
       const off = row.offset;

@@ -1,11 +1,13 @@
 /**
  * check_leaks' first pass over the log: the devices, each device's marks
  * named `mstxInfo`, and the pool's MALLOC/FREE rows while they fit the row
- * budget.
+ * budget. Devices are every Device Id but `N/A` that any row carries, in
+ * the order they first appear, as msMemScope groups rows.
  *
  * @module
  */
 import {
+  type EventLogSource,
   type MemscopeColumn,
   readMemscopeCsv,
   type ReadSummary,
@@ -26,7 +28,7 @@ export const LEAK_COLUMNS: readonly MemscopeColumn[] = [
 
 /** What the first pass found. */
 export interface FirstPass {
-  /** Device Ids as written, by device index. */
+  /** Device Ids as written, by device index (order of first appearance). */
   devices: string[];
   /** Device index of each Device Id. */
   index: Map<string, number>;
@@ -41,11 +43,10 @@ export interface FirstPass {
 
 /**
  * Reads the log once for its devices, marks and (budget allowing) memory
- * rows. Only MALLOC/MSTX/FREE rows of the pool or of type Mark reach
- * JavaScript.
+ * rows. Every row reaches JavaScript, since any row can name a device.
  */
 export async function firstPass(
-  path: string,
+  source: EventLogSource,
   options: CheckedOptions,
 ): Promise<FirstPass> {
   const { eventType, mstxInfo, rowBudget } = options;
@@ -64,13 +65,17 @@ export async function firstPass(
     return k;
   };
   let rows: LeakRows | undefined = new LeakRows(rowBudget);
-  const summary = await readMemscopeCsv(path, (row) => {
+  let lastDevice = "N/A", k = -1;
+  const summary = await readMemscopeCsv(source, (row) => {
+    const d = row.device;
+    if (d !== lastDevice) {
+      lastDevice = d;
+      k = d === "N/A" ? -1 : deviceIndex(d);
+    }
+    if (k < 0) return;
     const ev = row.event;
     const memory = ev === "MALLOC" || ev === "FREE";
     if (memory ? row.eventType !== eventType : ev !== "MSTX") return;
-    const d = row.device;
-    if (d === "N/A" || d === "") return;
-    const k = deviceIndex(d);
     const id = row.id;
     if (Number.isNaN(id)) return;
     if (memory) {
@@ -90,9 +95,6 @@ export async function firstPass(
     } else if (row.eventType === "Mark" && row.nameEquals(mstxInfo)) {
       marks[k].push(id);
     }
-  }, {
-    columns: LEAK_COLUMNS,
-    startsWith: { Event: "MF", "Event Type": `${eventType[0]}M` },
-  });
+  }, { columns: LEAK_COLUMNS });
   return { devices, index, marks, rows, ptrs, summary };
 }

@@ -1,5 +1,5 @@
 /**
- * The memory rows check_leaks keeps, in growable typed arrays (about 41
+ * The memory rows check_leaks keeps, in growable typed arrays (about 43
  * bytes a row, no object per row), and the replay that turns the rows of one
  * device's window into leaks.
  *
@@ -17,7 +17,7 @@ export class LeakRows {
   size: Float64Array;
   offset: Float64Array;
   line: Uint32Array;
-  device: Uint16Array;
+  device: Uint32Array;
   kind: Uint8Array;
 
   /** `budget`: most rows it will hold (Infinity: no limit). */
@@ -28,7 +28,7 @@ export class LeakRows {
     this.size = new Float64Array(n);
     this.offset = new Float64Array(n);
     this.line = new Uint32Array(n);
-    this.device = new Uint16Array(n);
+    this.device = new Uint32Array(n);
     this.kind = new Uint8Array(n);
   }
 
@@ -76,7 +76,7 @@ export class LeakRows {
     const l = new Uint32Array(cap);
     l.set(this.line);
     this.line = l;
-    const d = new Uint16Array(cap);
+    const d = new Uint32Array(cap);
     d.set(this.device);
     this.device = d;
     const k = new Uint8Array(cap);
@@ -101,12 +101,17 @@ export function mixKey(key: number): number {
 }
 
 /**
- * Replays one device's rows in ID order (file order among equal IDs) and
- * returns the indices of the blocks still pending, ordered by ID: a MALLOC
- * with A <= ID <= B becomes pending, a FREE with A <= ID <= C removes the
- * oldest pending block at its Ptr. Pending blocks are queued per Ptr in an
- * open-addressing table over typed arrays, so a FREE costs O(1) (never a
- * scan) and nothing is allocated per row.
+ * Replays one device's rows in ID order (file order among equal IDs), as
+ * msMemScope's analyser does, and returns the indices of the blocks still
+ * pending, ordered by ID:
+ * - a MALLOC with A <= ID <= B becomes pending; pending blocks are keyed by
+ *   ID, so a later MALLOC with the same ID replaces the earlier one;
+ * - a FREE with A <= ID <= C clears every pending block at its Ptr.
+ *
+ * Pending blocks are chained per Ptr in an open-addressing table over typed
+ * arrays: a FREE walks only its own Ptr's chain and empties it, so each block
+ * is visited once (never a scan of all pending blocks), and nothing is
+ * allocated per row.
  */
 export function replayWindow(
   rows: LeakRows,
@@ -126,37 +131,42 @@ export function replayWindow(
   }
   picked = picked.subarray(0, n);
   if (!sorted) picked.sort((i, j) => id[i] - id[j] || i - j);
-  // One slot per Ptr; a slot's queue runs head -> next -> ... -> tail.
+  // One slot per Ptr; a slot's chain runs head -> next -> ... (-1 ends it).
   let cap = 16;
   while (cap < n * 2) cap *= 2;
   const keys = new Float64Array(cap);
   const used = new Uint8Array(cap);
   const head = new Int32Array(cap).fill(-1);
-  const tail = new Int32Array(cap);
   const next = new Int32Array(rows.length);
+  const pending = new Uint8Array(rows.length);
   const mask = cap - 1;
+  // The last MALLOC seen: equal IDs sit next to each other in this order.
+  let lastMalloc = -1;
   for (let k = 0; k < n; k++) {
     const i = picked[k], p = ptr[i];
     let s = mixKey(p) & mask;
     while (used[s] && keys[s] !== p) s = (s + 1) & mask;
     if (kind[i] === MALLOC) {
-      next[i] = -1;
+      if (lastMalloc >= 0 && id[lastMalloc] === id[i]) pending[lastMalloc] = 0;
+      lastMalloc = i;
       if (!used[s]) {
         used[s] = 1;
         keys[s] = p;
       }
-      if (head[s] < 0) head[s] = i;
-      else next[tail[s]] = i;
-      tail[s] = i;
-    } else if (used[s] && head[s] >= 0) {
-      head[s] = next[head[s]];
+      pending[i] = 1;
+      next[i] = head[s];
+      head[s] = i;
+    } else if (used[s]) {
+      for (let j = head[s]; j >= 0; j = next[j]) pending[j] = 0;
+      head[s] = -1;
     }
   }
   const leaks: number[] = [];
-  for (let s = 0; s < cap; s++) {
-    for (let i = head[s]; i >= 0; i = next[i]) leaks.push(i);
+  for (let k = 0; k < n; k++) {
+    const i = picked[k];
+    if (pending[i]) leaks.push(i);
   }
-  return leaks.sort((i, j) => id[i] - id[j] || i - j);
+  return leaks;
 }
 
 /**

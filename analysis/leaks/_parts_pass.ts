@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { readMemscopeCsv } from "../memscope_csv/mod.ts";
+import { type EventLogSource, readMemscopeCsv } from "../memscope_csv/mod.ts";
 import {
   FREE,
   LeakRows,
@@ -25,7 +25,7 @@ function partOf(key: number, parts: number): number {
 
 /** What the passes in parts need to know. */
 export interface PartsInput {
-  path: string;
+  source: EventLogSource;
   eventType: string;
   rowBudget: number;
   /** Device index of each Device Id. */
@@ -33,6 +33,8 @@ export interface PartsInput {
   /** The window of each device index that has one. */
   windows: Map<number, Window>;
   ptrs: PtrKeys;
+  /** Offsets of MALLOC rows a later row with the same ID replaces. */
+  superseded: Set<number>;
 }
 
 /** Reads the log in parts until every part fits, collecting into `found`. */
@@ -40,12 +42,13 @@ export async function passesInParts(
   input: PartsInput,
   found: FoundLeaks,
 ): Promise<void> {
-  const { path, eventType, rowBudget, index, windows, ptrs } = input;
+  const { source, eventType, rowBudget, index, windows, ptrs, superseded } =
+    input;
   let rows = new LeakRows(rowBudget);
   for (let parts = 1, part = 0; part < parts;) {
     rows.clear();
     let fits = true, inWindow = 0;
-    await readMemscopeCsv(path, (row) => {
+    await readMemscopeCsv(source, (row) => {
       const ev = row.event;
       if (ev !== "MALLOC" && ev !== "FREE") return;
       if (row.eventType !== eventType) return;
@@ -54,6 +57,7 @@ export async function passesInParts(
       if (w === undefined) return;
       const id = row.id;
       if (!(id >= w.a && id <= (ev === "MALLOC" ? w.b : w.c))) return;
+      if (ev === "MALLOC" && superseded.has(row.offset)) return;
       const key = ptrs.of(row.ptr);
       if (partOf(key, parts) !== part) return;
       inWindow++;

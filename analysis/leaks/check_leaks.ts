@@ -6,11 +6,12 @@
  * leak. Same rule and same lines as the real tool, in linear time and
  * bounded memory; the result is also given as data.
  *
- * The passes: the first reads devices, marks and (budget allowing) memory
- * rows (`_first_pass.ts`); each device's window is replayed over those rows,
- * or over rows read again in parts when they did not fit
- * (`_parts_pass.ts`); the last reads the listed leaks' own rows back
- * (`_details.ts`).
+ * The passes, all over the one file opened at the start (so a link is
+ * followed once, and every pass reads the same file): the first reads
+ * devices, marks and (budget allowing) memory rows (`_first_pass.ts`); each
+ * device's window is replayed over those rows, or, when they did not fit,
+ * over rows read again in parts (`_superseded_pass.ts`, `_parts_pass.ts`);
+ * the last reads the listed leaks' own rows back (`_details.ts`).
  *
  * @module
  */
@@ -18,37 +19,11 @@ import type { Window } from "./_leak_rows.ts";
 import { firstPass } from "./_first_pass.ts";
 import { FoundLeaks } from "./_found.ts";
 import { passesInParts } from "./_parts_pass.ts";
+import { supersededRows } from "./_superseded_pass.ts";
 import { leakDetails } from "./_details.ts";
-import {
-  CheckLeaksError,
-  type CheckLeaksOptions,
-  checkOptions,
-} from "./options.ts";
+import { type CheckLeaksOptions, checkOptions } from "./options.ts";
+import { openEventLog } from "../memscope_csv/mod.ts";
 import type { CheckLeaksResult, DeviceLeaks } from "./result.ts";
-
-function deviceOrder(a: string, b: string): number {
-  const x = /^\d+$/.test(a), y = /^\d+$/.test(b);
-  if (x && y) return Number(a) - Number(b);
-  if (x !== y) return x ? -1 : 1;
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-async function checkFile(path: string): Promise<void> {
-  const what = "pass the path of an msMemScope event log (memscope_dump_*.csv)";
-  let info: Deno.FileInfo;
-  try {
-    info = await Deno.stat(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new CheckLeaksError(`Cannot read ${path}: no such file; ${what}`);
-    }
-    const why = (e as Error).message.split("\n")[0];
-    throw new CheckLeaksError(`Cannot read ${path}: ${why}; ${what}`);
-  }
-  if (!info.isFile) {
-    throw new CheckLeaksError(`Cannot read ${path}: not a file; ${what}`);
-  }
-}
 
 /**
  * Each device's result so far: its status, and its window when it has
@@ -88,8 +63,8 @@ function deviceWindows(
  * Checks the event log at `path` for leaks between the marks named
  * `mstxInfo`. Reads the file once when its memory rows fit `rowBudget`
  * (again, in parts, when not), then once more around the leaked rows only.
- * Throws {@link CheckLeaksError} for bad options and `MemscopeCsvError` for
- * a file that is not an msMemScope log.
+ * Throws `CheckLeaksError` for bad options and `MemscopeCsvError` for a
+ * file that is missing, not a regular file, or not an msMemScope log.
  *
  * @example
  * ```ts
@@ -107,25 +82,24 @@ export async function checkLeaksFile(
 ): Promise<CheckLeaksResult> {
   const checked = checkOptions(options);
   const { mstxInfo, startIndex, eventType, maxLeaks, rowBudget } = checked;
-  await checkFile(path);
-  const first = await firstPass(path, checked);
+  using log = await openEventLog(path);
+  const first = await firstPass(log, checked);
   const { devices, index, ptrs } = first;
   const { results, windows } = deviceWindows(devices, first.marks, startIndex);
 
-  const rank = new Int32Array(devices.length);
-  devices.map((d, k) => [d, k] as const)
-    .sort((x, y) => deviceOrder(x[0], y[0]))
-    .forEach(([, k], i) => rank[k] = i);
+  // Leaks are listed by device (in order of appearance), then ID.
+  const rank = Int32Array.from(devices.keys());
   const found = new FoundLeaks(rank, maxLeaks);
   if (windows.size && first.rows !== undefined) {
     for (const [k, w] of windows) found.collect(first.rows, k, w);
   } else if (windows.size) {
-    const input = { path, eventType, rowBudget, index, windows, ptrs };
-    await passesInParts(input, found);
+    const input = { source: log, eventType, rowBudget, index, windows };
+    const superseded = await supersededRows(input);
+    await passesInParts({ ...input, ptrs, superseded }, found);
   }
 
   const listed = found.listed();
-  const leaks = await leakDetails(path, listed);
+  const leaks = await leakDetails(log, listed);
   leaks.forEach((leak, i) => results[listed.device[i]].leaks.push(leak));
   results.forEach((r, k) => {
     r.leakedBytes = found.bytes[k];
@@ -133,15 +107,14 @@ export async function checkLeaksFile(
     if (found.counts[k]) r.status = "leaks";
   });
 
-  const ordered = results.sort((x, y) => deviceOrder(x.device, y.device));
   return {
     input: path,
     mstxInfo,
     startIndex,
     eventType,
-    devices: ordered,
-    leakCount: ordered.reduce((n, d) => n + d.leaks.length + d.unlisted, 0),
-    leakedBytes: ordered.reduce((n, d) => n + d.leakedBytes, 0),
+    devices: results,
+    leakCount: results.reduce((n, d) => n + d.leaks.length + d.unlisted, 0),
+    leakedBytes: results.reduce((n, d) => n + d.leakedBytes, 0),
     rows: first.summary.rows,
     bytes: first.summary.bytes,
   };

@@ -29,7 +29,12 @@ export function pythonFloat(x: number): string {
 }
 
 /**
- * The real tool's output lines for a result, device by device.
+ * The real tool's printed lines for a result, line for line: while it
+ * analyses, `INFO: Starting to analyze data for device {d}...` per device,
+ * followed at once by the reason a device could not be checked; then, when
+ * any device was checked, an empty line, `Leak Analysis Results for the
+ * Custom Range:` and each checked device's leaks (or none). Past
+ * `maxLeaks`, one line of ours says how many more were left out.
  *
  * @example
  * ```ts
@@ -41,7 +46,9 @@ export function pythonFloat(x: number): string {
 export function formatCheckLeaks(result: CheckLeaksResult): string[] {
   const pool = result.eventType === "HAL" ? "Hal" : result.eventType;
   const lines: string[] = [];
+  const results: string[] = [];
   for (const d of result.devices) {
+    lines.push(`INFO: Starting to analyze data for device ${d.device}...`);
     switch (d.status) {
       case "too-few-marks":
         lines.push(
@@ -54,28 +61,31 @@ export function formatCheckLeaks(result: CheckLeaksResult): string[] {
         );
         break;
       case "clean":
-        lines.push(
+        results.push(
           `No ${pool.toLowerCase()} memory leaks detected on device ${d.device}.`,
         );
         break;
       case "leaks":
-        lines.push(
+        results.push(
           `====== ERROR: Detected memory leaks on device ${d.device} ======`,
         );
         for (const l of d.leaks) {
-          lines.push(
+          results.push(
             `Direct ${pool} memory leak of ${
               pythonFloat(l.mb)
             } Mb(s) at ${l.ptr} in Index ${l.id}.`,
           );
         }
         if (d.unlisted) {
-          lines.push(
+          results.push(
             `... and ${d.unlisted} more leak(s) on device ${d.device} not listed (raise --max-leaks to see them).`,
           );
         }
         break;
     }
+  }
+  if (results.length) {
+    lines.push("", "Leak Analysis Results for the Custom Range:", ...results);
   }
   return lines;
 }

@@ -52,7 +52,7 @@ export interface CheckLeaksResult {
   mstxInfo: string;
   startIndex: number;
   eventType: string;
-  /** Devices in order: numbers ascending, then names. */
+  /** Devices in the order they first appear in the log, as msMemScope. */
   devices: DeviceLeaks[];
   leakCount: number;
   leakedBytes: number;

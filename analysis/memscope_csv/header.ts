@@ -111,9 +111,12 @@ export function headerColumns(
     at[k] = i ?? -1;
   });
   if (!byName.has("id") || !byName.has("event")) {
-    const shown = line.length > 80 ? `${line.slice(0, 80)}...` : line;
+    // Never quote the line: the file may be anything the caller can read
+    // (a key, a token), and the message may travel over HTTP.
     throw new MemscopeCsvError(
-      `Not an msMemScope event log: ${label} starts with "${shown}", not a header like ID,Event,Event Type,...; pass a memscope_dump_*.csv file`,
+      `Not an msMemScope event log: ${label} has no ID and Event columns in its first line; pass a memscope_dump_*.csv file (its header is ${
+        MEMSCOPE_HEADER.slice(0, 3).join(",")
+      },...)`,
     );
   }
   const missing = required.filter((c) => at[MEMSCOPE_HEADER.indexOf(c)] < 0);

@@ -23,7 +23,9 @@ export {
   MemscopeCsvError,
 } from "./header.ts";
 export { type MemscopeRecord, MemscopeRow } from "./row.ts";
+export { openEventLog } from "./open.ts";
 export {
+  type EventLogSource,
   readMemscopeBytes,
   readMemscopeCsv,
   readMemscopeRowsAt,

@@ -46,6 +46,29 @@ import {
 } from "./header.ts";
 import { MemscopeRow } from "./row.ts";
 
+/**
+ * Where rows come from: a path, opened and closed by the reader, or a file
+ * the caller opened (see `openEventLog`), read from its start and left open,
+ * so that every pass of a multi-pass analysis reads the one file it checked.
+ */
+export type EventLogSource = string | { file: Deno.FsFile; label: string };
+
+function labelOf(source: EventLogSource, options: ReadOptions): string {
+  return options.label ?? (typeof source === "string" ? source : source.label);
+}
+
+/** The file of a source, at its start; disposing closes only what it opened. */
+async function openSource(
+  source: EventLogSource,
+): Promise<{ file: Deno.FsFile; [Symbol.dispose](): void }> {
+  if (typeof source === "string") {
+    const file = await Deno.open(source, { read: true });
+    return { file, [Symbol.dispose]: () => file.close() };
+  }
+  await source.file.seek(0, Deno.SeekMode.Start);
+  return { file: source.file, [Symbol.dispose]: () => {} };
+}
+
 /** Options of {@link readMemscopeCsv} and {@link readMemscopeBytes}. */
 export interface ReadOptions {
   /** Columns that must be in the header; default {@link DATA_COLUMNS}. */
@@ -164,7 +187,7 @@ class RowFeed {
 }
 
 /**
- * Reads the event log at `path`, calling `onRow` with the same cursor for
+ * Reads the event log `source` (a path, or a file from `openEventLog`), calling `onRow` with the same cursor for
  * every data row in file order. Memory stays at the read buffers (about 40
  * MiB reserved, a few MiB touched) whatever the file size. Throws
  * {@link MemscopeCsvError} for a file that is not an msMemScope log or lacks
@@ -180,12 +203,13 @@ class RowFeed {
  * ```
  */
 export async function readMemscopeCsv(
-  path: string,
+  source: EventLogSource,
   onRow: (row: MemscopeRow) => void,
   options: ReadOptions = {},
 ): Promise<ReadSummary> {
-  const feed = new RowFeed(options, options.label ?? path, onRow);
-  using file = await Deno.open(path, { read: true });
+  const feed = new RowFeed(options, labelOf(source, options), onRow);
+  using opened = await openSource(source);
+  const file = opened.file;
   const loop = feed.loop();
   // The next chunk is read while this one is scanned.
   let pending: Promise<number | null> = file.read(loop.target(0));
@@ -263,7 +287,7 @@ export function readMemscopeBytes(
  * ```
  */
 export async function readMemscopeRowsAt(
-  path: string,
+  source: EventLogSource,
   offsets: readonly number[],
   onRow: (row: MemscopeRow) => void,
   options: ReadOptions = {},
@@ -272,14 +296,17 @@ export async function readMemscopeRowsAt(
   let header = true;
   const feed = new RowFeed(
     { ...options, columns: options.columns ?? [] },
-    options.label ?? path,
+    labelOf(source, options),
     (row) => {
       if (!header) onRow(row);
     },
   );
   const sc = feed.scanner;
-  using file = await Deno.open(path, { read: true });
-  const size = (await file.stat()).size;
+  using opened = await openSource(source);
+  const file = opened.file;
+  // Not file.stat(): Deno checks fstat against the link's target, which a
+  // caller granted only the link may not read; seeking needs no permission.
+  const size = await file.seek(0, Deno.SeekMode.End);
   const at = sc.data(0) - sc.room;
   const room = sc.room + sc.chunk;
   // Window of the file in memory: bytes [winStart, winStart + winLen).

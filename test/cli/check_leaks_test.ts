@@ -71,7 +71,9 @@ Deno.test("check-leaks prints the real tool's lines and exits 1 when it finds a 
   assert.equal(r.code, 1);
   assert.equal(
     r.stdout,
-    "====== ERROR: Detected memory leaks on device 0 ======\n" +
+    "INFO: Starting to analyze data for device 0...\n\n" +
+      "Leak Analysis Results for the Custom Range:\n" +
+      "====== ERROR: Detected memory leaks on device 0 ======\n" +
       "Direct Hal memory leak of 2.0 Mb(s) at 0x0000000000a00000 in Index 11.\n",
   );
   assert.equal(r.stderr, "");
@@ -80,7 +82,12 @@ Deno.test("check-leaks prints the real tool's lines and exits 1 when it finds a 
 Deno.test("check-leaks exits 0 when nothing leaked", async () => {
   const r = await checkLeaks(`--input=${CLEAN}`, "--mstx-info=step");
   assert.equal(r.code, 0);
-  assert.equal(r.stdout, "No hal memory leaks detected on device 0.\n");
+  assert.equal(
+    r.stdout,
+    "INFO: Starting to analyze data for device 0...\n\n" +
+      "Leak Analysis Results for the Custom Range:\n" +
+      "No hal memory leaks detected on device 0.\n",
+  );
 });
 
 Deno.test("check-leaks exits 2 when no device has three marks from the start index", async () => {
@@ -95,7 +102,8 @@ Deno.test("check-leaks exits 2 when no device has three marks from the start ind
   assert.equal(r.code, 2);
   assert.equal(
     r.stdout,
-    "INFO: Start index 1 is out of bounds. Device 0 has a total of 3 MSTX events.\n",
+    "INFO: Starting to analyze data for device 0...\n" +
+      "INFO: Start index 1 is out of bounds. Device 0 has a total of 3 MSTX events.\n",
   );
 });
 
@@ -139,7 +147,7 @@ Deno.test("check-leaks refuses each bad input with one line that says what to do
     ],
     [
       ["--input", other, ...step],
-      /Not an msMemScope event log: .*people\.csv starts with "name,age"/,
+      /Not an msMemScope event log: .*people\.csv has no ID and Event columns in its first line/,
     ],
     [
       ["--input", header, ...step],
@@ -173,4 +181,48 @@ Deno.test("check-leaks refuses each bad input with one line that says what to do
     [["--input", LEAKY, ...step, "extra"], /Unexpected argument: extra; /],
   ];
   for (const [args, message] of cases) await refuses(args, message);
+});
+
+const LAUNCHER = new URL("../../stompwatch", import.meta.url).pathname;
+
+Deno.test("check-leaks through the launcher reads a log named by a symbolic link and reports its leaks", async () => {
+  // The launcher grants read access to the path given, not to the link's
+  // target: every pass must read through the one file opened.
+  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_cli_" });
+  const link = `${dir}/linked.csv`;
+  Deno.symlinkSync(LEAKY, link);
+  const out = await new Deno.Command(LAUNCHER, {
+    args: ["check-leaks", "--input", link, "--mstx-info", "step"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  assert.equal(dec.decode(out.stderr), "");
+  assert.equal(out.code, 1);
+  assert.equal(
+    dec.decode(out.stdout),
+    "INFO: Starting to analyze data for device 0...\n\n" +
+      "Leak Analysis Results for the Custom Range:\n" +
+      "====== ERROR: Detected memory leaks on device 0 ======\n" +
+      "Direct Hal memory leak of 2.0 Mb(s) at 0x0000000000a00000 in Index 11.\n",
+  );
+});
+
+Deno.test("check-leaks never quotes a line of a file that is not an event log", async () => {
+  const secret = "token-7f3a9c1e5b";
+  for (
+    const text of [
+      `${secret}\n`,
+      `${secret},ID\nx\n`,
+      `ID,${secret}\n1\n`,
+      `ID,Event,${secret}\n1,2,3\n`,
+    ]
+  ) {
+    const path = tempFile("token", text);
+    const r = await checkLeaks("--input", path, "--mstx-info", "step");
+    assert.equal(r.code, 2);
+    assert.ok(!r.stderr.includes(secret), r.stderr);
+    assert.ok(!r.stdout.includes(secret), r.stdout);
+    assert.match(r.stderr, /^stompwatch: (Not an msMemScope|Wrong header)/);
+  }
 });

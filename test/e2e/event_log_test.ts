@@ -157,6 +157,9 @@ Deno.test("marks, leaks, fluctuation and check_leaks over the socket while a job
     // between A and B: nothing leaks.
     assert.equal(body.leaks_found, false);
     assert.deepEqual(body.results[0].report, [
+      "INFO: Starting to analyze data for device 0...",
+      "",
+      "Leak Analysis Results for the Custom Range:",
       "No hal memory leaks detected on device 0.",
     ]);
 
@@ -180,6 +183,8 @@ Deno.test("bad requests to the memory routes get one clear message each", async 
   const out = tempDir();
   const daemon = await startDaemonProcess(out);
   const socket = `${out}/stompwatch.sock`;
+  const secret = `${tempDir()}/secret`;
+  Deno.writeTextFileSync(secret, "password=hunter2\n");
   try {
     const cases: Array<[string, string, unknown, number, RegExp]> = [
       ["POST", "/marks", {}, 400, /Missing field message/],
@@ -219,6 +224,13 @@ Deno.test("bad requests to the memory routes get one clear message each", async 
         /no such file/,
       ],
       ["POST", "/check_leaks", { mstx_info: "s" }, 409, /no device rows yet/],
+      [
+        "POST",
+        "/check_leaks",
+        { mstx_info: "s", input_path: secret },
+        400,
+        /^Not an msMemScope event log: .*secret has no ID and Event columns/,
+      ],
       ["GET", "/leaks?pid=abc", undefined, 400, /Invalid pid/],
     ];
     for (const [method, path, body, status, re] of cases) {
@@ -229,6 +241,8 @@ Deno.test("bad requests to the memory routes get one clear message each", async 
         `${method} ${path}: ${JSON.stringify(r.body)}`,
       );
       assert.match((r.body as { error: string }).error, re);
+      // Never the contents of a file that is not an event log.
+      assert.ok(!JSON.stringify(r.body).includes("hunter2"));
     }
   } finally {
     daemon.child.kill("SIGTERM");

@@ -58,6 +58,12 @@ async function check(
 const leakIds = (r: CheckLeaksResult, device = 0) =>
   r.devices[device].leaks.map((l) => l.id);
 
+/** msMemScope's line as it starts on a device. */
+const analyzing = (d: string | number) =>
+  `INFO: Starting to analyze data for device ${d}...`;
+/** msMemScope's lines before the results of the devices it could check. */
+const RESULTS = ["", "Leak Analysis Results for the Custom Range:"];
+
 Deno.test("check_leaks reports a block allocated between A and B and freed after C", async () => {
   const r = await check(window(
     malloc(12, "0x0000000000001000", 3 * MB, { owner: "PTA@model" }),
@@ -81,6 +87,8 @@ Deno.test("check_leaks reports a block allocated between A and B and freed after
   );
   assert.deepEqual(r.devices[0].window, { a: 10, b: 20, c: 30 });
   assert.deepEqual(formatCheckLeaks(r), [
+    analyzing(0),
+    ...RESULTS,
     "====== ERROR: Detected memory leaks on device 0 ======",
     "Direct Hal memory leak of 3.0 Mb(s) at 0x0000000000001000 in Index 12.",
   ]);
@@ -93,6 +101,8 @@ Deno.test("check_leaks does not report a block freed exactly at C", async () => 
   ));
   assert.equal(r.leakCount, 0);
   assert.deepEqual(formatCheckLeaks(r), [
+    analyzing(0),
+    ...RESULTS,
     "No hal memory leaks detected on device 0.",
   ]);
 });
@@ -136,13 +146,48 @@ Deno.test("check_leaks follows an address reused inside the window, in ID order 
   assert.equal(r.devices[0].leaks[0].bytes, 8 * MB);
 });
 
-Deno.test("check_leaks frees the older of two blocks at one address", async () => {
+Deno.test("check_leaks clears every pending block at an address with one FREE, as msMemScope does", async () => {
   const r = await check(window(
     malloc(11, "0x1000", 1 * MB),
     malloc(12, "0x1000", 2 * MB),
+    malloc(13, "0x2000", 4 * MB),
     free(25, "0x1000"),
   ));
-  assert.deepEqual(leakIds(r), [12]);
+  assert.deepEqual(leakIds(r), [13]);
+  // A MALLOC after the FREE is pending again.
+  const again = await check(window(
+    malloc(11, "0x1000"),
+    malloc(12, "0x1000"),
+    free(15, "0x1000"),
+    malloc(16, "0x1000"),
+  ));
+  assert.deepEqual(leakIds(again), [16]);
+});
+
+Deno.test("check_leaks lists a block once when its ID is duplicated: the later row wins, as msMemScope keys blocks by ID", async () => {
+  const rows = window(
+    malloc(11, "0x1000", 1 * MB),
+    malloc(11, "0x2000", 2 * MB),
+    malloc(12, "0x3000", 1 * MB),
+    malloc(12, "0x4000", 4 * MB),
+    free(25, "0x4000"),
+    malloc(13, "0x5000", 1 * MB),
+    free(13, "0x5000"),
+    malloc(13, "0x6000", 8 * MB),
+  );
+  const path = tempLog(rows);
+  for (const rowBudget of [500_000, 2]) {
+    const r = await checkLeaksFile(path, { mstxInfo: "step", rowBudget });
+    // 11: the row at 0x2000 replaced the one at 0x1000; 12: the row at
+    // 0x4000 replaced 0x3000's and was freed; 13: freed, then taken again.
+    assert.deepEqual(
+      r.devices[0].leaks.map((l) => [l.id, l.ptr, l.bytes]),
+      [[11, "0x2000", 2 * MB], [13, "0x6000", 8 * MB]],
+      `rowBudget ${rowBudget}`,
+    );
+    assert.equal(r.leakCount, 2);
+    assert.equal(r.leakedBytes, 10 * MB);
+  }
 });
 
 Deno.test("check_leaks checks each device on its own and skips N/A", async () => {
@@ -162,16 +207,51 @@ Deno.test("check_leaks checks each device on its own and skips N/A", async () =>
     ["2", "too-few-marks"],
   ]);
   assert.deepEqual(formatCheckLeaks(r), [
+    analyzing(0),
+    analyzing(1),
+    analyzing(2),
+    "ERROR: Device 2 has fewer than 3 data points. Please re-collect the data points.",
+    ...RESULTS,
     "====== ERROR: Detected memory leaks on device 0 ======",
     "Direct Hal memory leak of 1.0 Mb(s) at 0x1000 in Index 11.",
     "No hal memory leaks detected on device 1.",
-    "ERROR: Device 2 has fewer than 3 data points. Please re-collect the data points.",
   ]);
+});
+
+Deno.test("check_leaks analyses every device any row names, in order of first appearance, as msMemScope prints them", async () => {
+  const r = await check([
+    `1,OP_LAUNCH,ATEN_START,aten.mm,1000,10,11,3,N/A,,,`,
+    malloc(2, "0x9000", MB, { device: "cpu", type: "HOST" }),
+    `3,SYSTEM,PROC_START,job,3000,10,11,N/A,N/A,,,`,
+    mark(10, 1),
+    mark(20, 1),
+    mark(30, 1),
+    malloc(11, "0x1000", MB, { device: 1 }),
+    ...window(),
+    mark(40, 1),
+  ]);
+  // msMemScope's analyser, run on this file, printed exactly these lines.
+  const few = (d: string) =>
+    `ERROR: Device ${d} has fewer than 3 data points. Please re-collect the data points.`;
+  assert.deepEqual(formatCheckLeaks(r), [
+    analyzing(3),
+    few("3"),
+    analyzing("cpu"),
+    few("cpu"),
+    analyzing(1),
+    analyzing(0),
+    ...RESULTS,
+    "====== ERROR: Detected memory leaks on device 1 ======",
+    "Direct Hal memory leak of 1.0 Mb(s) at 0x1000 in Index 11.",
+    "No hal memory leaks detected on device 0.",
+  ]);
+  assert.deepEqual(r.devices.map((d) => d.device), ["3", "cpu", "1", "0"]);
 });
 
 Deno.test("check_leaks needs 3 marks and a start index that leaves 3", async () => {
   const few = await check([mark(1), mark(2), malloc(3, "0x1")]);
   assert.deepEqual(formatCheckLeaks(few), [
+    analyzing(0),
     "ERROR: Device 0 has fewer than 3 data points. Please re-collect the data points.",
   ]);
   const rows = [mark(1), mark(2), mark(3), mark(4), malloc(1, "0x1")];
@@ -181,6 +261,7 @@ Deno.test("check_leaks needs 3 marks and a start index that leaves 3", async () 
   );
   const out = await check(rows, { startIndex: 2 });
   assert.deepEqual(formatCheckLeaks(out), [
+    analyzing(0),
     "INFO: Start index 2 is out of bounds. Device 0 has a total of 4 MSTX events.",
   ]);
 });
@@ -208,6 +289,8 @@ Deno.test("check_leaks counts only HAL rows unless told another pool", async () 
   const pta = await check(rows, { eventType: "PTA" });
   assert.deepEqual(leakIds(pta), [11]);
   assert.deepEqual(formatCheckLeaks(pta), [
+    analyzing(0),
+    ...RESULTS,
     "====== ERROR: Detected memory leaks on device 0 ======",
     "Direct PTA memory leak of 1.0 Mb(s) at 0x1 in Index 11.",
   ]);
@@ -225,6 +308,8 @@ Deno.test("check_leaks matches hex and old decimal Ptr, and old Attr", async () 
     malloc(16, "0x0000ffffffffff00", 2),
   ));
   assert.deepEqual(formatCheckLeaks(r), [
+    analyzing(0),
+    ...RESULTS,
     "====== ERROR: Detected memory leaks on device 0 ======",
     "Direct Hal memory leak of 1.99951171875 Mb(s) at 20616916762624 in Index 13.",
     "Direct Hal memory leak of 1.9073486328125e-06 Mb(s) at 0x0000ffffffffff00 in Index 16.",
@@ -247,14 +332,21 @@ Deno.test("check_leaks reads quoted names with commas, CRLF and a BOM", async ()
 
 Deno.test("check_leaks gives the same leaks when its memory rows do not fit one pass", async () => {
   const rows = [mark(0), mark(5000), mark(9000)];
+  const ptr = (n: number) => `0x${(0x1000 + n * 0x100).toString(16)}`;
   for (let id = 1; id < 9000; id += 2) {
-    const ptr = `0x${(0x1000 + (id % 257) * 0x100).toString(16)}`;
-    rows.push(id < 5000 ? malloc(id, ptr) : free(id, ptr));
+    // Frees reach only the first 200 of the 257 addresses.
+    rows.push(id < 5000 ? malloc(id, ptr(id % 257)) : free(id, ptr(id % 200)));
   }
+  // Duplicated IDs on addresses of other parts: the later row wins.
+  for (let id = 1; id < 5000; id += 250) rows.push(malloc(id, ptr(300 + id)));
   const path = tempLog(rows);
   const one = await checkLeaksFile(path, { mstxInfo: "step" });
   const many = await checkLeaksFile(path, { mstxInfo: "step", rowBudget: 500 });
-  assert.ok(one.leakCount > 0);
+  assert.ok(one.leakCount > 20);
+  assert.ok(one.devices[0].leaks.some((l) => l.ptr === ptr(301)));
+  assert.ok(
+    !one.devices[0].leaks.some((l) => l.id === 1 && l.ptr !== ptr(301)),
+  );
   assert.deepEqual(many, one);
 });
 
@@ -289,6 +381,8 @@ Deno.test("check_leaks on the real compare example, with three marks added aroun
     { mstxInfo: "step" },
   );
   assert.deepEqual(formatCheckLeaks(leaks), [
+    analyzing(0),
+    ...RESULTS,
     "====== ERROR: Detected memory leaks on device 0 ======",
     "Direct Hal memory leak of 18.0 Mb(s) at 0x000012c041400000 in Index 9.",
     "Direct Hal memory leak of 2.0 Mb(s) at 0x000012c042600000 in Index 11.",
@@ -301,13 +395,16 @@ Deno.test("check_leaks finds fewer than 3 step marks in every real fixture", asy
   // By hand: the compare pair has HAL rows on device 0 and no marks; the two
   // ranks have HAL rows on 0, 1 and host (FREEs on N/A) and one
   // "training start" mark per device.
-  const few = (d: string) =>
-    `ERROR: Device ${d} has fewer than 3 data points. Please re-collect the data points.`;
+  // Lines as msMemScope's analyser printed them for these files.
+  const few = (d: string) => [
+    analyzing(d),
+    `ERROR: Device ${d} has fewer than 3 data points. Please re-collect the data points.`,
+  ];
   const want: Record<string, string[]> = {
-    "compare_baseline.csv": [few("0")],
-    "compare_leaks.csv": [few("0")],
-    "memscope_dump_two_ranks_a.csv": [few("0"), few("1"), few("host")],
-    "memscope_dump_two_ranks_b.csv": [few("0"), few("1"), few("host")],
+    "compare_baseline.csv": few("0"),
+    "compare_leaks.csv": few("0"),
+    "memscope_dump_two_ranks_a.csv": [...few("0"), ...few("host"), ...few("1")],
+    "memscope_dump_two_ranks_b.csv": [...few("0"), ...few("host"), ...few("1")],
   };
   for (const [name, lines] of Object.entries(want)) {
     for (
@@ -323,7 +420,11 @@ Deno.test("check_leaks finds fewer than 3 step marks in every real fixture", asy
   const a = await checkLeaksFile(FIXTURES + "memscope_dump_two_ranks_a.csv", {
     mstxInfo: "[mstx]: mstxMarkA :------training start----- ",
   });
-  assert.deepEqual(a.devices.map((d) => d.marks), [1, 1, 0]);
+  assert.deepEqual(a.devices.map((d) => [d.device, d.marks]), [
+    ["0", 1],
+    ["host", 0],
+    ["1", 1],
+  ]);
 });
 
 Deno.test("check_leaks refuses bad options and files with one clear message", async () => {
@@ -347,7 +448,7 @@ Deno.test("check_leaks refuses bad options and files with one clear message", as
   }
   await assert.rejects(
     checkLeaksFile(`${path}.missing`, { mstxInfo: "step" }),
-    /^CheckLeaksError: Cannot read .*\.missing: no such file; /,
+    /^MemscopeCsvError: Cannot read .*\.missing: no such file; /,
   );
   assert.equal(
     (await checkLeaksFile(path, { mstxInfo: "step", eventType: "hal" }))
