@@ -7,8 +7,8 @@
  */
 import {
   type MemscopeColumn,
-  MemscopeCsvError,
   type MemscopeRow,
+  openEventLog,
   readMemscopeBytes,
   readMemscopeCsv,
 } from "../memscope_csv/mod.ts";
@@ -137,6 +137,8 @@ export interface StepLog {
   frameworks: Framework[];
   /** Aligned rows (ops or kernels) on numeric devices. */
   aligned: number;
+  /** Rows of any kind on numeric devices. */
+  deviceRows: number;
 }
 
 /** Columns compare reads; the reader reports any that is missing. */
@@ -167,6 +169,7 @@ class Collector {
       texts: [],
       frameworks: [],
       aligned: 0,
+      deviceRows: 0,
     };
     this.#types = new Set(levels.flatMap((l) => LEVEL_EVENT_TYPES[l]));
   }
@@ -174,7 +177,6 @@ class Collector {
   add = (row: MemscopeRow): void => {
     const type = row.eventType;
     const pool = type === "PTA" || type === "MINDSPORE" ? type : undefined;
-    if (pool === undefined && !this.#types.has(type)) return;
     const frameworks = this.log.frameworks;
     if (pool !== undefined && !frameworks.includes(pool)) frameworks.push(pool);
     const deviceText = row.device;
@@ -184,6 +186,8 @@ class Collector {
     }
     const rows = this.#rows;
     if (rows === undefined) return;
+    this.log.deviceRows++;
+    if (pool === undefined && !this.#types.has(type)) return;
     const time = this.#time(row.timestamp);
     if (pool === undefined) {
       this.log.aligned++;
@@ -237,8 +241,9 @@ class Collector {
 
 /**
  * Reads the event log at `path`, keeping what compare needs at `levels`.
- * Throws {@link MemscopeCsvError} with a one-line message for a file that is
- * missing, a directory, or not an msMemScope event log.
+ * Throws `MemscopeCsvError` with a one-line message for a file that is
+ * missing, not a regular file (a directory, a FIFO), or not an msMemScope
+ * event log.
  *
  * @example
  * ```ts
@@ -252,22 +257,8 @@ export async function readStep(
   levels: readonly CompareLevel[],
 ): Promise<StepLog> {
   const collector = new Collector(path, levels);
-  try {
-    await readMemscopeCsv(path, collector.add, { columns: COMPARE_COLUMNS });
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new MemscopeCsvError(`Cannot read ${path}: no such file`);
-    }
-    if (e instanceof Deno.errors.IsADirectory) {
-      throw new MemscopeCsvError(
-        `Cannot read ${path}: it is a directory; pass a memscope_dump_*.csv file`,
-      );
-    }
-    if (e instanceof Deno.errors.PermissionDenied) {
-      throw new MemscopeCsvError(`Cannot read ${path}: permission denied`);
-    }
-    throw e;
-  }
+  using log = await openEventLog(path);
+  await readMemscopeCsv(log, collector.add, { columns: COMPARE_COLUMNS });
   return collector.finish();
 }
 

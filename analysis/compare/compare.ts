@@ -56,9 +56,21 @@ function frameworkOf(base: StepLog, compare: StepLog): Framework | undefined {
   return framework;
 }
 
-function checkAligned(log: StepLog): void {
-  if (log.aligned > 0) return;
-  const levels = log.levels;
+/**
+ * Refuses what msMemScope cannot compare either: a log with no rows on any
+ * device, or two logs with no rows of the level between them. One log
+ * without rows of the level is fine: every row of the other is one-sided.
+ */
+function checkComparable(base: StepLog, compare: StepLog): void {
+  for (const log of [base, compare]) {
+    if (log.deviceRows === 0) {
+      throw new CompareError(
+        `Cannot compare ${log.label}: it has no rows on any device; pass an msMemScope event log of a training step`,
+      );
+    }
+  }
+  if (base.aligned > 0 || compare.aligned > 0) return;
+  const levels = base.levels;
   const types = levels.flatMap((l) => LEVEL_EVENT_TYPES[l]).join(" or ");
   const other = levels.length === 1
     ? `; try --level ${levels[0] === "op" ? "kernel" : "op"}`
@@ -66,13 +78,15 @@ function checkAligned(log: StepLog): void {
   throw new CompareError(
     `No ${
       levels.join(",")
-    }-level rows in ${log.label}: it has no ${types} events on any device${other}`,
+    }-level rows in ${base.label} or ${compare.label}: neither has ${types} events on any device${other}`,
   );
 }
 
 /**
  * Compares two steps' logs: per device (ascending), every aligned op or
- * kernel with its memory in each, in the order of the edit script.
+ * kernel with its memory in each, in the order of the edit script. An op
+ * on one side only (a whole log may have none) gets `null` on the other, as
+ * msMemScope writes `N/A`.
  *
  * @example
  * ```ts
@@ -100,8 +114,7 @@ export function compareSteps(
       `Cannot compare ${base.label} read at level ${base.levels} with ${compare.label} read at level ${compare.levels}`,
     );
   }
-  checkAligned(base);
-  checkAligned(compare);
+  checkComparable(base, compare);
   const framework = frameworkOf(base, compare);
   const devices = [
     ...new Set([...base.devices.keys(), ...compare.devices.keys()]),

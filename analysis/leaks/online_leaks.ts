@@ -236,8 +236,32 @@ function mb(bytes: number): string {
   return (bytes / 1048576).toFixed(2);
 }
 
+/** C's `%f`: six decimals. */
+function cFixed(x: number): string {
+  return x.toFixed(6);
+}
+
 /**
- * The real tool's lines for leaks found at exit.
+ * A double as C++'s `std::cout <<` writes it by default (`%g`: six
+ * significant digits, trailing zeros dropped, exponent past 1e6 or
+ * below 1e-4).
+ */
+function cGeneral(x: number): string {
+  if (x === 0) return "0";
+  const [mant, expText] = x.toExponential(5).split("e");
+  const exp = Number(expText);
+  const trim = (t: string) => t.includes(".") ? t.replace(/\.?0+$/, "") : t;
+  if (exp < -4 || exp >= 6) {
+    const e = String(Math.abs(exp)).padStart(2, "0");
+    return `${trim(mant)}e${exp < 0 ? "-" : "+"}${e}`;
+  }
+  return trim(x.toFixed(5 - exp));
+}
+
+/**
+ * The real tool's lines for leaks found at exit, device by device, as its
+ * step analyser prints them: the leak lines with `%f` MB, then the device's
+ * SUMMARY, whose total goes through `std::cout` (`%g`).
  *
  * @example
  * ```ts
@@ -246,27 +270,27 @@ function mb(bytes: number): string {
  * ```
  */
 export function formatLeakSummary(suspects: LeakSuspect[]): string[] {
-  if (suspects.length === 0) return [];
   const lines: string[] = [];
   const devices = [...new Set(suspects.map((s) => s.device))].sort((a, b) =>
     a - b
   );
   for (const d of devices) {
+    const mine = suspects.filter((s) => s.device === d);
     lines.push(`====== ERROR: Detected memory leaks on device ${d} ======`);
-    for (const s of suspects.filter((s) => s.device === d)) {
+    for (const s of mine) {
       lines.push(
-        `Direct ${s.pool} leak of ${mb(s.bytes)} Mb(s) at 0x${
+        `Direct ${s.pool} leak of ${cFixed(s.bytes / 1048576)} Mb(s) at 0x${
           s.addr.toString(16)
         } in kernel_${s.kernel} at step ${s.step}.`,
       );
     }
+    const total = mine.reduce((n, s) => n + s.bytes, 0);
+    lines.push(
+      `====== SUMMARY: ${
+        cGeneral(total / 1048576)
+      } Mb(s) leaked in ${mine.length} allocation(s) ======`,
+    );
   }
-  const total = suspects.reduce((n, s) => n + s.bytes, 0);
-  lines.push(
-    `====== SUMMARY: ${
-      mb(total)
-    } Mb(s) leaked in ${suspects.length} allocation(s) ======`,
-  );
   return lines;
 }
 

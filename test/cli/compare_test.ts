@@ -98,7 +98,7 @@ const BAD_INPUTS: Array<[string, string[], RegExp]> = [
   [
     "a missing file",
     ["--input", `${BASELINE},${FIXTURES}nope.csv`],
-    /^stompwatch: Cannot read .*nope\.csv: no such file$/,
+    /^stompwatch: Cannot read .*nope\.csv: no such file; /,
   ],
   [
     "a file that is not an msMemScope log",
@@ -111,9 +111,9 @@ const BAD_INPUTS: Array<[string, string[], RegExp]> = [
     /^stompwatch: Invalid --level value: step; use op \(default\), kernel, or op,kernel$/,
   ],
   [
-    "a level with no rows in a file",
+    "a level with no rows in either file",
     ["--input", `${RANK_A},${RANK_B}`],
-    /^stompwatch: No op-level rows in .*two_ranks_a\.csv: .*; try --level kernel$/,
+    /^stompwatch: No op-level rows in .*two_ranks_a\.csv or .*two_ranks_b\.csv: .*; try --level kernel$/,
   ],
 ];
 
@@ -149,6 +149,67 @@ Deno.test("stompwatch compare exits 2 with one line for a log missing a column",
   assert.match(
     stderr,
     /^stompwatch: Wrong header in .*no_attr\.csv: missing column "Attr"/,
+  );
+  Deno.removeSync(out, { recursive: true });
+});
+
+Deno.test("stompwatch compare writes base N/A rows for a log without kernel rows against one with them", async () => {
+  const out = tempDir();
+  const { code, stdout, stderr } = await cli(
+    ["--input", `${BASELINE},${RANK_A}`, "--level", "kernel"],
+    [BASELINE, RANK_A],
+    out,
+  );
+  assert.equal(stderr, "");
+  assert.equal(code, 0);
+  // RANK_A has 12 KERNEL_LAUNCH rows on devices 0 and 1; BASELINE none.
+  assert.match(
+    stdout,
+    /^Wrote \S+: 12 rows on 2 devices, 0 only in base, 12 only in compare\n/,
+  );
+  const path = stdout.split(" ")[1].replace(/:$/, "");
+  const rows = Deno.readTextFileSync(path).trimEnd().split("\n").slice(2);
+  assert.equal(rows.length, 12);
+  for (const row of rows) {
+    const [event, , device, base, compare, diff] = row.split(",");
+    assert.equal(event, "KERNEL_LAUNCH");
+    assert.ok(device === "0" || device === "1", row);
+    assert.equal(base, "N/A");
+    assert.equal(diff, compare);
+  }
+  Deno.removeSync(out, { recursive: true });
+});
+
+Deno.test("stompwatch compare refuses a FIFO as a log instead of waiting for a writer", async () => {
+  const out = tempDir();
+  const fifo = `${tempDir()}/memscope_dump.csv`;
+  const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+  assert.ok(made.success);
+  // Only a guard against hanging the suite: opening a FIFO with no writer
+  // would wait forever.
+  const result = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--no-prompt",
+      `--allow-read=${out},${BASELINE},${fifo}`,
+      `--allow-write=${out}`,
+      MAIN,
+      "compare",
+      "--input",
+      `${BASELINE},${fifo}`,
+      "--output",
+      out,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(60_000),
+  }).output();
+  const stderr = new TextDecoder().decode(result.stderr);
+  assert.equal(result.code, 2, stderr);
+  assert.match(
+    stderr,
+    /^stompwatch: Cannot read .*memscope_dump\.csv: not a file; pass the path of an msMemScope event log/,
   );
   Deno.removeSync(out, { recursive: true });
 });

@@ -83,7 +83,7 @@ Deno.test("run prints the online leak summary for a block allocated after step 1
   );
   assert.ok(
     r.stderr.includes(
-      `Direct HAL leak of 1.00 Mb(s) at 0x${
+      `Direct HAL leak of 1.000000 Mb(s) at 0x${
         leaked.toString(16)
       } in kernel_0 at step 2.`,
     ),
@@ -91,7 +91,7 @@ Deno.test("run prints the online leak summary for a block allocated after step 1
   );
   assert.ok(
     r.stderr.includes(
-      "====== SUMMARY: 1.00 Mb(s) leaked in 1 allocation(s) ======",
+      "====== SUMMARY: 1 Mb(s) leaked in 1 allocation(s) ======",
     ),
     r.stderr,
   );

@@ -253,11 +253,53 @@ Deno.test("compare at op,kernel level aligns both kinds in one sequence", () => 
   ]);
 });
 
-Deno.test("compare refuses a log without rows of the level, naming it and suggesting the other level", () => {
+Deno.test("compare writes msMemScope's one-sided rows when one log has no rows of the level", () => {
+  const ops = log([op(1, "mm"), pta(2, 512)], ["kernel"], "ops.csv");
+  const kernels = log(
+    [kernel(1, "MatMul"), pta(2, 512), kernel(3, "Add", 1)],
+    ["kernel"],
+    "kernels.csv",
+  );
+  const k = { event: "KERNEL_LAUNCH" };
+  assert.deepEqual(compareSteps(ops, kernels), [
+    { ...k, name: "MatMul", device: 0, base: null, compare: 512, diff: 512 },
+    { ...k, name: "Add", device: 1, base: null, compare: 0, diff: 0 },
+  ]);
+  assert.deepEqual(compareSteps(kernels, ops), [
+    { ...k, name: "MatMul", device: 0, base: 512, compare: null, diff: -512 },
+    { ...k, name: "Add", device: 1, base: 0, compare: null, diff: 0 },
+  ]);
+  // At op level, the log of kernels is the one without rows.
+  const opsAtOp = log([op(1, "mm"), pta(2, 512)], ["op"], "ops.csv");
+  const kernelsAtOp = log([kernel(1, "MatMul")], ["op"], "kernels.csv");
+  assert.deepEqual(compareSteps(kernelsAtOp, opsAtOp), [
+    {
+      event: "OP_LAUNCH",
+      name: "mm",
+      device: 0,
+      base: null,
+      compare: 512,
+      diff: 512,
+    },
+  ]);
+});
+
+Deno.test("compare refuses two logs without rows of the level, naming both and suggesting the other level", () => {
   const ops = log([op(1, "mm")], ["kernel"], "ops.csv");
   assert.throws(
     () => compareSteps(ops, ops),
-    /^CompareError: No kernel-level rows in ops\.csv: it has no KERNEL_LAUNCH events on any device; try --level op$/,
+    /^CompareError: No kernel-level rows in ops\.csv or ops\.csv: neither has KERNEL_LAUNCH events on any device; try --level op$/,
+  );
+});
+
+Deno.test("compare refuses a log with no rows on any device, as msMemScope fails on it", () => {
+  const empty = log([`1,SYSTEM,PROC_START,job,1000,1,1,N/A,N/A,,,`], [
+    "kernel",
+  ], "empty.csv");
+  const kernels = log([kernel(1, "MatMul")], ["kernel"], "kernels.csv");
+  assert.throws(
+    () => compareSteps(empty, kernels),
+    /^CompareError: Cannot compare empty\.csv: it has no rows on any device; /,
   );
 });
 

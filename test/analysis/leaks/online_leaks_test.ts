@@ -82,9 +82,42 @@ Deno.test("online leaks keep a suspect freed only after the last step (teardown)
   assert.equal(o.suspects().length, 1);
   assert.deepEqual(formatLeakSummary(o.suspects()), [
     "====== ERROR: Detected memory leaks on device 0 ======",
-    "Direct HAL leak of 1.00 Mb(s) at 0x100 in kernel_0 at step 2.",
-    "====== SUMMARY: 1.00 Mb(s) leaked in 1 allocation(s) ======",
+    "Direct HAL leak of 1.000000 Mb(s) at 0x100 in kernel_0 at step 2.",
+    "====== SUMMARY: 1 Mb(s) leaked in 1 allocation(s) ======",
   ]);
+});
+
+Deno.test("the leak summary prints sizes as msMemScope's printf (%f) and its SUMMARY as std::cout (%g), per device", () => {
+  const MB = 1048576;
+  const suspect = (device: number, addr: number, bytes: number) => ({
+    pid: 1,
+    device,
+    pool: "HAL" as const,
+    addr,
+    bytes,
+    allocationId: 1,
+    step: 2,
+    kernel: 7,
+    ts: 0,
+  });
+  assert.deepEqual(
+    formatLeakSummary([
+      suspect(1, 0x2000, 2),
+      suspect(0, 0x1000, 1.5 * MB),
+      suspect(0, 0x3000, 2.314697265625 * MB),
+      suspect(1, 0x4000, 1234567 * MB),
+    ]),
+    [
+      "====== ERROR: Detected memory leaks on device 0 ======",
+      "Direct HAL leak of 1.500000 Mb(s) at 0x1000 in kernel_7 at step 2.",
+      "Direct HAL leak of 2.314697 Mb(s) at 0x3000 in kernel_7 at step 2.",
+      "====== SUMMARY: 3.8147 Mb(s) leaked in 2 allocation(s) ======",
+      "====== ERROR: Detected memory leaks on device 1 ======",
+      "Direct HAL leak of 0.000002 Mb(s) at 0x2000 in kernel_7 at step 2.",
+      "Direct HAL leak of 1234567.000000 Mb(s) at 0x4000 in kernel_7 at step 2.",
+      "====== SUMMARY: 1.23457e+06 Mb(s) leaked in 2 allocation(s) ======",
+    ],
+  );
 });
 
 Deno.test("online leaks do not warn of a block that has not yet lived through a step end", () => {
