@@ -26,6 +26,7 @@ export async function leakDetails(
     const size = listed.size[i];
     leaks[i] = {
       id: listed.id[i],
+      index: String(listed.id[i]),
       ptr: "",
       bytes: size,
       mb: size / 1048576,
@@ -48,6 +49,7 @@ export async function leakDetails(
       while (next < n && listed.offset[byOffset[next]] < off) next++;
       if (next === n || listed.offset[byOffset[next]] !== off) return;
       const leak = leaks[byOffset[next++]];
+      leak.index = row.idText;
       leak.ptr = row.ptrText;
       leak.timestamp = row.timestamp;
       leak.pid = row.pid;

@@ -85,12 +85,12 @@ export async function firstPass(
           MALLOC,
           k,
           id,
-          ptrs.of(row.ptr),
-          row.size ?? 0,
+          ptrs.of(row),
+          row.mallocSize ?? 0,
           row.offset,
           row.line,
         )
-        : rows.push(FREE, k, id, ptrs.of(row.ptr), 0, row.offset, row.line);
+        : rows.push(FREE, k, id, ptrs.of(row), 0, row.offset, row.line);
       if (!ok) rows = undefined;
     } else if (row.eventType === "Mark" && row.nameEquals(mstxInfo)) {
       marks[k].push(id);

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { MemscopeRow } from "../memscope_csv/mod.ts";
 
 const MALLOC = 1, FREE = 2;
 export { FREE, MALLOC };
@@ -170,20 +171,25 @@ export function replayWindow(
 }
 
 /**
- * Ptr keys for the typed arrays: an address below 2^53 is its own key; a
- * larger one (a bigint) gets a negative key of its own, the same one in every
- * pass over the file; N/A (or junk) shares one key, as the real tool's text
- * compare would match N/A with N/A.
+ * Ptr keys for the typed arrays. msMemScope's analyser matches a FREE to
+ * its blocks by the Ptr text, so two keys are equal exactly when the texts
+ * are: a Ptr written as msMemScope writes it (`0x` and 16 lowercase hex
+ * digits) is its own value; one in plain decimal (old files) is -(value + 1);
+ * any other text (N/A, other spellings, values past 2^53) gets a key of its
+ * own, -(n + 0.5), the same one in every pass over the file.
  */
 export class PtrKeys {
-  #big = new Map<bigint, number>();
+  #texts = new Map<string, number>();
 
   /** The key of a row's Ptr. */
-  of(ptr: number | bigint | undefined): number {
-    if (typeof ptr === "number") return ptr;
-    if (ptr === undefined) return -0.5;
-    let k = this.#big.get(ptr);
-    if (k === undefined) this.#big.set(ptr, k = -1 - this.#big.size);
+  of(row: MemscopeRow): number {
+    const hex = row.ptrHex16;
+    if (hex === hex) return hex; // not NaN
+    const dec = row.ptrDecimal;
+    if (dec === dec) return -(dec + 1);
+    const text = row.ptrText;
+    let k = this.#texts.get(text);
+    if (k === undefined) this.#texts.set(text, k = -(this.#texts.size + 0.5));
     return k;
   }
 }

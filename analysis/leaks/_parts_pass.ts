@@ -58,12 +58,20 @@ export async function passesInParts(
       const id = row.id;
       if (!(id >= w.a && id <= (ev === "MALLOC" ? w.b : w.c))) return;
       if (ev === "MALLOC" && superseded.has(row.offset)) return;
-      const key = ptrs.of(row.ptr);
+      const key = ptrs.of(row);
       if (partOf(key, parts) !== part) return;
       inWindow++;
       if (!fits) return;
       fits = ev === "MALLOC"
-        ? rows.push(MALLOC, k!, id, key, row.size ?? 0, row.offset, row.line)
+        ? rows.push(
+          MALLOC,
+          k!,
+          id,
+          key,
+          row.mallocSize ?? 0,
+          row.offset,
+          row.line,
+        )
         : rows.push(FREE, k!, id, key, 0, row.offset, row.line);
     }, {
       columns: LEAK_COLUMNS,

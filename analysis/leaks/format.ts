@@ -73,7 +73,7 @@ export function formatCheckLeaks(result: CheckLeaksResult): string[] {
           results.push(
             `Direct ${pool} memory leak of ${
               pythonFloat(l.mb)
-            } Mb(s) at ${l.ptr} in Index ${l.id}.`,
+            } Mb(s) at ${l.ptr} in Index ${l.index}.`,
           );
         }
         if (d.unlisted) {

@@ -11,6 +11,8 @@ export type { Window };
 export interface Leak {
   /** ID of the MALLOC row. */
   id: number;
+  /** The ID as written (` 12`, `+12`), as the real tool prints it. */
+  index: string;
   /** Ptr as the file writes it. */
   ptr: string;
   bytes: number;

@@ -25,24 +25,32 @@ export function decodeQuoted(b: Uint8Array, s: number, e: number): string {
   return decodeRange(b, s, e).replaceAll('""', '"');
 }
 
+/** Whitespace as Python's `str.strip()` sees it in ASCII. */
+function blank(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13);
+}
+
 /**
- * A decimal integer (optional leading `-`, surrounding blanks allowed), or
- * NaN when the bytes are anything else.
+ * A decimal integer as Python's `int()` reads one (msMemScope's analyser
+ * reads IDs so): surrounding whitespace, an optional sign, digits with
+ * single `_` between them; NaN when the bytes are anything else.
  */
 export function parseDecimal(b: Uint8Array, s: number, e: number): number {
-  while (s < e && b[s] === 32) s++;
-  while (e > s && b[e - 1] === 32) e--;
+  while (s < e && blank(b[s])) s++;
+  while (e > s && blank(b[e - 1])) e--;
   let neg = false;
-  if (s < e && b[s] === 45) {
-    neg = true;
+  if (s < e && (b[s] === 45 || b[s] === 43)) {
+    neg = b[s] === 45;
     s++;
   }
   if (s === e) return NaN;
   let n = 0;
   for (let i = s; i < e; i++) {
     const d = b[i] - 48;
-    if (d < 0 || d > 9) return NaN;
-    n = n * 10 + d;
+    if (d >= 0 && d <= 9) n = n * 10 + d;
+    else if (b[i] !== 95 || i === s || i === e - 1 || b[i - 1] === 95) {
+      return NaN;
+    }
   }
   return neg ? -n : n;
 }

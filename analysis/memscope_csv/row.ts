@@ -168,6 +168,10 @@ export class MemscopeRow {
   get id(): number {
     return this.#int(this.#at[C_ID]);
   }
+  /** ID column as written (msMemScope's analyser prints it so). */
+  get idText(): string {
+    return this.#text(this.#at[C_ID]);
+  }
   /** Event: SYSTEM, MALLOC, FREE, ACCESS, OP_LAUNCH, KERNEL_LAUNCH, MSTX... */
   get event(): string {
     return this.#short(this.#at[C_EVENT]);
@@ -207,6 +211,59 @@ export class MemscopeRow {
   get ptr(): number | bigint | undefined {
     if (!this.#field(this.#at[C_PTR])) return undefined;
     return parseAddress(this.#u8, this.#s, this.#e);
+  }
+  /**
+   * Ptr when written exactly as msMemScope writes it now (`0x` and 16
+   * lowercase hex digits, at most 2^53 - 1), else NaN: text-exact matching
+   * of Ptrs can then compare such Ptrs as numbers.
+   */
+  get ptrHex16(): number {
+    if (!this.#field(this.#at[C_PTR]) || this.#e - this.#s !== 18) return NaN;
+    const b = this.#u8, s = this.#s;
+    if (b[s] !== 48 || b[s + 1] !== 120) return NaN;
+    let n = 0;
+    for (let i = s + 2; i < s + 18; i++) {
+      const c = b[i];
+      const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1;
+      if (d < 0) return NaN;
+      n = n * 16 + d;
+    }
+    return n <= Number.MAX_SAFE_INTEGER ? n : NaN;
+  }
+  /**
+   * Ptr when written as plain decimal digits without a leading zero (old
+   * files), at most 2^53 - 1, else NaN.
+   */
+  get ptrDecimal(): number {
+    if (!this.#field(this.#at[C_PTR])) return NaN;
+    const b = this.#u8, s = this.#s, e = this.#e;
+    if (e === s || e - s > 16 || (b[s] === 48 && e - s > 1)) return NaN;
+    let n = 0;
+    for (let i = s; i < e; i++) {
+      const d = b[i] - 48;
+      if (d < 0 || d > 9) return NaN;
+      n = n * 10 + d;
+    }
+    return n <= Number.MAX_SAFE_INTEGER ? n : NaN;
+  }
+  /**
+   * The size of a MALLOC row as msMemScope's analyser reads it: the digits
+   * after the first `size:` in Attr that is followed by one (its
+   * `re.search(r'size:(\d+)', attr)`), undefined when there is none.
+   */
+  get mallocSize(): number | undefined {
+    if (!this.#field(this.#at[C_ATTR])) return undefined;
+    const b = this.#u8, e = this.#e;
+    for (let i = this.#s; i + 5 < e; i++) {
+      if (
+        b[i] !== 115 || b[i + 1] !== 105 || b[i + 2] !== 122 ||
+        b[i + 3] !== 101 || b[i + 4] !== 58
+      ) continue; // "size:"
+      let j = i + 5, n = 0;
+      while (j < e && b[j] >= 48 && b[j] <= 57) n = n * 10 + (b[j++] - 48);
+      if (j > i + 5) return n;
+    }
+    return undefined;
   }
   /** `size` from Attr (negative on old FREE rows), undefined if absent. */
   get size(): number | undefined {

@@ -75,6 +75,7 @@ Deno.test("check_leaks reports a block allocated between A and B and freed after
     { ...leak },
     {
       id: 12,
+      index: "12",
       ptr: "0x0000000000001000",
       bytes: 3 * MB,
       mb: 3,
@@ -313,6 +314,29 @@ Deno.test("check_leaks matches hex and old decimal Ptr, and old Attr", async () 
     "====== ERROR: Detected memory leaks on device 0 ======",
     "Direct Hal memory leak of 1.99951171875 Mb(s) at 20616916762624 in Index 13.",
     "Direct Hal memory leak of 1.9073486328125e-06 Mb(s) at 0x0000ffffffffff00 in Index 16.",
+  ]);
+});
+
+Deno.test("check_leaks matches a FREE to its blocks by the Ptr text, as msMemScope compares them", async () => {
+  const row = (e: string, id: string, ptr: string, attr = "size:1048576") =>
+    `${id},${e},HAL,N/A,1,10,11,0,${ptr},"{${attr}}",,`;
+  const r = await check(window(
+    row("MALLOC", "11", "0x0000000000001000"),
+    row("FREE", "12", "0x1000"), // another text: frees nothing
+    row("MALLOC", "13", "4096"),
+    row("FREE", "14", "0x0000000000001000"), // hex does not free decimal
+    row("MALLOC", "15", "N/A"),
+    row("FREE", "16", "N/A"),
+    row("MALLOC", " 17", "0x2000", "pool_size:2,size:1048576"),
+    row("MALLOC", "+18", "0x3000"),
+  ));
+  assert.deepEqual(formatCheckLeaks(r).slice(3), [
+    "====== ERROR: Detected memory leaks on device 0 ======",
+    "Direct Hal memory leak of 1.0 Mb(s) at 4096 in Index 13.",
+    // The first `size:` with digits, as msMemScope's size:(\d+) finds it;
+    // the Index as written.
+    "Direct Hal memory leak of 1.9073486328125e-06 Mb(s) at 0x2000 in Index  17.",
+    "Direct Hal memory leak of 1.0 Mb(s) at 0x3000 in Index +18.",
   ]);
 });
 
