@@ -9,9 +9,9 @@
 /**
  * Memory pools of allocations, as the event log's Event Type names them, in
  * the order of their codes: a pool's code is its index here. The ring's
- * `enum sw_pool` (ffi/include/stompwatch_ring.h) and the native row
- * formatter number them the same way; everything in TypeScript takes codes
- * and names from here.
+ * `enum sw_pool` (ffi/include/stompwatch_ring.h, mirrored by `REC.POOL_*`
+ * in ffi/bindings.ts) numbers them the same way, and a test holds the two
+ * together; everything in TypeScript takes codes and names from here.
  */
 export const POOLS = ["HAL", "HOST", "PTA"] as const;
 
