@@ -1,5 +1,5 @@
 /**
- * The memory rows check_leaks keeps, in growable typed arrays (about 43
+ * The memory rows check_leaks keeps, in growable typed arrays (about 41
  * bytes a row, no object per row), and the replay that turns the rows of one
  * device's window into leaks.
  *

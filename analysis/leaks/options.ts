@@ -25,7 +25,7 @@ export interface CheckLeaksOptions {
   /** Pool whose MALLOC/FREE rows count; default HAL, as the real tool. */
   eventType?: string;
   /**
-   * Most memory rows kept in memory at once (about 43 bytes each); past it
+   * Most memory rows kept in memory at once (about 41 bytes each); past it
    * the file is read again, a share of the addresses per pass. Default 500k.
    */
   rowBudget?: number;
