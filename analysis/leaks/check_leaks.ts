@@ -16,7 +16,7 @@
  * @module
  */
 import type { Window } from "./_leak_rows.ts";
-import { firstPass } from "./_first_pass.ts";
+import { type FirstPass, firstPass } from "./_first_pass.ts";
 import { FoundLeaks } from "./_found.ts";
 import { passesInParts } from "./_parts_pass.ts";
 import { supersededRows } from "./_superseded_pass.ts";
@@ -30,8 +30,7 @@ import type { CheckLeaksResult, DeviceLeaks } from "./result.ts";
  * three marks from `startIndex` on.
  */
 function deviceWindows(
-  devices: readonly string[],
-  marks: number[][],
+  { devices, marks }: Pick<FirstPass, "devices" | "marks">,
   startIndex: number,
 ): { results: DeviceLeaks[]; windows: Map<number, Window> } {
   const windows = new Map<number, Window>();
@@ -85,7 +84,7 @@ export async function checkLeaksFile(
   using log = await openEventLog(path);
   const first = await firstPass(log, checked);
   const { devices, index, ptrs } = first;
-  const { results, windows } = deviceWindows(devices, first.marks, startIndex);
+  const { results, windows } = deviceWindows(first, startIndex);
 
   // Leaks are listed by device (in order of appearance), then ID.
   const rank = Int32Array.from(devices.keys());
