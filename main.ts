@@ -8,8 +8,7 @@ import { parseArgs } from "node:util";
 import { absolute, jobEnv, readDaemonPaths } from "./daemon/config.ts";
 import { startDaemon, stopOnSignals } from "./daemon/daemon.ts";
 import { runJob } from "./daemon/run.ts";
-import { parseWatchSpec } from "./watch/watch_spec.ts";
-import { localTimestamp } from "./watch/dump_names.ts";
+import { parseWatchSpec } from "./daemon/watch_spec.ts";
 import { runCompare } from "./analysis/compare/mod.ts";
 import { checkLeaksCli } from "./cli/check_leaks.ts";
 import { compareSummary } from "./cli/compare.ts";
@@ -145,7 +144,7 @@ async function compareCommand(args: string[]): Promise<number> {
     input: values.input as string | undefined,
     level: values.level as string | undefined,
     outputDir: values.output as string ?? "stompwatch_out",
-    stamp: localTimestamp(new Date()),
+    at: new Date(),
   });
   for (const line of compareSummary(path, rows)) console.log(line);
   return 0;

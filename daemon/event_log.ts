@@ -34,6 +34,7 @@ import {
   RowWriter,
   writeEventRow,
 } from "../analysis/memscope_csv/mod.ts";
+import { fileStamp } from "../analysis/files.ts";
 import { IoProblems } from "../watch/io_problems.ts";
 import { RowFile } from "../watch/row_file.ts";
 import {
@@ -100,14 +101,6 @@ export function fillMemoryRow(
   row.used = used;
   row.result = e.result;
   return row;
-}
-
-/** `YYYYmmddHHMMSS` in local time, as msMemScope names its files. */
-export function fileStamp(date: Date): string {
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${date.getFullYear()}${p(date.getMonth() + 1)}${p(date.getDate())}${
-    p(date.getHours())
-  }${p(date.getMinutes())}${p(date.getSeconds())}`;
 }
 
 /** Writes the event log of one daemon. */

@@ -19,7 +19,7 @@ import { ALLOC_CALLS, type LiveBlock } from "../analysis/live_blocks.ts";
 import { OnlineLeaks } from "../analysis/leaks/mod.ts";
 import type { DumpWriter } from "../watch/dump_writer.ts";
 import { hexAddr, WatchBook } from "../watch/watch_book.ts";
-import { parseWatchSpec } from "../watch/watch_spec.ts";
+import { parseWatchSpec } from "./watch_spec.ts";
 import type { BlockFilter, BlockInfo } from "../watch/types.ts";
 import type {
   RecordCursor,

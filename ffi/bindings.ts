@@ -425,7 +425,7 @@ export const MEMORY_ROW_ROOM = 400;
 /**
  * Writes `row` natively at `out[at]` (which must have
  * {@linkcode MEMORY_ROW_ROOM} bytes free) and returns the position after
- * it: the same bytes as analysis/event_log_rows.ts, several times faster.
+ * it: the same bytes as analysis/memscope_csv/event_rows.ts, several times faster.
  *
  * @example
  * ```ts

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { fileStamp } from "../analysis/files.ts";
 import { MAX_FILE_NAME_BYTES, utf8ByteLength } from "./limits.ts";
 
 /** Everything a `.bin` name (or a checksum row's first column) is made of. */
@@ -104,23 +105,5 @@ export function checksumCsvName(
       `Cannot name checksum file: device ${device} is not a non-negative integer`,
     );
   }
-  return `watch_dump_data_check_sum_${device}_${localTimestamp(date)}.csv`;
-}
-
-/**
- * `YYYYmmddHHMMSS` in local time, as the real tool stamps its files.
- *
- * @example
- * ```ts
- * import { localTimestamp } from "./dump_names.ts";
- * localTimestamp(new Date(2026, 10, 20, 23, 17, 33)); // "20261120231733"
- * ```
- */
-export function localTimestamp(date: Date): string {
-  const two = (n: number) => String(n).padStart(2, "0");
-  return `${String(date.getFullYear()).padStart(4, "0")}${
-    two(date.getMonth() + 1)
-  }${two(date.getDate())}${two(date.getHours())}${two(date.getMinutes())}${
-    two(date.getSeconds())
-  }`;
+  return `watch_dump_data_check_sum_${device}_${fileStamp(date)}.csv`;
 }

@@ -14,7 +14,8 @@ import {
 } from "./dump_names.ts";
 import { CHECKSUM_CSV_HEADER, checksumCsvRow } from "./checksum_csv.ts";
 import { IoProblems } from "./io_problems.ts";
-import { RowFile, writeAll } from "./row_file.ts";
+import { writeAll } from "../analysis/files.ts";
+import { RowFile } from "./row_file.ts";
 import type { DumpFilter, DumpInfo } from "./types.ts";
 
 const encoder = new TextEncoder();

@@ -9,7 +9,7 @@
  * @module
  */
 import type { IoProblems } from "./io_problems.ts";
-import { writeAll } from "./row_file.ts";
+import { writeAll } from "../analysis/files.ts";
 import type { WatchInfo } from "./types.ts";
 
 /** The report as written. */

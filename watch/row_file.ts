@@ -1,6 +1,5 @@
 /**
  * The one way the daemon writes files of rows (event log, checksum CSVs):
- * {@linkcode writeAll} loops until every byte is written, and
  * {@linkcode RowFile} appends whole rows to a file it never truncates below
  * what it wrote, under a name no other file had (exclusive create), and
  * survives write errors: rows that cannot be written are kept in memory
@@ -9,6 +8,7 @@
  *
  * @module
  */
+import { writeAll } from "../analysis/files.ts";
 import type { IoProblems } from "./io_problems.ts";
 
 const NEWLINE = 10;
@@ -16,28 +16,6 @@ const NEWLINE = 10;
 export const DEFAULT_BACKLOG_BYTES = 64 << 20;
 /** How often a failing file is tried again. */
 export const RETRY_EVERY_MS = 500;
-
-/**
- * Writes all of `bytes` to `file`: `writeSync` may write fewer bytes than
- * asked, so it is called until none are left.
- *
- * @throws whatever `writeSync` throws; some bytes may have been written.
- * @example
- * ```ts
- * import { writeAll } from "./row_file.ts";
- * const path = Deno.makeTempFileSync();
- * using f = Deno.openSync(path, { write: true });
- * writeAll(f, new TextEncoder().encode("a,b\n"));
- * ```
- */
-export function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
-  let written = 0;
-  while (written < bytes.length) {
-    const n = file.writeSync(bytes.subarray(written));
-    if (n <= 0) throw new Error("the file system accepted no bytes");
-    written += n;
-  }
-}
 
 function rowsIn(bytes: Uint8Array): number {
   let n = 0;

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { fileStamp, writeAll } from "../files.ts";
 import { csvField } from "../memscope_csv/mod.ts";
 import type { CompareRow } from "./compare.ts";
 
@@ -36,53 +37,69 @@ export function compareCsvLine(row: CompareRow): string {
 }
 
 /**
- * Writes `{outputDir}/compare/memory_compare_{stamp}.csv`: directories made
- * 0700 when missing, the file 0600, written to a part file and renamed so
- * that no reader sees it half-written. Returns the path written.
+ * Writes `{outputDir}/compare/memory_compare_{YYYYmmddHHMMSS}.csv`, stamped
+ * with `at`: directories made 0700 when missing, the file 0600, written to a
+ * part file and then linked under its name, so that no reader sees it
+ * half-written and an earlier compare's file of the same second is never
+ * replaced (the next free second's name is taken instead, as the daemon's
+ * files do). Returns the path written.
  *
  * @example
  * ```ts
  * import { writeCompareCsv } from "./mod.ts";
  * const dir = Deno.makeTempDirSync();
- * await writeCompareCsv(dir, [], { stamp: "20261120231733" });
+ * await writeCompareCsv(dir, [], { at: new Date(2026, 10, 20, 23, 17, 33) });
  * // `${dir}/compare/memory_compare_20261120231733.csv`
  * ```
  */
 export async function writeCompareCsv(
   outputDir: string,
   rows: readonly CompareRow[],
-  options: { stamp: string },
+  options: { at: Date },
 ): Promise<string> {
-  const { stamp } = options;
   const dir = `${outputDir.replace(/\/+$/, "") || "/"}/compare`;
   await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
-  const path = `${dir}/memory_compare_${stamp}.csv`;
-  const part = `${path}.part`;
+  const part = `${dir}/.memory_compare.${Deno.pid}.part`;
   const encoder = new TextEncoder();
-  {
-    using file = await Deno.open(part, {
-      write: true,
-      create: true,
-      truncate: true,
-      mode: 0o600,
-    });
-    await Deno.chmod(part, 0o600);
-    let chunk = COMPARE_HEADER + "\n";
-    for (const row of rows) {
-      chunk += compareCsvLine(row) + "\n";
-      if (chunk.length >= 1 << 20) {
-        await writeAll(file, encoder.encode(chunk));
-        chunk = "";
+  try {
+    {
+      using file = Deno.openSync(part, {
+        write: true,
+        create: true,
+        truncate: true, // our own part file, never a finished CSV
+        mode: 0o600,
+      });
+      Deno.chmodSync(part, 0o600);
+      let chunk = COMPARE_HEADER + "\n";
+      for (const row of rows) {
+        chunk += compareCsvLine(row) + "\n";
+        if (chunk.length >= 1 << 20) {
+          writeAll(file, encoder.encode(chunk));
+          chunk = "";
+        }
       }
+      writeAll(file, encoder.encode(chunk));
     }
-    await writeAll(file, encoder.encode(chunk));
+    return publish(part, dir, options.at);
+  } finally {
+    try {
+      Deno.removeSync(part);
+    } catch { /* linked and removed, or never made */ }
   }
-  await Deno.rename(part, path);
-  return path;
 }
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
-  for (let done = 0; done < bytes.length;) {
-    done += await file.write(bytes.subarray(done));
+// A link fails where rename would replace: the first free second's name.
+function publish(part: string, dir: string, at: Date): string {
+  for (let second = 0;; second++) {
+    const stamp = fileStamp(new Date(at.getTime() + second * 1000));
+    const path = `${dir}/memory_compare_${stamp}.csv`;
+    try {
+      Deno.linkSync(part, path);
+      return path;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AlreadyExists) || second >= 10_000) {
+        throw e;
+      }
+    }
   }
 }

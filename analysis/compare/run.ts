@@ -16,8 +16,8 @@ export interface RunCompareOptions {
   level: string | undefined;
   /** Directory the `compare/` folder goes in. */
   outputDir: string;
-  /** `YYYYmmddHHMMSS` of the output name. */
-  stamp: string;
+  /** When the compare ran: the output is named after it. */
+  at: Date;
 }
 
 /** What {@linkcode runCompare} did. */
@@ -38,7 +38,7 @@ export interface CompareResult {
  *   input: "step1.csv,step2.csv",
  *   level: "op",
  *   outputDir: "stompwatch_out",
- *   stamp: "20261120231733",
+ *   at: new Date(),
  * });
  * ```
  */
@@ -51,7 +51,7 @@ export async function runCompare(
   const compare = await readStep(comparePath, levels);
   const rows = compareSteps(base, compare);
   const path = await writeCompareCsv(options.outputDir, rows, {
-    stamp: options.stamp,
+    at: options.at,
   });
   return { path, rows };
 }

@@ -2,7 +2,7 @@
  * watch_spec.c: the one grammar of a --watch value,
  * `[start[:outid]],end[,full-content]`, as msMemScope accepts it. The hook
  * reads STOMPWATCH_WATCH with it; the daemon's command line calls the same
- * function through FFI (watch/watch_spec.ts) to refuse a bad value before
+ * function through FFI (daemon/watch_spec.ts) to refuse a bad value before
  * the job starts, so what `run` accepts is exactly what the hook watches.
  *
  * Fields are separated by `,` or the full-width `，` (U+FF0C); start:outid

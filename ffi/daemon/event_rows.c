@@ -3,12 +3,13 @@
  * log (SPEC section 2), formatted natively. These are most of the log, and
  * the log must keep up with a million events a second: in the daemon's
  * JavaScript a row of ten numbers costs about half a microsecond, here a
- * tenth of that. analysis/event_log_rows.ts is the reference; a test holds
+ * tenth of that. analysis/memscope_csv/event_rows.ts is the reference; a test holds
  * the two to the same bytes. Part of the daemon-side library: a job never
  * loads it.
  */
 #include <string.h>
 
+#include "stompwatch_ring.h"
 #include "sw_common.h"
 
 enum { ROW_MALLOC = 0, ROW_FREE = 1, ROW_OOM = 2 };
@@ -78,9 +79,9 @@ SW_EXPORT uint32_t stompwatch_memory_row(uint8_t *out, uint32_t at, uint32_t eve
     p = PUT(p, "FREE,");
   else
     p = PUT(p, "OOM_DETAIL,");
-  if (pool == 1)
+  if (pool == SW_POOL_HOST)
     p = PUT(p, "HOST,N/A,");
-  else if (pool == 2)
+  else if (pool == SW_POOL_PTA)
     p = PUT(p, "PTA,N/A,");
   else
     p = PUT(p, "HAL,N/A,");

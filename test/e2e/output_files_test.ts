@@ -5,7 +5,7 @@
  * open is refused, not chmodded.
  */
 import assert from "node:assert/strict";
-import { fileStamp } from "../../daemon/event_log.ts";
+import { fileStamp } from "../../analysis/files.ts";
 import { checksumCsvName } from "../../watch/dump_names.ts";
 import type { WatchReport } from "../../watch/report.ts";
 import {

@@ -3,7 +3,6 @@ import {
   binFileName,
   type BinNameParts,
   checksumCsvName,
-  localTimestamp,
   sanitizeNamePart,
   tensorInfo,
 } from "../../watch/dump_names.ts";
@@ -96,12 +95,4 @@ Deno.test("checksumCsvName stamps the device and local time", () => {
     "watch_dump_data_check_sum_3_20260102030405.csv",
   );
   assert.throws(() => checksumCsvName(-1), /device -1/);
-});
-
-Deno.test("localTimestamp pads every field to its width", () => {
-  assert.equal(
-    localTimestamp(new Date(2026, 10, 20, 23, 17, 33)),
-    "20261120231733",
-  );
-  assert.equal(localTimestamp(new Date(2027, 8, 9, 0, 0, 0)), "20270909000000");
 });

@@ -91,7 +91,9 @@ Deno.test("compare writes the two header lines of msMemScope's memory_compare CS
     await readStep(BASELINE, ["op"]),
     await readStep(LEAKS, ["op"]),
   );
-  const path = await writeCompareCsv(dir, rows, { stamp: "20261120231733" });
+  const path = await writeCompareCsv(dir, rows, {
+    at: new Date(2026, 10, 20, 23, 17, 33),
+  });
   assert.equal(path, `${dir}/compare/memory_compare_20261120231733.csv`);
   const lines = Deno.readTextFileSync(path).split("\n");
   assert.equal(lines[0], ",,,Base,Compare");
@@ -112,7 +114,7 @@ Deno.test("compare writes N/A on the side an op is missing from, counting it as 
   const path = await writeCompareCsv(
     dir,
     compareSteps(base, next),
-    { stamp: "20260101000000" },
+    { at: new Date(2026, 0, 1, 0, 0, 0) },
   );
   assert.deepEqual(Deno.readTextFileSync(path).split("\n").slice(2), [
     "OP_LAUNCH,mm,0,512,512,0",
@@ -125,7 +127,9 @@ Deno.test("compare writes N/A on the side an op is missing from, counting it as 
 
 Deno.test("compare makes the output directories 0700 and the CSV 0600, leaving no part file", async () => {
   const dir = `${tempDir()}/new/out`;
-  const path = await writeCompareCsv(dir, [], { stamp: "20260101000000" });
+  const path = await writeCompareCsv(dir, [], {
+    at: new Date(2026, 0, 1, 0, 0, 0),
+  });
   assert.equal(Deno.statSync(dir).mode! & 0o777, 0o700);
   assert.equal(Deno.statSync(`${dir}/compare`).mode! & 0o777, 0o700);
   assert.equal(Deno.statSync(path).mode! & 0o777, 0o600);
@@ -141,7 +145,9 @@ Deno.test("compare quotes names that hold commas or quotes", async () => {
   const base = log([`1,OP_LAUNCH,ATB_END,"""custom, op""",1,1,1,0,N/A,,,`]);
   const rows = compareSteps(base, base);
   assert.equal(rows[0].name, name);
-  const path = await writeCompareCsv(dir, rows, { stamp: "20260101000000" });
+  const path = await writeCompareCsv(dir, rows, {
+    at: new Date(2026, 0, 1, 0, 0, 0),
+  });
   assert.equal(
     Deno.readTextFileSync(path).split("\n")[2],
     'OP_LAUNCH,"""custom, op""",0,0,0,0',
@@ -331,4 +337,22 @@ Deno.test("compare's --input splits on an ASCII or a full-width comma", () => {
   assert.deepEqual(parseCompareInput("a.csv,b.csv"), ["a.csv", "b.csv"]);
   assert.deepEqual(parseCompareInput("a.csv，b.csv"), ["a.csv", "b.csv"]);
   assert.throws(() => parseCompareInput("a.csv,b.csv,c.csv"), /exactly two/);
+});
+
+Deno.test("a second compare in the same second takes the next second's name and leaves the first one's file whole", async () => {
+  const dir = tempDir();
+  const at = new Date(2026, 0, 1, 0, 0, 0);
+  const step = log([op(1, "mm"), pta(2, 512)]);
+  const rows = compareSteps(step, step);
+  const first = await writeCompareCsv(dir, rows, { at });
+  const firstText = Deno.readTextFileSync(first);
+  const second = await writeCompareCsv(dir, [], { at });
+  assert.equal(first, `${dir}/compare/memory_compare_20260101000000.csv`);
+  assert.equal(second, `${dir}/compare/memory_compare_20260101000001.csv`);
+  assert.equal(Deno.readTextFileSync(first), firstText);
+  assert.deepEqual(
+    [...Deno.readDirSync(`${dir}/compare`)].map((e) => e.name).sort(),
+    ["memory_compare_20260101000000.csv", "memory_compare_20260101000001.csv"],
+  );
+  Deno.removeSync(dir, { recursive: true });
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseWatchSpec, WATCH_SPEC_FORM } from "../../watch/watch_spec.ts";
+import { parseWatchSpec, WATCH_SPEC_FORM } from "../../daemon/watch_spec.ts";
 
 function rejects(value: string, reason: RegExp): void {
   assert.throws(() => parseWatchSpec(value), (error: Error) => {

@@ -9,7 +9,7 @@
  */
 
 import { parseWatchSpecNative, SPEC } from "../ffi/bindings.ts";
-import { MAX_OP_NAME_BYTES } from "./limits.ts";
+import { MAX_OP_NAME_BYTES } from "../watch/limits.ts";
 
 /** A parsed `--watch` value. */
 export interface WatchSpec {

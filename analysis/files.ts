@@ -1,0 +1,47 @@
+/**
+ * The two rules every file stompwatch writes follows: its name carries the
+ * local time as msMemScope stamps its files (`YYYYmmddHHMMSS`), and every
+ * byte handed to the file system is written, however few one call takes.
+ *
+ * @module
+ */
+
+/**
+ * `YYYYmmddHHMMSS` in local time, as msMemScope stamps its file names.
+ *
+ * @example
+ * ```ts
+ * import { fileStamp } from "./files.ts";
+ * fileStamp(new Date(2026, 10, 20, 23, 17, 33)); // "20261120231733"
+ * ```
+ */
+export function fileStamp(date: Date): string {
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${String(date.getFullYear()).padStart(4, "0")}${
+    two(date.getMonth() + 1)
+  }${two(date.getDate())}${two(date.getHours())}${two(date.getMinutes())}${
+    two(date.getSeconds())
+  }`;
+}
+
+/**
+ * Writes all of `bytes` to `file`: `writeSync` may write fewer bytes than
+ * asked, so it is called until none are left.
+ *
+ * @throws whatever `writeSync` throws; some bytes may have been written.
+ * @example
+ * ```ts
+ * import { writeAll } from "./files.ts";
+ * const path = Deno.makeTempFileSync();
+ * using f = Deno.openSync(path, { write: true });
+ * writeAll(f, new TextEncoder().encode("a,b\n"));
+ * ```
+ */
+export function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
+  let written = 0;
+  while (written < bytes.length) {
+    const n = file.writeSync(bytes.subarray(written));
+    if (n <= 0) throw new Error("the file system accepted no bytes");
+    written += n;
+  }
+}
