@@ -16,6 +16,13 @@ function cannotRead(path: string, e: unknown): MemscopeCsvError {
   if (e instanceof Deno.errors.PermissionDenied) {
     return new MemscopeCsvError(`Cannot read ${path}: permission denied`);
   }
+  if (e instanceof Deno.errors.NotCapable) {
+    // Deno guards some special files (/proc/self/mem, /dev/...) beyond any
+    // read grant: its message would tell the user to pass a Deno flag.
+    return new MemscopeCsvError(
+      `Cannot read ${path}: not a file stompwatch reads (a special file of the system); ${WHAT}`,
+    );
+  }
   const why = (e as Error).message.split("\n")[0];
   return new MemscopeCsvError(`Cannot read ${path}: ${why}; ${WHAT}`);
 }

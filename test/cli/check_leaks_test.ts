@@ -226,3 +226,18 @@ Deno.test("check-leaks never quotes a line of a file that is not an event log", 
     assert.match(r.stderr, /^stompwatch: (Not an msMemScope|Wrong header)/);
   }
 });
+
+Deno.test("check-leaks on a special file Deno guards beyond any read grant says so without Deno's advice", async () => {
+  const out = await new Deno.Command(LAUNCHER, {
+    args: ["check-leaks", "--input", "/proc/self/mem", "--mstx-info", "step"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 2);
+  assert.match(
+    stderr,
+    /^stompwatch: Cannot read \/proc\/self\/mem: not a file stompwatch reads/,
+  );
+  assert.doesNotMatch(stderr, /--allow|Requires/);
+});
