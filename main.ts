@@ -9,9 +9,8 @@ import { absolute, jobEnv, readDaemonPaths } from "./daemon/config.ts";
 import { startDaemon, stopOnSignals } from "./daemon/daemon.ts";
 import { runJob } from "./daemon/run.ts";
 import { parseWatchSpec } from "./daemon/watch_spec.ts";
-import { runCompare } from "./analysis/compare/mod.ts";
 import { checkLeaksCli } from "./cli/check_leaks.ts";
-import { compareSummary } from "./cli/compare.ts";
+import { compareSummary, runCompare } from "./cli/compare.ts";
 
 const USAGE = `usage:
   stompwatch daemon [--output DIR] [--listen 127.0.0.1:PORT] [--checksum xxh3|crc64-msmemscope]

@@ -10,9 +10,19 @@ import {
   CheckLeaksError,
   checkLeaksFile,
   checkOptions,
-  CLI_NAMES,
   formatCheckLeaks,
+  type OptionNames,
 } from "../analysis/leaks/mod.ts";
+
+/** How the command line spells check_leaks options; numbers come as typed. */
+const CLI_NAMES: OptionNames = {
+  mstxInfo: "--mstx-info",
+  startIndex: "--start-index",
+  eventType: "--event-type",
+  maxLeaks: "--max-leaks",
+  show: (v) => String(v),
+  numbersAsText: true,
+};
 
 /** Lines for stdout and the exit code. */
 export interface CliOutput {

@@ -35,6 +35,7 @@ import {
   writeEventRow,
 } from "../analysis/memscope_csv/mod.ts";
 import { fileStamp } from "../analysis/files.ts";
+import { PoolUsage } from "../analysis/pool_usage.ts";
 import { IoProblems } from "../watch/io_problems.ts";
 import { RowFile } from "../watch/row_file.ts";
 import {
@@ -111,7 +112,7 @@ export class EventLog {
   #onCommitted?: (path: string, size: number) => void;
   #files = new Map<number, LogFile>();
   #routes = new Map<number, ProcessRoute>();
-  #used = new Map<number, number>();
+  #usage = new PoolUsage();
   #nextId = 1;
   #scratch = new RowWriter(1 << 12);
   #memoryRow: MemoryRow = {
@@ -205,11 +206,8 @@ export class EventLog {
   // Bytes live on the event's device and pool after it.
   #account(e: TracedEvent): number {
     if (e.kind !== "alloc" && e.kind !== "free") return 0;
-    const key = e.device * 4 + POOL_CODE[e.pool];
-    let used = this.#used.get(key) ?? 0;
-    if (e.result === 0) used += e.kind === "alloc" ? e.size : -e.size;
-    this.#used.set(key, used);
-    return used;
+    const delta = e.result !== 0 ? 0 : e.kind === "alloc" ? e.size : -e.size;
+    return this.#usage.add(e.device, POOL_CODE[e.pool], delta);
   }
 
   #route(pid: number): ProcessRoute {

@@ -11,7 +11,7 @@ import {
   CheckLeaksError,
   checkOptions,
   formatCheckLeaks,
-  HTTP_NAMES,
+  type OptionNames,
 } from "../analysis/leaks/mod.ts";
 import type {
   CheckLeaksRequest,
@@ -20,6 +20,15 @@ import type {
 import { readJsonObject, readQuery } from "./_body.ts";
 import { badRequest } from "./_errors.ts";
 import { queryPid } from "./_fields.ts";
+
+/** How `POST /check_leaks` spells check_leaks options (JSON body fields). */
+const HTTP_NAMES: OptionNames = {
+  mstxInfo: "mstx_info",
+  startIndex: "start_index",
+  eventType: "event_type",
+  maxLeaks: "max_leaks",
+  show: (v) => JSON.stringify(v) ?? String(v),
+};
 
 const CHECK_FIELDS = [
   "input_path",

@@ -5,13 +5,12 @@
  *
  * @example
  * ```ts
- * import { runCompare } from "./mod.ts";
- * const { path, rows } = await runCompare({
- *   input: "step1.csv,step2.csv",
- *   level: "op",
- *   outputDir: "stompwatch_out",
- *   stamp: "20261120231733",
- * });
+ * import { compareSteps, readStep, writeCompareCsv } from "./mod.ts";
+ * const rows = compareSteps(
+ *   await readStep("step1.csv", ["op"]),
+ *   await readStep("step2.csv", ["op"]),
+ * );
+ * await writeCompareCsv("stompwatch_out", rows, { at: new Date() });
  * ```
  *
  * @module
@@ -28,11 +27,5 @@ export {
   type StepLog,
 } from "./_step.ts";
 export { CompareError, type CompareRow, compareSteps } from "./compare.ts";
-export { parseCompareInput, parseCompareLevel } from "./options.ts";
 export { COMPARE_HEADER, compareCsvLine, writeCompareCsv } from "./csv.ts";
-export {
-  type CompareResult,
-  runCompare,
-  type RunCompareOptions,
-} from "./run.ts";
 export { type Edit, myersDiff } from "./myers_diff.ts";

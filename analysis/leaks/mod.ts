@@ -19,8 +19,6 @@ export {
   CheckLeaksError,
   type CheckLeaksOptions,
   checkOptions,
-  CLI_NAMES,
-  HTTP_NAMES,
   LIBRARY_NAMES,
   MEMORY_POOLS,
   type OptionNames,

@@ -26,6 +26,7 @@ import {
   type TracedEvent,
 } from "../events.ts";
 import { LiveBlocks } from "../live_blocks.ts";
+import { PoolUsage } from "../pool_usage.ts";
 
 /** The range message that delimits steps, as in the real tool. */
 export const STEP_MESSAGE = "step start";
@@ -80,9 +81,7 @@ export class OnlineLeaks {
   #kernels = 0;
   #allocations = 0;
   #suspects = new Map<number, LeakSuspect>();
-  // By device * POOLS.length + pool code.
-  #used = new Float64Array(POOLS.length);
-  #peak = new Float64Array(POOLS.length);
+  #usage = new PoolUsage();
   /** This step's fluctuation so far. */
   #current: StepFluctuation[] = [];
   #fluctuation: StepFluctuation[] = [];
@@ -177,22 +176,18 @@ export class OnlineLeaks {
     return [...this.#fluctuation];
   }
 
-  // Bytes live and their high-water mark per device and pool, in typed
-  // arrays: this runs on every allocation and free.
+  // Runs on every allocation and free.
   #account(device: number, pool: number, delta: number): void {
-    const key = device * POOLS.length + pool;
-    if (key >= this.#used.length) this.#growPools(key);
-    const used = this.#used[key] += delta;
-    if (used > this.#peak[key]) this.#peak[key] = used;
-    if (this.#inStep && this.step >= 2) this.#fluctuate(key, used);
+    const used = this.#usage.add(device, pool, delta);
+    if (this.#inStep && this.step >= 2) this.#fluctuate(device, pool, used);
   }
 
   // Kept out of #account so that the hot part stays small enough to inline.
-  #fluctuate(key: number, used: number): void {
-    const peak = this.#peak[key];
+  #fluctuate(device: number, pool: number, used: number): void {
+    const peak = this.#usage.peak(device, pool);
     if (peak === 0) return;
     const ratio = used / peak;
-    const device = Math.floor(key / POOLS.length), pool = key % POOLS.length;
+    const key = (device + 1) * POOLS.length + pool;
     const f = this.#current[key] ??= {
       step: this.step,
       device,
@@ -206,14 +201,6 @@ export class OnlineLeaks {
     f.maxRatio = Math.max(f.maxRatio, ratio);
     f.minAllocatedBytes = Math.min(f.minAllocatedBytes, used);
     f.maxAllocatedBytes = Math.max(f.maxAllocatedBytes, used);
-  }
-
-  #growPools(key: number): void {
-    const used = new Float64Array(2 * key + 2), peak = used.slice();
-    used.set(this.#used);
-    peak.set(this.#peak);
-    this.#used = used;
-    this.#peak = peak;
   }
 
   #endStep(): void {

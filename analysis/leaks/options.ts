@@ -1,7 +1,8 @@
 /**
  * The options of check_leaks and their rules, in one place: the command line
  * (`--mstx-info`...), the HTTP API (`mstx_info`...) and the library all check
- * them here, and each front end only says how it spells them.
+ * them here, and each front end only says how it spells them (its
+ * {@linkcode OptionNames}, kept beside that front end).
  *
  * @module
  */
@@ -53,6 +54,8 @@ export interface OptionNames {
   maxLeaks: string;
   /** Shows a bad value as the front end's user wrote it. */
   show: (value: unknown) => string;
+  /** Numbers arrive as the text typed (a command line), not as numbers. */
+  numbersAsText?: boolean;
 }
 
 /** The library's own spelling (option names of {@link CheckLeaksOptions}). */
@@ -62,24 +65,6 @@ export const LIBRARY_NAMES: OptionNames = {
   eventType: "eventType",
   maxLeaks: "maxLeaks",
   show: (v) => typeof v === "string" ? JSON.stringify(v) : String(v),
-};
-
-/** The command line's spelling; values arrive as the text typed. */
-export const CLI_NAMES: OptionNames = {
-  mstxInfo: "--mstx-info",
-  startIndex: "--start-index",
-  eventType: "--event-type",
-  maxLeaks: "--max-leaks",
-  show: (v) => String(v),
-};
-
-/** The HTTP API's spelling (`POST /check_leaks` body fields); JSON values. */
-export const HTTP_NAMES: OptionNames = {
-  mstxInfo: "mstx_info",
-  startIndex: "start_index",
-  eventType: "event_type",
-  maxLeaks: "max_leaks",
-  show: (v) => JSON.stringify(v) ?? String(v),
 };
 
 /** Options as a front end received them, unchecked. */
@@ -96,7 +81,7 @@ const DEFAULT_ROW_BUDGET = 500_000;
 
 /** A whole number from 0: a number, or (on the command line) its digits. */
 function wholeNumber(value: unknown, names: OptionNames): number | undefined {
-  if (typeof value === "string" && names === CLI_NAMES) {
+  if (typeof value === "string" && names.numbersAsText) {
     return /^\d+$/.test(value) ? Number(value) : undefined;
   }
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0
@@ -111,8 +96,8 @@ function wholeNumber(value: unknown, names: OptionNames): number | undefined {
  *
  * @example
  * ```ts
- * import { checkOptions, CLI_NAMES } from "./options.ts";
- * checkOptions({ mstxInfo: "step", startIndex: "1" }, CLI_NAMES);
+ * import { checkOptions } from "./options.ts";
+ * checkOptions({ mstxInfo: "step", startIndex: 1 });
  * // { mstxInfo: "step", startIndex: 1, eventType: "HAL", maxLeaks: 10000, rowBudget: 500000 }
  * ```
  */

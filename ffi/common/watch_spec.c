@@ -143,6 +143,13 @@ uint32_t sw_watch_spec_parse(const char *value, size_t len, struct sw_watch_spec
   return SW_SPEC_OK;
 }
 
+/* The reasons name the limit the grammar enforces; the compiler holds the
+ * two together. */
+#define SW_OP_NAME_BYTES 95
+_Static_assert(SW_OP_NAME_BYTES == SW_OP_NAME_MAX - 1, "op-name limit of the reasons is the ring's");
+#define SW_STR_(x) #x
+#define SW_STR(x) SW_STR_(x)
+
 const char *sw_watch_spec_reason(uint32_t error) {
   switch (error) {
   case SW_SPEC_OK: return "valid";
@@ -151,7 +158,7 @@ const char *sw_watch_spec_reason(uint32_t error) {
   case SW_SPEC_ERR_END_MISSING: return "end op is required";
   case SW_SPEC_ERR_END_WHITESPACE: return "end op starts or ends with whitespace";
   case SW_SPEC_ERR_END_CONTROL: return "end op contains a control character";
-  case SW_SPEC_ERR_END_TOO_LONG: return "end op is longer than 95 bytes";
+  case SW_SPEC_ERR_END_TOO_LONG: return "end op is longer than " SW_STR(SW_OP_NAME_BYTES) " bytes";
   case SW_SPEC_ERR_THIRD_FIELD: return "third field must be exactly full-content";
   case SW_SPEC_ERR_OUTID_MISSING: return "outid is missing after the colon";
   case SW_SPEC_ERR_OUTID_NOT_NUMBER: return "outid must be a non-negative integer";
@@ -160,7 +167,7 @@ const char *sw_watch_spec_reason(uint32_t error) {
   case SW_SPEC_ERR_START_MISSING: return "start op is missing before :outid";
   case SW_SPEC_ERR_START_WHITESPACE: return "start op starts or ends with whitespace";
   case SW_SPEC_ERR_START_CONTROL: return "start op contains a control character";
-  case SW_SPEC_ERR_START_TOO_LONG: return "start op is longer than 95 bytes";
+  case SW_SPEC_ERR_START_TOO_LONG: return "start op is longer than " SW_STR(SW_OP_NAME_BYTES) " bytes";
   default: return "not a valid value";
   }
 }

@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
 import { compareSummary } from "../../cli/compare.ts";
+import {
+  parseCompareInput,
+  parseCompareLevel,
+} from "../../cli/compare_options.ts";
 
 const FIXTURES =
   new URL("../../../shared/fixtures/msmemscope/", import.meta.url).pathname;
@@ -212,4 +216,17 @@ Deno.test("stompwatch compare refuses a FIFO as a log instead of waiting for a w
     /^stompwatch: Cannot read .*memscope_dump\.csv: not a file; pass the path of an msMemScope event log/,
   );
   Deno.removeSync(out, { recursive: true });
+});
+
+Deno.test("compare's --level is op by default and takes kernel or both, with either comma", () => {
+  assert.deepEqual(parseCompareLevel(undefined), ["op"]);
+  assert.deepEqual(parseCompareLevel("kernel"), ["kernel"]);
+  assert.deepEqual(parseCompareLevel("kernel，op"), ["op", "kernel"]);
+  assert.throws(() => parseCompareLevel("step"), /Invalid --level value: step/);
+});
+
+Deno.test("compare's --input splits on an ASCII or a full-width comma", () => {
+  assert.deepEqual(parseCompareInput("a.csv,b.csv"), ["a.csv", "b.csv"]);
+  assert.deepEqual(parseCompareInput("a.csv，b.csv"), ["a.csv", "b.csv"]);
+  assert.throws(() => parseCompareInput("a.csv,b.csv,c.csv"), /exactly two/);
 });

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { compiledLayout, REC, RING, SPEC } from "../../ffi/bindings.ts";
+import { MAX_OP_NAME_BYTES } from "../../watch/limits.ts";
 
 /** `{ RING: { H: { head: 64 } } }` as `RING.H.head -> 64n`. */
 function flatten(prefix: string, value: unknown, out: Map<string, bigint>) {
@@ -29,4 +30,8 @@ Deno.test("every ring, record and watch-spec constant of bindings.ts is what the
   assert.deepEqual(differ, []);
   const unmirrored = [...compiled.keys()].filter((k) => !ours.has(k));
   assert.deepEqual(unmirrored, [], "reported by C, missing from bindings.ts");
+});
+
+Deno.test("the op-name limit checked at the edge is what the ring holds, its NUL aside", () => {
+  assert.equal(MAX_OP_NAME_BYTES, RING.OP_NAME_MAX - 1);
 });

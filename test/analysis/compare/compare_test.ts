@@ -2,8 +2,6 @@ import assert from "node:assert/strict";
 import {
   type CompareLevel,
   compareSteps,
-  parseCompareInput,
-  parseCompareLevel,
   readStep,
   stepFromBytes,
   writeCompareCsv,
@@ -324,19 +322,6 @@ Deno.test("compare refuses logs of different frameworks", () => {
     () => compareSteps(b, b),
     /MindSpore logs at op level.*use --level kernel$/,
   );
-});
-
-Deno.test("compare's --level is op by default and takes kernel or both, with either comma", () => {
-  assert.deepEqual(parseCompareLevel(undefined), ["op"]);
-  assert.deepEqual(parseCompareLevel("kernel"), ["kernel"]);
-  assert.deepEqual(parseCompareLevel("kernel，op"), ["op", "kernel"]);
-  assert.throws(() => parseCompareLevel("step"), /Invalid --level value: step/);
-});
-
-Deno.test("compare's --input splits on an ASCII or a full-width comma", () => {
-  assert.deepEqual(parseCompareInput("a.csv,b.csv"), ["a.csv", "b.csv"]);
-  assert.deepEqual(parseCompareInput("a.csv，b.csv"), ["a.csv", "b.csv"]);
-  assert.throws(() => parseCompareInput("a.csv,b.csv,c.csv"), /exactly two/);
 });
 
 Deno.test("a second compare in the same second takes the next second's name and leaves the first one's file whole", async () => {

@@ -3,8 +3,7 @@
  *
  * @module
  */
-import type { CompareLevel } from "./_step.ts";
-import { CompareError } from "./compare.ts";
+import { CompareError, type CompareLevel } from "../analysis/compare/mod.ts";
 
 /**
  * Parses `--level`: `op` (the real tool's default), `kernel`, or both
@@ -12,7 +11,7 @@ import { CompareError } from "./compare.ts";
  *
  * @example
  * ```ts
- * import { parseCompareLevel } from "./mod.ts";
+ * import { parseCompareLevel } from "./compare_options.ts";
  * parseCompareLevel("kernel"); // ["kernel"]
  * parseCompareLevel(undefined); // ["op"]
  * ```
@@ -36,7 +35,7 @@ export function parseCompareLevel(value: string | undefined): CompareLevel[] {
  *
  * @example
  * ```ts
- * import { parseCompareInput } from "./mod.ts";
+ * import { parseCompareInput } from "./compare_options.ts";
  * parseCompareInput("step1.csv，step2.csv"); // ["step1.csv", "step2.csv"]
  * ```
  */
