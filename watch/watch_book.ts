@@ -32,6 +32,13 @@ export interface WatchEntry {
 /**
  * Formats an address the way users paste it back; give a bigint for one
  * that came from a request, which may lie beyond 2^53.
+ *
+ * @example
+ * ```ts
+ * import { hexAddr } from "./watch_book.ts";
+ * hexAddr(0x124080000000); // "0x124080000000"
+ * hexAddr(0xffff800000000001n); // "0xffff800000000001"
+ * ```
  */
 export function hexAddr(addr: number | bigint): string {
   return "0x" + addr.toString(16).padStart(12, "0");
@@ -188,6 +195,14 @@ export class WatchBook {
  * The public view of a watch. Once its process has exited a watch still
  * waiting or active can take no more samples and cannot be removed: it
  * shows as `ended`.
+ *
+ * @example
+ * ```ts
+ * import { watchInfo, type WatchEntry } from "./watch_book.ts";
+ * export function stateAfterExit(entry: WatchEntry): string {
+ *   return watchInfo(entry, true).state; // "ended" if waiting or active
+ * }
+ * ```
  */
 export function watchInfo(w: WatchEntry, processExited = false): WatchInfo {
   const first = w.verdict.firstChange;

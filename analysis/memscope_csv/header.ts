@@ -86,6 +86,21 @@ function splitHeader(line: string): string[] {
   return out;
 }
 
+/**
+ * Finds msMemScope's columns in an event log's first line, by name, in any
+ * order and case, so logs of older builds read too. Refuses a line that is
+ * not such a header (or lacks a `required` column) without ever quoting it:
+ * the file may be anything its caller can read, and the message may travel
+ * over HTTP.
+ *
+ * @throws {MemscopeCsvError} naming what is missing, never the line's text.
+ * @example
+ * ```ts
+ * import { headerColumns } from "./header.ts";
+ * const cols = headerColumns("ID,Event,Event Type,Ptr", "log.csv", ["Ptr"]);
+ * cols.at[0]; // 0: the ID column
+ * ```
+ */
 export function headerColumns(
   line: string,
   label: string,
