@@ -158,7 +158,9 @@ export function readDaemonPaths(outputDir: string): DaemonPaths {
  *
  * @example
  * ```ts
- * jobEnv(paths, { watch: "Fill:0,Mul" });
+ * import { jobEnv, readDaemonPaths } from "./config.ts";
+ * const env = jobEnv(readDaemonPaths("stompwatch_out"), { watch: "Fill:0,Mul" });
+ * env.ASCEND_LAUNCH_BLOCKING; // "1"
  * ```
  */
 export function jobEnv(
