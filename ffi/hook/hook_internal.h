@@ -91,11 +91,22 @@ struct sw_real {
 };
 
 /* The table, resolved at the first call made while the runtime is loaded
- * (it may be dlopened late); a NULL member means the runtime lacks that
- * symbol, which was then named once on stderr. */
+ * (it may be dlopened late); a NULL member means the runtime lacked that
+ * symbol when last looked up. */
 const struct sw_real *sw_real(void);
+/* Cold path of an interposer whose function is missing: looks that symbol
+ * (the member at `offset`) up again, since its library may have been
+ * dlopened since. The table when found now, else NULL (and the symbol is
+ * named missing on stderr, once). The interposer then calls itself again
+ * from a cold function (SW_CALL_AGAIN), so that its hot path keeps its
+ * arguments in place and pays nothing for the retry. */
+const struct sw_real *sw_real_retry(size_t offset);
 /* What an interposed function returns when its real one is missing. */
 aclError sw_real_missing(void);
+/* The body of an interposer's cold retry: `fn` (the interposer, whose
+ * symbol is member `fn` of the table) called again once the symbol is found. */
+#define SW_CALL_AGAIN(fn, ...) \
+  (sw_real_retry(offsetof(struct sw_real, fn)) ? fn(__VA_ARGS__) : sw_real_missing())
 
 /* ---- watches (watch_windows.c) ---- */
 

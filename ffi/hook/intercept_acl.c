@@ -13,9 +13,41 @@ static uint64_t g_op_seq;
 
 typedef aclError (*malloc_fn)(void **, size_t, aclrtMemMallocPolicy);
 
+/* The interposers' cold paths: their symbol was missing when the table was
+ * filled, and its library may have been dlopened since (sw_real_retry). */
+__attribute__((noinline, cold)) static aclError malloc_again(enum sw_alloc_call call, void **devPtr, size_t size,
+                                                              aclrtMemMallocPolicy policy) {
+  if (call == SW_CALL_MALLOC) return SW_CALL_AGAIN(aclrtMalloc, devPtr, size, policy);
+  if (call == SW_CALL_MALLOC_ALIGN32) return SW_CALL_AGAIN(aclrtMallocAlign32, devPtr, size, policy);
+  return SW_CALL_AGAIN(aclrtMallocCached, devPtr, size, policy);
+}
+
+__attribute__((noinline, cold)) static aclError free_again(void *devPtr) { return SW_CALL_AGAIN(aclrtFree, devPtr); }
+
+__attribute__((noinline, cold)) static aclError set_device_again(int32_t deviceId) {
+  return SW_CALL_AGAIN(aclrtSetDevice, deviceId);
+}
+
+__attribute__((noinline, cold)) static aclError execute_again(const char *opType, int numInputs,
+                                                               aclTensorDesc *inputDesc[], aclDataBuffer *inputs[],
+                                                               int numOutputs, aclTensorDesc *outputDesc[],
+                                                               aclDataBuffer *outputs[], aclopAttr *attr,
+                                                               aclrtStream stream) {
+  return SW_CALL_AGAIN(aclopExecuteV2, opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, attr,
+                       stream);
+}
+
+__attribute__((noinline, cold)) static aclError compile_again(
+    const char *opType, int numInputs, const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[],
+    int numOutputs, const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[], const aclopAttr *attr,
+    aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath, aclrtStream stream) {
+  return SW_CALL_AGAIN(aclopCompileAndExecute, opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs,
+                       attr, engineType, compileFlag, opPath, stream);
+}
+
 static aclError traced_malloc(malloc_fn real, enum sw_alloc_call call, void **devPtr, size_t size,
                               aclrtMemMallocPolicy policy) {
-  if (!real) return sw_real_missing();
+  if (!real) return malloc_again(call, devPtr, size, policy);
   struct sw_thread *self = &sw_self;
   if (self->in_hook) return real(devPtr, size, policy);
   self->in_hook = 1;
@@ -41,7 +73,7 @@ SW_EXPORT aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocP
 
 SW_EXPORT aclError aclrtFree(void *devPtr) {
   const struct sw_real *real = sw_real();
-  if (!real->aclrtFree) return sw_real_missing();
+  if (!real->aclrtFree) return free_again(devPtr);
   struct sw_thread *self = &sw_self;
   if (self->in_hook) return real->aclrtFree(devPtr);
   self->in_hook = 1;
@@ -54,7 +86,7 @@ SW_EXPORT aclError aclrtFree(void *devPtr) {
 
 SW_EXPORT aclError aclrtSetDevice(int32_t deviceId) {
   const struct sw_real *real = sw_real();
-  if (!real->aclrtSetDevice) return sw_real_missing();
+  if (!real->aclrtSetDevice) return set_device_again(deviceId);
   aclError err = real->aclrtSetDevice(deviceId);
   if (err == ACL_SUCCESS) sw_self.device = deviceId;
   return err;
@@ -114,7 +146,8 @@ SW_EXPORT aclError aclopExecuteV2(const char *opType, int numInputs, aclTensorDe
                                   aclDataBuffer *inputs[], int numOutputs, aclTensorDesc *outputDesc[],
                                   aclDataBuffer *outputs[], aclopAttr *attr, aclrtStream stream) {
   const struct sw_real *real = sw_real();
-  if (!real->aclopExecuteV2) return sw_real_missing();
+  if (!real->aclopExecuteV2)
+    return execute_again(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, attr, stream);
   struct sw_thread *self = &sw_self;
   if (self->in_hook)
     return real->aclopExecuteV2(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, attr,
@@ -135,7 +168,9 @@ SW_EXPORT aclError aclopCompileAndExecute(const char *opType, int numInputs, con
                                           const aclopAttr *attr, aclopEngineType engineType,
                                           aclopCompileType compileFlag, const char *opPath, aclrtStream stream) {
   const struct sw_real *real = sw_real();
-  if (!real->aclopCompileAndExecute) return sw_real_missing();
+  if (!real->aclopCompileAndExecute)
+    return compile_again(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, attr, engineType,
+                         compileFlag, opPath, stream);
   struct sw_thread *self = &sw_self;
   if (self->in_hook)
     return real->aclopCompileAndExecute(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, attr,
