@@ -6,7 +6,6 @@
  *
  * @module
  */
-import { removeRingDir } from "../ffi/bindings.ts";
 import { createApp } from "../routes/mod.ts";
 import { DumpWriter } from "../watch/dump_writer.ts";
 import { IoProblems } from "../watch/io_problems.ts";
@@ -23,7 +22,11 @@ import { EventLog } from "./event_log.ts";
 import { type Guardian, repairRowFiles, startGuardian } from "./guardian.ts";
 import { DaemonMemoryService } from "./memory_service.ts";
 import { Registry } from "./registry.ts";
-import { makeRingDir, removeOrphanedRingDirs } from "./ring_dirs.ts";
+import {
+  makeRingDir,
+  removeOrphanedRingDirs,
+  removeOwnRingDir,
+} from "./ring_dirs.ts";
 import { DaemonWatchService } from "./watch_service.ts";
 
 /** The daemon's version, reported by GET /health. */
@@ -86,11 +89,12 @@ function randomToken(): string {
  */
 export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
   const tcp = config.listen ? parseListen(config.listen) : undefined;
-  removeOrphanedRingDirs(config.outputDir);
   // What a failed start made, undone in reverse order.
   const undo: Array<() => void> = [];
   const madeOut = outputDirectory(config.outputDir);
   if (madeOut) undo.push(() => removeIfEmpty(config.outputDir));
+  // Only once OUT is accepted: never scan a directory that is refused.
+  removeOrphanedRingDirs(config.outputDir);
   try {
     const socket = `${config.outputDir}/stompwatch.sock`;
     await claimSocket(socket);
@@ -101,7 +105,7 @@ export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
       );
     }
     const ringDir = makeRingDir(config.outputDir);
-    undo.push(() => removeRingDir(ringDir));
+    undo.push(() => removeOwnRingDir(ringDir));
     const paths = daemonPaths(config, ringDir);
     const madeDumps = !exists(paths.dumpDir);
     const guardian = startGuardian(config.outputDir);
@@ -245,7 +249,7 @@ function serve(
           Deno.removeSync(p);
         } catch { /* not there */ }
       }
-      removeRingDir(paths.ringDir);
+      removeOwnRingDir(paths.ringDir);
       resolveStopped();
     })();
   return {

@@ -4,16 +4,25 @@
  * `OUT/rings.{pid}.{start}.{tag}` where there is no /dev/shm). A daemon that
  * is killed or crashes cannot remove its own, and each job's ring is 64 MiB
  * of shared memory, so every daemon and every `run` removes the directories
- * whose daemon is gone: its pid is not alive, or the pid now belongs to a
- * process that started at another time (pids are reused).
+ * whose daemon is gone.
+ *
+ * Gone means its `.lock` is not held: a live daemon holds it (flock) for its
+ * whole life, which holds across pid namespaces that share /dev/shm. Only a
+ * directory without one (made by an older stompwatch) is judged by its name:
+ * its pid is not alive, or now belongs to a process that started at another
+ * time (pids are reused). /dev/shm is writable by every local user, so the
+ * removal never follows a symlink and leaves anything not ours alone
+ * (ffi/daemon/ring_dir.c).
  *
  * @module
  */
 import {
+  closeLock,
   listNames,
-  makePrivateDir,
+  makeLockedRingDir,
   pidAlive,
   pidStarted,
+  reapRingDir,
   removeRingDir,
 } from "../ffi/bindings.ts";
 
@@ -38,19 +47,43 @@ function tag(): string {
  */
 export function makeRingDir(outputDir: string): string {
   const t = tag();
-  const shm = `${SHM}/stompwatch.${t}`;
-  if (makePrivateDir(shm)) return shm;
-  const dir = `${outputDir}/rings.${t}`;
-  if (!makePrivateDir(dir)) {
-    throw new Error(
-      `Cannot create the ring directory: ${dir}; check that ${outputDir} is writable`,
-    );
+  const dirs = [`${SHM}/stompwatch.${t}`, `${outputDir}/rings.${t}`];
+  for (const dir of dirs) {
+    const fd = makeLockedRingDir(dir);
+    if (fd === null) continue;
+    locks.set(dir, fd);
+    return dir;
   }
-  return dir;
+  throw new Error(
+    `Cannot create the ring directory: ${
+      dirs[1]
+    }; check that ${outputDir} is writable`,
+  );
+}
+
+/** The lock fd of each ring directory this process made and still has. */
+const locks = new Map<string, number>();
+
+/**
+ * Removes a ring directory this process made, and lets go of its lock.
+ *
+ * @example
+ * ```ts
+ * removeOwnRingDir(makeRingDir("/tmp/out"));
+ * ```
+ */
+export function removeOwnRingDir(dir: string): void {
+  removeRingDir(dir);
+  const fd = locks.get(dir);
+  if (fd === undefined) return;
+  locks.delete(dir);
+  closeLock(fd);
 }
 
 /**
- * Whether the daemon that made the ring directory named `name` is gone.
+ * Whether the daemon that made the ring directory named `name` is gone, by
+ * the pid and start time in the name alone: the verdict for a directory
+ * without a `.lock`.
  *
  * @example
  * ```ts
@@ -82,9 +115,10 @@ export function removeOrphanedRingDirs(outputDir?: string): string[] {
   if (outputDir) places.push([outputDir, "rings."]);
   for (const [dir, prefix] of places) {
     for (const name of listNames(dir, prefix) ?? []) {
-      if (!ringDirOrphaned(name)) continue;
-      removeRingDir(`${dir}/${name}`);
-      removed.push(`${dir}/${name}`);
+      if (!NAME.test(name)) continue;
+      if (reapRingDir(`${dir}/${name}`, ringDirOrphaned(name))) {
+        removed.push(`${dir}/${name}`);
+      }
     }
   }
   return removed;

@@ -168,6 +168,9 @@ const symbols = {
     result: "i64",
   },
   stompwatch_dir_remove: { parameters: ["buffer"], result: "i32" },
+  stompwatch_ring_dir_make: { parameters: ["buffer"], result: "i32" },
+  stompwatch_ring_dir_reap: { parameters: ["buffer", "i32"], result: "i32" },
+  stompwatch_fd_close: { parameters: ["i32"], result: "i32" },
   stompwatch_file_remove: { parameters: ["buffer"], result: "i32" },
   stompwatch_pid_alive: { parameters: ["i32"], result: "i32" },
   stompwatch_dir_names: {
@@ -492,9 +495,63 @@ export function removeFile(path: string): boolean {
   return daemonLibrary().stompwatch_file_remove(cPath(path)) === 0;
 }
 
-/** Removes a ring directory and everything in it. */
-export function removeRingDir(dir: string): void {
-  daemonLibrary().stompwatch_dir_remove(cPath(dir));
+/**
+ * Removes this process's own ring directory and the regular files in it;
+ * false when it could not (a symlink, someone else's, or not empty of other
+ * things). Never follows a symlink.
+ *
+ * @example
+ * ```ts
+ * removeRingDir("/dev/shm/stompwatch.4242.81234.1a2b3c4d"); // true
+ * ```
+ */
+export function removeRingDir(dir: string): boolean {
+  return daemonLibrary().stompwatch_dir_remove(cPath(dir)) === 0;
+}
+
+/**
+ * Makes a 0700 ring directory holding `.lock`, locked (flock) through the
+ * returned fd for as long as it stays open: what tells cleaners the daemon
+ * lives. Null when it cannot be made.
+ *
+ * @example
+ * ```ts
+ * const fd = makeLockedRingDir("/dev/shm/stompwatch.4242.81234.1a2b3c4d");
+ * ```
+ */
+export function makeLockedRingDir(path: string): number | null {
+  const fd = daemonLibrary().stompwatch_ring_dir_make(cPath(path));
+  return fd >= 0 ? fd : null;
+}
+
+/**
+ * Closes an fd from makeLockedRingDir, releasing its lock.
+ *
+ * @example
+ * ```ts
+ * closeLock(fd);
+ * ```
+ */
+export function closeLock(fd: number): void {
+  daemonLibrary().stompwatch_fd_close(fd);
+}
+
+/**
+ * Removes the ring directory of a daemon that is gone: its `.lock` is not
+ * held (or, without one, `pidGone`). False when it stays: its daemon lives,
+ * or it is a symlink, or someone else's (never followed, never touched).
+ *
+ * @example
+ * ```ts
+ * reapRingDir("/dev/shm/stompwatch.4242.81234.1a2b3c4d", true); // true
+ * ```
+ */
+export function reapRingDir(dir: string, pidGone: boolean): boolean {
+  return daemonLibrary().stompwatch_ring_dir_reap(
+    cPath(dir),
+    pidGone ? 1 : 0,
+  ) ===
+    0;
 }
 
 /** Whether process `pid` exists. */

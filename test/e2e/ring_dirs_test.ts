@@ -7,7 +7,9 @@ import assert from "node:assert/strict";
 import type { DaemonPaths } from "../../daemon/config.ts";
 import { removeOrphanedRingDirs } from "../../daemon/ring_dirs.ts";
 import {
+  closeLock,
   listNames,
+  makeLockedRingDir,
   makePrivateDir,
   pidStarted,
   removeRingDir,
@@ -188,4 +190,93 @@ Deno.test({
       unmount(out);
     }
   },
+});
+
+/** A directory holding two files, for a planted link to point at. */
+function victim(): string {
+  const dir = tempDir();
+  Deno.writeTextFileSync(`${dir}/a`, "keep");
+  Deno.writeTextFileSync(`${dir}/b`, "keep");
+  return dir;
+}
+
+function names(dir: string): string[] {
+  return [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+}
+
+Deno.test("a symlink named like a dead daemon's ring directory, in /dev/shm or in OUT, is never followed: the files it points at survive", async () => {
+  const shmVictim = victim(), outVictim = victim();
+  const out = tempDir();
+  const shmLink = "/dev/shm/stompwatch.999999.1.dead1111";
+  const outLink = `${out}/rings.999999.1.dead2222`;
+  Deno.symlinkSync(shmVictim, shmLink);
+  Deno.symlinkSync(outVictim, outLink);
+  try {
+    const r = await stompwatch(["run", "--output", out, "--", "true"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(names(shmVictim), ["a", "b"]);
+    assert.deepEqual(names(outVictim), ["a", "b"]);
+  } finally {
+    Deno.removeSync(shmLink);
+    Deno.removeSync(outLink);
+  }
+});
+
+Deno.test({
+  name: "a ring directory of a dead pid owned by another user is left alone",
+  ignore: Deno.uid() !== 0, // only root can make one
+  async fn() {
+    // In OUT: Deno itself may not write into /dev/shm (the same code decides both).
+    const out = tempDir();
+    const other = `${out}/rings.999999.1.dead3333`;
+    Deno.mkdirSync(other, { mode: 0o700 });
+    Deno.writeTextFileSync(`${other}/1.ring`, "theirs");
+    Deno.chownSync(`${other}/1.ring`, 65534, 65534);
+    Deno.chownSync(other, 65534, 65534);
+    const r = await stompwatch(["run", "--output", out, "--", "true"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(names(other), ["1.ring"]);
+  },
+});
+
+Deno.test("a ring directory whose lock is held is never removed, though its pid looks dead (another pid namespace)", async () => {
+  const live = "/dev/shm/stompwatch.999999.1.dead4444";
+  const fd = makeLockedRingDir(live);
+  assert.ok(fd !== null);
+  try {
+    const r = await stompwatch(["run", "--output", tempDir(), "--", "true"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(exists(live), "its daemon holds the lock");
+  } finally {
+    closeLock(fd);
+    removeRingDir(live);
+  }
+});
+
+Deno.test("a ring directory whose lock nobody holds is removed, though its pid looks alive (another pid namespace)", async () => {
+  const gone = `/dev/shm/stompwatch.${Deno.pid}.${
+    pidStarted(Deno.pid)
+  }.dead5555`;
+  const fd = makeLockedRingDir(gone);
+  assert.ok(fd !== null);
+  closeLock(fd);
+  try {
+    const r = await stompwatch(["run", "--output", tempDir(), "--", "true"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(!exists(gone));
+  } finally {
+    removeRingDir(gone);
+  }
+});
+
+Deno.test("a daemon refused its --output directory leaves the ring directories in it alone", async () => {
+  const out = tempDir();
+  const old = `${out}/rings.999999.1.dead6666`;
+  assert.ok(makePrivateDir(old));
+  Deno.writeTextFileSync(`${old}/1.ring`, "kept");
+  Deno.chmodSync(out, 0o755);
+  const r = await stompwatch(["daemon", "--output", out]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /Cannot use --output .*other users can open it/);
+  assert.deepEqual(names(old), ["1.ring"]);
 });
