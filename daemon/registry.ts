@@ -21,6 +21,11 @@ const SCAN_EVERY_MS = 50;
 const HEARTBEAT_EVERY_MS = 200;
 const IDLE_SLEEP_MS = 2;
 const BUDGET_PER_ROUND = 1 << 16;
+/**
+ * An exited process whose ring has not moved for this long holds a record
+ * the job reserved and never finished: nothing will finish it now.
+ */
+const TORN_AFTER_MS = 300;
 
 /** Every process that has reported to this daemon, live or finished. */
 export class Registry {
@@ -32,6 +37,8 @@ export class Registry {
   #stopped: Promise<void> | undefined;
   #lastScan = 0;
   #lastBeat = 0;
+  /** Since when each exited process's ring has not moved. */
+  #stalledSince = new Map<TracedProcess, number>();
   /** Called when a new process is attached, before its first event. */
   onAttached: (p: TracedProcess) => void = () => {};
   /** Called after a process has been finished (files closed). */
@@ -108,8 +115,12 @@ export class Registry {
     for (const p of this.processes.values()) {
       if (p.finished) continue;
       if (beat) p.reader.heartbeat();
-      n += p.pump(budget);
-      if (p.exited && p.reader.empty()) this.#finish(p);
+      const read = p.pump(budget);
+      n += read;
+      if (!p.exited) continue;
+      if (p.reader.empty()) this.#finish(p);
+      else if (read > 0) this.#stalledSince.delete(p);
+      else this.#finishIfTorn(p, now);
     }
     if (n > 0) this.onRound();
     return n;
@@ -157,7 +168,25 @@ export class Registry {
     }
   }
 
+  /**
+   * Finishes an exited process whose ring stopped at a record it reserved
+   * and never finished, once it is gone for sure: the rest of its ring
+   * counts as dropped.
+   */
+  #finishIfTorn(p: TracedProcess, now: number): void {
+    const since = this.#stalledSince.get(p);
+    if (since === undefined) this.#stalledSince.set(p, now);
+    if (since === undefined || now - since < TORN_AFTER_MS) return;
+    if (pidAlive(p.pid)) return;
+    const bytes = p.lostTail();
+    console.error(
+      `stompwatch: pid ${p.pid} died while writing an event: the last ${bytes} bytes of its ring cannot be read and count as 1 dropped event`,
+    );
+    this.#finish(p);
+  }
+
   #finish(p: TracedProcess, removeRing = true): void {
+    this.#stalledSince.delete(p);
     p.finished = true;
     p.exited = p.exited || removeRing;
     this.#writer.closeProcess(p.pid);

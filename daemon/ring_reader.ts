@@ -202,6 +202,16 @@ export class RingReader {
     return ringHead(this.ring);
   }
 
+  /** How far this reader has read. */
+  position(): number {
+    return this.#tail;
+  }
+
+  /** Bytes the producers reserved that this reader has not read. */
+  unreadBytes(): number {
+    return Math.max(0, ringHead(this.ring) - this.#tail);
+  }
+
   /** Whether every record before `position` has been read. */
   readPast(position: number): boolean {
     return this.#tail >= position;

@@ -20,7 +20,11 @@ import { OnlineLeaks } from "../analysis/leaks/mod.ts";
 import type { DumpWriter } from "../watch/dump_writer.ts";
 import { hexAddr, WatchBook } from "../watch/watch_book.ts";
 import { parseWatchSpec } from "./watch_spec.ts";
-import type { BlockFilter, BlockInfo } from "../watch/types.ts";
+import {
+  type BlockFilter,
+  type BlockInfo,
+  ServiceError,
+} from "../watch/types.ts";
 import type {
   RecordCursor,
   RecordHandler,
@@ -53,10 +57,16 @@ function cliFullContent(spec: string): boolean {
   }
 }
 
+/** How long a request waits for the pump to read past a record that stays unfinished. */
+export const CATCH_UP_MS = 2000;
+
 /**
  * Resolves once the pump has read every record `p`'s ring held when this
  * was called, or once `p` is finished or the pump has stopped. Handlers
- * wait for this instead of reading the ring themselves.
+ * wait for this instead of reading the ring themselves. A record the job
+ * reserved and never finished (it died in between) stops the pump for
+ * good: an exited process is waited for only while the pump still reads
+ * from it, and a live one for at most {@linkcode CATCH_UP_MS}.
  *
  * @example
  * ```ts
@@ -69,8 +79,17 @@ export async function caughtUp(
 ): Promise<void> {
   if (p.finished) return;
   const target = p.reader.published();
+  const deadline = Date.now() + CATCH_UP_MS;
   while (!p.finished && !p.reader.readPast(target)) {
+    const before = p.reader.position();
     if (!await nextRound()) return;
+    if (p.exited && p.reader.position() === before) return;
+    if (Date.now() >= deadline) {
+      throw new ServiceError(
+        "unavailable",
+        `Cannot catch up with pid ${p.pid}: its ring has a record that was reserved ${CATCH_UP_MS} ms ago and is still unfinished (is the job stopped?); try again later`,
+      );
+    }
   }
 }
 
@@ -146,11 +165,26 @@ export class TracedProcess implements RecordHandler {
     return (this.header.flags & RING.FLAG_LAUNCH_BLOCKING) !== 0;
   }
 
-  /** Records the hook could not deliver; the ring is read only while mapped. */
+  /**
+   * Records the hook could not deliver, and the unfinished record the job
+   * left at its ring's end (see {@linkcode lostTail}); the ring is read
+   * only while mapped.
+   */
   droppedEvents(): number {
-    return this.finished
-      ? this.#dropped
-      : (this.#dropped = this.reader.header().droppedEvents);
+    if (!this.finished) this.#dropped = this.reader.header().droppedEvents;
+    return this.#dropped + this.#lostRecords;
+  }
+
+  #lostRecords = 0;
+
+  /**
+   * Counts the unread end of its ring as dropped: the job died between
+   * reserving a record and finishing it, so nothing after it can be read.
+   * Returns the bytes lost.
+   */
+  lostTail(): number {
+    this.#lostRecords = 1;
+    return this.reader.unreadBytes();
   }
 
   /** Reads what the ring holds; returns the number of records. */

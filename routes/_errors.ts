@@ -11,11 +11,12 @@ import type { Context, ErrorHandler, Hono, NotFoundHandler } from "hono";
 import { ServiceError, type ServiceErrorKind } from "../watch/types.ts";
 
 /** The status each kind of service error answers with. */
-const STATUS: Record<ServiceErrorKind, 400 | 404 | 409 | 422> = {
+const STATUS: Record<ServiceErrorKind, 400 | 404 | 409 | 422 | 503> = {
   invalid: 400,
   not_found: 404,
   conflict: 409,
   not_live: 422,
+  unavailable: 503,
 };
 
 /** An error the edge itself answers with a status (bad input, body too large). */

@@ -163,7 +163,8 @@ export type ServiceErrorKind =
   | "invalid"
   | "not_found"
   | "conflict"
-  | "not_live";
+  | "not_live"
+  | "unavailable";
 
 /**
  * An error whose message a person can act on. Services throw it; routes
