@@ -24,8 +24,20 @@ export interface IoProblem {
   dropped: number;
 }
 
+/** Bytes all of a daemon's files keep in memory together while they cannot be written. */
+export const DEFAULT_BACKLOG_BYTES = 256 << 20;
+
+/** How {@linkcode IoProblems} is bounded. */
+export interface IoProblemsOptions {
+  /** Bytes all files together keep in memory (default {@linkcode DEFAULT_BACKLOG_BYTES}). */
+  backlogBytes?: number;
+}
+
 /**
  * Collects write problems; one message on stderr per problem, not per row.
+ * It also holds the one budget of bytes that every file writing through it
+ * may keep in memory while it fails, so that many failing files cannot
+ * together hold more than that.
  *
  * @example
  * ```ts
@@ -38,10 +50,33 @@ export interface IoProblem {
 export class IoProblems {
   #byFile = new Map<string, IoProblem>();
   #say: (line: string) => void;
+  #backlogLimit: number;
+  #backlogHeld = 0;
 
   /** `say` gets each one-line message (default: stderr). */
-  constructor(say: (line: string) => void = (l) => console.error(l)) {
+  constructor(
+    say: (line: string) => void = (l) => console.error(l),
+    options: IoProblemsOptions = {},
+  ) {
     this.#say = say;
+    this.#backlogLimit = options.backlogBytes ?? DEFAULT_BACKLOG_BYTES;
+  }
+
+  /** Takes `bytes` of the shared backlog budget; false when they do not fit. */
+  takeBacklog(bytes: number): boolean {
+    if (this.#backlogHeld + bytes > this.#backlogLimit) return false;
+    this.#backlogHeld += bytes;
+    return true;
+  }
+
+  /** Gives back `bytes` taken with {@linkcode takeBacklog}. */
+  releaseBacklog(bytes: number): void {
+    this.#backlogHeld = Math.max(0, this.#backlogHeld - bytes);
+  }
+
+  /** Bytes all files keep in memory now. */
+  get backlogHeld(): number {
+    return this.#backlogHeld;
   }
 
   /** `file` could not be written; `keptBytes` wait in memory for a retry. */

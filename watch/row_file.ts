@@ -3,8 +3,9 @@
  * {@linkcode RowFile} appends whole rows to a file it never truncates below
  * what it wrote, under a name no other file had (exclusive create), and
  * survives write errors: rows that cannot be written are kept in memory
- * (bounded) and written when the file can be written again; what a full
- * backlog drops is counted in {@linkcode IoProblems}.
+ * (within one budget for all of a daemon's files, held by
+ * {@linkcode IoProblems}) and written when the file can be written again;
+ * what a full budget drops is counted per file.
  *
  * @module
  */
@@ -12,8 +13,6 @@ import { writeAll } from "../analysis/files.ts";
 import type { IoProblems } from "./io_problems.ts";
 
 const NEWLINE = 10;
-/** Bytes kept in memory per file while it cannot be written. */
-export const DEFAULT_BACKLOG_BYTES = 64 << 20;
 /** How often a failing file is tried again. */
 export const RETRY_EVERY_MS = 500;
 
@@ -35,13 +34,14 @@ export interface RowFileOptions {
   name: (attempt: number) => string;
   /** Written first to a file this writer creates. */
   header?: Uint8Array;
+  /** Where failures are said, and the budget of bytes kept in memory. */
   problems: IoProblems;
-  /** Bytes kept in memory while the file cannot be written. */
-  backlogBytes?: number;
   /** Told the file's size after each write that ended on a row boundary. */
   onCommitted?: (path: string, size: number) => void;
   /** Told the name once the file has been created. */
   onCreated?: (path: string) => void;
+  /** The clock retries are timed by (ms); tests give their own. */
+  now?: () => number;
 }
 
 /**
@@ -92,7 +92,7 @@ export class RowFile {
     if (rows.length === 0) return;
     if (this.#failing) {
       this.#keep(rows);
-      if (Date.now() >= this.#retryAt) this.retry();
+      this.retry();
       return;
     }
     try {
@@ -104,9 +104,12 @@ export class RowFile {
     }
   }
 
-  /** Tries a failing file again: writes what was kept. */
+  /**
+   * Tries a failing file again, at most once per {@linkcode RETRY_EVERY_MS}:
+   * writes what was kept.
+   */
   retry(): void {
-    if (!this.#failing) return;
+    if (!this.#failing || this.#now() < this.#retryAt) return;
     try {
       this.#open();
       while (this.#backlog.length) {
@@ -114,6 +117,7 @@ export class RowFile {
         this.#append(b);
         this.#backlog.shift();
         this.#backlogBytes -= b.length;
+        this.options.problems.releaseBacklog(b.length);
       }
     } catch (e) {
       this.#fail(e);
@@ -144,6 +148,7 @@ export class RowFile {
     if (this.#failing) {
       const lost = this.#backlog.reduce((n, b) => n + rowsIn(b), 0);
       this.options.problems.dropped(this.#key(), lost);
+      this.options.problems.releaseBacklog(this.#backlogBytes);
       this.#backlog = [];
       this.#backlogBytes = 0;
       this.options.problems.keeping(this.#key(), 0);
@@ -158,9 +163,12 @@ export class RowFile {
     return `${this.options.dir}/${this.options.name(0)}`;
   }
 
+  #now(): number {
+    return this.options.now?.() ?? Date.now();
+  }
+
   #keep(rows: Uint8Array): void {
-    const limit = this.options.backlogBytes ?? DEFAULT_BACKLOG_BYTES;
-    if (this.#backlogBytes + rows.length > limit) {
+    if (!this.options.problems.takeBacklog(rows.length)) {
       this.options.problems.dropped(this.#key(), rowsIn(rows));
       return;
     }
@@ -171,7 +179,7 @@ export class RowFile {
 
   #fail(e: unknown): void {
     this.#failing = true;
-    this.#retryAt = Date.now() + RETRY_EVERY_MS;
+    this.#retryAt = this.#now() + RETRY_EVERY_MS;
     // A file whose directory went away is reopened on the next try.
     this.#file?.close();
     this.#file = undefined;
@@ -189,14 +197,19 @@ export class RowFile {
     const { dir, name, header } = this.options;
     Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (this.#path) {
-      // Ours before (it was removed, or its directory failed): appended to,
-      // never truncated; made again when it is gone.
+      // Ours before (it was removed, or a write failed): made again when it
+      // is gone. Past the rows we know it holds there can only be part of
+      // a row a failed write left and could not take back: cut it before
+      // appending, or a half row would end up mid-file, where nothing
+      // repairs it. While that is refused, the file keeps failing.
       this.#file = Deno.openSync(this.#path, {
         append: true,
         create: true,
         mode: 0o600,
       });
-      this.#size = this.#file.statSync().size;
+      const size = this.#file.statSync().size;
+      if (size > this.#size) this.#file.truncateSync(this.#size);
+      else this.#size = size;
       if (this.#size === 0 && header) this.#append(header);
       return;
     }

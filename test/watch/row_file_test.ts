@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { IoProblems } from "../../watch/io_problems.ts";
-import { RowFile } from "../../watch/row_file.ts";
+import { RETRY_EVERY_MS, RowFile } from "../../watch/row_file.ts";
 
 const rows = (text: string) => new TextEncoder().encode(text);
 
@@ -16,14 +16,15 @@ function brokenDir(): { dir: string; heal: () => void } {
 
 Deno.test("RowFile keeps rows it cannot write, drops what exceeds its backlog, and writes the rest once it can", () => {
   const said: string[] = [];
-  const problems = new IoProblems((l) => said.push(l));
+  const problems = new IoProblems((l) => said.push(l), { backlogBytes: 8 });
   const { dir, heal } = brokenDir();
+  let now = 0;
   const f = new RowFile({
     dir,
     name: () => "log.csv",
     header: rows("h\n"),
     problems,
-    backlogBytes: 8,
+    now: () => now,
   });
   f.write(rows("1,a\n"));
   f.write(rows("2,b\n"));
@@ -34,6 +35,7 @@ Deno.test("RowFile keeps rows it cannot write, drops what exceeds its backlog, a
   assert.equal(p.keptBytes, 8);
   assert.equal(p.dropped, 2);
   heal();
+  now += RETRY_EVERY_MS;
   f.retry();
   f.close();
   assert.equal(Deno.readTextFileSync(`${dir}/log.csv`), "h\n1,a\n2,b\n");
@@ -59,4 +61,66 @@ Deno.test("RowFile never opens over a file that exists: it takes the next name",
   assert.equal(f.path, `${dir}/log_1.csv`);
   assert.equal(Deno.readTextFileSync(`${dir}/log_0.csv`), "someone's rows\n");
   assert.equal(Deno.readTextFileSync(`${dir}/log_1.csv`), "1,a\n");
+});
+
+Deno.test("RowFile tries a failing file again only once its retry interval has passed", () => {
+  const { dir, heal } = brokenDir();
+  let now = 1000;
+  const f = new RowFile({
+    dir,
+    name: () => "log.csv",
+    problems: new IoProblems(() => {}),
+    now: () => now,
+  });
+  f.write(rows("1,a\n"));
+  heal();
+  now += RETRY_EVERY_MS - 1;
+  f.retry();
+  f.write(rows("2,b\n"));
+  assert.throws(() => Deno.statSync(`${dir}/log.csv`), Deno.errors.NotFound);
+  now += 1;
+  f.retry();
+  f.close();
+  assert.equal(Deno.readTextFileSync(`${dir}/log.csv`), "1,a\n2,b\n");
+});
+
+Deno.test("RowFile files share one backlog budget: what does not fit is dropped and counted for its own file", () => {
+  const problems = new IoProblems(() => {}, { backlogBytes: 8 });
+  const { dir } = brokenDir();
+  const files = ["a.csv", "b.csv"].map((name) =>
+    new RowFile({ dir, name: () => name, problems })
+  );
+  files[0].write(rows("1,a\n2,b\n")); // the whole budget
+  files[1].write(rows("3,c\n"));
+  assert.equal(problems.backlogHeld, 8);
+  assert.deepEqual(
+    problems.list().map((p) => [p.file, p.keptBytes, p.dropped]),
+    [[`${dir}/a.csv`, 8, 0], [`${dir}/b.csv`, 0, 1]],
+  );
+  files[0].close();
+  assert.equal(problems.backlogHeld, 0, "a closed file gives its part back");
+  files[1].write(rows("4,d\n"));
+  assert.equal(problems.backlogHeld, 4);
+});
+
+Deno.test("RowFile reopening its file cuts part of a row a failed write left before appending", () => {
+  const dir = Deno.makeTempDirSync();
+  const path = `${dir}/log.csv`;
+  let now = 0;
+  const f = new RowFile({
+    dir,
+    name: () => "log.csv",
+    header: rows("h\n"),
+    problems: new IoProblems(() => {}),
+    now: () => now,
+  });
+  f.write(rows("1,a\n"));
+  Deno.removeSync(path);
+  f.write(rows("2,b\n")); // fails: its file is gone, the row is kept
+  // The file again, ending in half a row a cut-short write could not take back.
+  Deno.writeTextFileSync(path, "h\n1,a\n2,");
+  now += RETRY_EVERY_MS;
+  f.retry();
+  f.close();
+  assert.equal(Deno.readTextFileSync(path), "h\n1,a\n2,b\n");
 });
