@@ -47,22 +47,57 @@ export interface Daemon {
   stop(): Promise<void>;
 }
 
-/** Refuses to start over a live daemon; removes a socket a killed one left. */
-async function claimSocket(path: string): Promise<void> {
-  try {
-    Deno.lstatSync(path);
-  } catch {
-    return;
+/**
+ * Makes OUT this daemon's: an exclusive flock on `OUT/daemon.lock`, held
+ * until the daemon stops or dies (the kernel drops it then). A live
+ * daemon, busy or not, holds it, so a second one is refused before it
+ * touches the socket or any file; a lock file a stopped daemon removed
+ * while another one opened it is locked again under its new inode.
+ */
+function lockOutput(outputDir: string, socket: string): Deno.FsFile {
+  const path = `${outputDir}/daemon.lock`;
+  for (;;) {
+    let file: Deno.FsFile;
+    try {
+      file = Deno.openSync(path, {
+        read: true,
+        write: true,
+        create: true,
+        mode: 0o600,
+      });
+    } catch (e) {
+      if (e instanceof Deno.errors.NotCapable) throw e; // main.ts says it
+      throw new Error(
+        `Cannot create ${path}: ${
+          (e as Error).message
+        }; give an --output directory you can write`,
+      );
+    }
+    let ours = false;
+    try {
+      ours = file.tryLockSync(true);
+      if (ours && file.statSync().ino === Deno.statSync(path).ino) return file;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) {
+        file.close();
+        throw e;
+      }
+    }
+    file.close();
+    if (!ours) {
+      throw new Error(
+        `A daemon is already listening on ${socket} (it holds ${path}): use it (./stompwatch run --daemon ${socket} -- ...) or pick another --output`,
+      );
+    }
   }
+}
+
+/** Removes a socket a killed daemon left; only the holder of OUT's lock calls this. */
+function removeStaleSocket(path: string): void {
   try {
-    const conn = await Deno.connect({ transport: "unix", path });
-    conn.close();
-    throw new Error(
-      `A daemon is already listening on ${path}: use it (./stompwatch run --daemon ${path} -- ...) or pick another --output`,
-    );
-  } catch (e) {
-    if (e instanceof Error && e.message.startsWith("A daemon")) throw e;
     Deno.removeSync(path);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
 }
 
@@ -87,6 +122,8 @@ function randomToken(): string {
  * await d.stop();
  * ```
  */
+// async, though nothing in it waits: a failed start rejects, as callers expect.
+// deno-lint-ignore require-await
 export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
   const tcp = config.listen ? parseListen(config.listen) : undefined;
   // What a failed start made, undone in reverse order.
@@ -97,16 +134,19 @@ export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
   removeOrphanedRingDirs(config.outputDir);
   try {
     const socket = `${config.outputDir}/stompwatch.sock`;
-    await claimSocket(socket);
+    const lock = lockOutput(config.outputDir, socket);
+    undo.push(() => lock.close());
+    undo.push(() => Deno.removeSync(`${config.outputDir}/daemon.lock`));
+    removeStaleSocket(socket);
+    const ringDir = makeRingDir(config.outputDir);
+    undo.push(() => removeOwnRingDir(ringDir));
+    const paths = daemonPaths(config, ringDir);
     // OUT is ours now: what a daemon killed with its guardian left cut is mended.
-    for (const path of repairRowFiles(config.outputDir)) {
+    for (const path of repairRowFiles(config.outputDir, paths.dumpDir)) {
       console.error(
         `stompwatch: ${path} ended in part of a row (its daemon was killed mid-write): cut back to its last whole row`,
       );
     }
-    const ringDir = makeRingDir(config.outputDir);
-    undo.push(() => removeOwnRingDir(ringDir));
-    const paths = daemonPaths(config, ringDir);
     const madeDumps = !exists(paths.dumpDir);
     const guardian = startGuardian(config.outputDir);
     undo.push(() => void guardian?.close());
@@ -118,6 +158,7 @@ export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
     return serve(config, paths, {
       tcp,
       guardian,
+      lock,
       problems,
       writer,
       report,
@@ -151,6 +192,8 @@ function removeIfEmpty(dir: string): void {
 interface Made {
   tcp?: { hostname: string; port: number };
   guardian?: Guardian;
+  /** OUT's lock (see lockOutput): released last when the daemon stops. */
+  lock: Deno.FsFile;
   problems: IoProblems;
   writer: DumpWriter;
   report: WatchReportFile;
@@ -160,7 +203,7 @@ interface Made {
 function serve(
   config: DaemonConfig,
   paths: DaemonPaths,
-  { tcp, guardian, problems, writer, report, undo }: Made,
+  { tcp, guardian, lock, problems, writer, report, undo }: Made,
 ): Daemon {
   const registry = new Registry(paths.ringDir, writer);
   const log = config.eventLog === false
@@ -250,6 +293,12 @@ function serve(
         } catch { /* not there */ }
       }
       removeOwnRingDir(paths.ringDir);
+      // Removed while held: a daemon that opened it meanwhile sees that
+      // its inode is no longer OUT's lock and takes the new one.
+      try {
+        Deno.removeSync(`${config.outputDir}/daemon.lock`);
+      } catch { /* not there */ }
+      lock.close();
       resolveStopped();
     })();
   return {

@@ -44,6 +44,22 @@ import {
   writeMemoryRow,
 } from "../ffi/bindings.ts";
 
+/**
+ * What the name of every event log file matches, and of the directories
+ * under OUT that hold them.
+ *
+ * @example
+ * ```ts
+ * import { EVENT_LOG_NAMES } from "./event_log.ts";
+ * EVENT_LOG_NAMES.file.test("memscope_dump_20260102030405.csv"); // true
+ * EVENT_LOG_NAMES.dir.test("device_0"); // true
+ * ```
+ */
+export const EVENT_LOG_NAMES = {
+  file: /^memscope_dump_\d{14}\.csv$/,
+  dir: /^(device_\d+|host)$/,
+} as const;
+
 const HOST = -1;
 // Rows are written once this many bytes wait: few writes, a small buffer.
 const WRITE_AT_BYTES = 1 << 20;

@@ -25,6 +25,9 @@
  * @module
  */
 
+import { CHECKSUM_CSV_NAME } from "../watch/dump_names.ts";
+import { EVENT_LOG_NAMES } from "./event_log.ts";
+
 const NEWLINE = 10, QUOTE = 34;
 // Sizes are sent at most this often; a new file is sent at once.
 const HINT_EVERY_MS = 200;
@@ -65,9 +68,6 @@ export function trimToRowBoundary(path: string, from: number): number {
   return size - boundary;
 }
 
-const ROW_FILE =
-  /^(memscope_dump_\d{14}|watch_dump_data_check_sum_\d+_\d{14})\.csv$/;
-
 function lastByte(path: string): number | undefined {
   using file = Deno.openSync(path, { read: true });
   const size = file.statSync().size;
@@ -78,8 +78,9 @@ function lastByte(path: string): number | undefined {
 }
 
 /**
- * Cuts the files of rows under `outputDir` that a daemon left ending in part
- * of a row back to their last whole row; returns their paths. For when the
+ * Cuts the files of rows under `outputDir` (event logs) and `dumpDir`
+ * (checksum CSVs) that a daemon left ending in part of a row back to their
+ * last whole row; returns their paths. For when the
  * guardian was killed with its daemon (SIGKILL to the process group): the
  * next daemon on the directory, which alone serves it now, repairs them.
  * Only a file that does not end in a line break is read, from its start,
@@ -88,22 +89,30 @@ function lastByte(path: string): number | undefined {
  * @example
  * ```ts
  * import { repairRowFiles } from "./guardian.ts";
- * repairRowFiles("/tmp/out"); // ["/tmp/out/device_0/memscope_dump_20260102030405.csv"]
+ * repairRowFiles("/tmp/out", "/tmp/out/watch_dump");
+ * // ["/tmp/out/device_0/memscope_dump_20260102030405.csv"]
  * ```
  */
-export function repairRowFiles(outputDir: string): string[] {
+export function repairRowFiles(outputDir: string, dumpDir: string): string[] {
   const repaired: string[] = [];
-  let dirs: string[];
+  let dirs: Array<[string, RegExp]>;
   try {
     dirs = [...Deno.readDirSync(outputDir)].filter((e) =>
-      e.isDirectory && /^(device_\d+|host|watch_dump)$/.test(e.name)
-    ).map((e) => `${outputDir}/${e.name}`);
+      e.isDirectory && EVENT_LOG_NAMES.dir.test(e.name)
+    ).map((e) => [`${outputDir}/${e.name}`, EVENT_LOG_NAMES.file]);
   } catch {
     return repaired;
   }
-  for (const dir of dirs) {
-    for (const e of Deno.readDirSync(dir)) {
-      if (!e.isFile || !ROW_FILE.test(e.name)) continue;
+  dirs.push([dumpDir, CHECKSUM_CSV_NAME]);
+  for (const [dir, rowFile] of dirs) {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(dir)];
+    } catch {
+      continue; // no dump directory yet
+    }
+    for (const e of entries) {
+      if (!e.isFile || !rowFile.test(e.name)) continue;
       const path = `${dir}/${e.name}`;
       try {
         const last = lastByte(path);
@@ -143,10 +152,16 @@ export function startGuardian(outputDir: string): Guardian | undefined {
         "--quiet",
         "--no-prompt",
         "--no-config",
-        `--allow-read=${outputDir}`,
-        `--allow-write=${outputDir}`,
+        // Granted by "." in OUT: a path in a flag would be split at a comma.
+        "--allow-read=.",
+        "--allow-write=.",
         new URL(import.meta.url).pathname,
       ],
+      cwd: outputDir,
+      // Its own process group: a Ctrl-C the terminal sends the daemon's
+      // group, even before the guardian's Deno could listen for it, does
+      // not reach it.
+      detached: true,
       // Only what Deno needs: not the user's LD_PRELOAD (our own hook, after
       // `eval "$(stompwatch env)"`), which Deno would also refuse to pass on.
       clearEnv: true,
@@ -168,6 +183,16 @@ export function startGuardian(outputDir: string): Guardian | undefined {
     );
     return undefined;
   }
+  let closing = false;
+  child.status.then((status) => {
+    if (closing && status.success) return;
+    const how = status.signal
+      ? `signal ${status.signal}`
+      : `code ${status.code}`;
+    console.error(
+      `stompwatch: the guardian that trims a half-written row if the daemon is killed stopped (${how}): a daemon killed now may leave part of a row, which the next daemon on ${outputDir} cuts`,
+    );
+  });
   const writer = child.stdin.getWriter();
   const encoder = new TextEncoder();
   const sent = new Map<string, number>();
@@ -192,6 +217,7 @@ export function startGuardian(outputDir: string): Guardian | undefined {
       if (before === undefined || size < before) send(path, size);
     },
     async close() {
+      closing = true;
       clearInterval(timer);
       await writer.close().catch(() => {});
       await child.status;
@@ -224,7 +250,16 @@ async function guard(): Promise<void> {
           `stompwatch: ${path} ended in part of a row (the daemon stopped mid-write): cut back to its last whole row (${cut} bytes)`,
         );
       }
-    } catch { /* removed, or not writable: nothing to cut */ }
+    } catch (e) {
+      // Removed: nothing to cut. Anything else is said: the row stays cut.
+      if (!(e instanceof Deno.errors.NotFound)) {
+        console.error(
+          `stompwatch: cannot cut ${path} back to its last whole row: ${
+            (e as Error).message
+          }`,
+        );
+      }
+    }
   }
   Deno.exit(0);
 }

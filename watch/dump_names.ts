@@ -87,6 +87,17 @@ export function binFileName(parts: BinNameParts): string {
 }
 
 /**
+ * What every name {@linkcode checksumCsvName} makes matches.
+ *
+ * @example
+ * ```ts
+ * import { CHECKSUM_CSV_NAME } from "./dump_names.ts";
+ * CHECKSUM_CSV_NAME.test("watch_dump_data_check_sum_0_20260102030405.csv"); // true
+ * ```
+ */
+export const CHECKSUM_CSV_NAME = /^watch_dump_data_check_sum_\d+_\d{14}\.csv$/;
+
+/**
  * The checksum CSV name of one device; the timestamp is local time.
  *
  * @example

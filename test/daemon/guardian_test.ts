@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { trimToRowBoundary } from "../../daemon/guardian.ts";
+import { startGuardian, trimToRowBoundary } from "../../daemon/guardian.ts";
 
 function file(text: string): string {
   const path = Deno.makeTempFileSync();
@@ -20,4 +20,18 @@ Deno.test("trimToRowBoundary leaves a file of whole rows alone, and scans from t
   const remade = file("h\n1,");
   assert.equal(trimToRowBoundary(remade, 4096), 2);
   assert.equal(Deno.readTextFileSync(remade), "h\n");
+});
+
+Deno.test("the guardian cuts a half row in an output directory whose path has a comma", async () => {
+  const out = `${Deno.makeTempDirSync()}/out,with a comma`;
+  Deno.mkdirSync(out);
+  const path = `${out}/memscope_dump_20200101000000.csv`;
+  Deno.writeTextFileSync(path, "h\n1,a\n");
+  const guardian = startGuardian(out);
+  assert.ok(guardian);
+  guardian.committed(path, 6);
+  Deno.writeTextFileSync(path, "2,b", { append: true });
+  // Its input ends as it would if the daemon died: it trims after it.
+  await guardian.close();
+  assert.equal(Deno.readTextFileSync(path), "h\n1,a\n");
 });
