@@ -72,18 +72,31 @@ export function tensorInfo(parts: BinNameParts): string {
 }
 
 /**
- * The `.bin` file name of one before or after sample.
+ * The `.bin` file name of one before or after sample; with `taken` > 0,
+ * the name it takes when the first `taken` names are held by earlier
+ * dumps (names carry no pid): `{name}.{taken}.bin`.
  *
- * @throws {RangeError} as {@linkcode tensorInfo}.
+ * @throws {RangeError} as {@linkcode tensorInfo}, and when the suffix
+ * makes the name longer than 255 bytes.
  * @example
  * ```ts
  * import { binFileName } from "./dump_names.ts";
  * binFileName({ device: 0, tid: 7, op: "Copy", callCount: 1, name: "w", outid: 0, phase: "before" });
  * // "0_7_Copy_1-w_0_before.bin"
+ * binFileName({ device: 0, tid: 7, op: "Copy", callCount: 1, name: "w", outid: 0, phase: "before" }, 2);
+ * // "0_7_Copy_1-w_0_before.2.bin"
  * ```
  */
-export function binFileName(parts: BinNameParts): string {
-  return `${tensorInfo(parts)}.bin`;
+export function binFileName(parts: BinNameParts, taken = 0): string {
+  const stem = tensorInfo(parts);
+  if (taken === 0) return `${stem}.bin`;
+  const name = `${stem}.${taken}.bin`;
+  if (utf8ByteLength(name) > MAX_FILE_NAME_BYTES) {
+    throw new RangeError(
+      `Cannot name dump file: ${name} is longer than ${MAX_FILE_NAME_BYTES} bytes`,
+    );
+  }
+  return name;
 }
 
 /**

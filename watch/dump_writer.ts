@@ -1,7 +1,8 @@
 /**
  * Writes what the watches sample into `OUT/watch_dump`: `.bin` files for
- * full-content samples (streamed into a hidden part file, then renamed, so a
- * reader never sees half a dump) and one checksum CSV per traced process and
+ * full-content samples (streamed into a hidden part file, then linked under
+ * its name, so a reader never sees half a dump and no earlier dump is
+ * replaced) and one checksum CSV per traced process and
  * device. Every file is 0600 and made under a name no file had. Keeps the
  * index `GET /dumps` answers from.
  *
@@ -101,11 +102,15 @@ export class DumpWriter {
     }
   }
 
-  /** Completes a full-content sample under its final name; returns that name. */
+  /**
+   * Completes a full-content sample under its final name; returns that name.
+   * Names carry no pid: a name an earlier dump in this directory holds (a
+   * later run with a reused tid) is never replaced; the sample takes the
+   * first free `{name}.{n}.bin` (n = 1, 2, ...) instead.
+   */
   finishContent(pid: number, dumpSeq: number, parts: BinNameParts): string {
     const key = `${pid}.${dumpSeq}`;
-    const name = binFileName(parts);
-    const path = `${this.dir}/${name}`;
+    let name = binFileName(parts);
     const part = this.#parts.get(key);
     this.#parts.delete(key);
     try {
@@ -113,9 +118,10 @@ export class DumpWriter {
       if (part) {
         part.file!.close();
         part.file = undefined;
-        Deno.renameSync(part.path, path);
+        name = this.#linkFree(part.path, parts);
+        Deno.removeSync(part.path);
       } else {
-        Deno.writeFileSync(path, new Uint8Array(0), { mode: 0o600 });
+        name = this.#createFree(parts);
       }
     } catch (e) {
       if (part) this.#discard(part);
@@ -191,6 +197,35 @@ export class DumpWriter {
     const entry = { out, info };
     this.#csvs.set(key, entry);
     return entry;
+  }
+
+  /** Links `from` under the first free name of the sample; returns that name. */
+  #linkFree(from: string, parts: BinNameParts): string {
+    for (let n = 0;; n++) {
+      const name = binFileName(parts, n);
+      try {
+        Deno.linkSync(from, `${this.dir}/${name}`); // refuses a name taken
+        return name;
+      } catch (e) {
+        if (!(e instanceof Deno.errors.AlreadyExists) || n >= 10_000) throw e;
+      }
+    }
+  }
+
+  /** Creates an empty dump under the first free name of the sample. */
+  #createFree(parts: BinNameParts): string {
+    for (let n = 0;; n++) {
+      const name = binFileName(parts, n);
+      try {
+        Deno.writeFileSync(`${this.dir}/${name}`, new Uint8Array(0), {
+          createNew: true,
+          mode: 0o600,
+        });
+        return name;
+      } catch (e) {
+        if (!(e instanceof Deno.errors.AlreadyExists) || n >= 10_000) throw e;
+      }
+    }
   }
 
   #binKey(): string {
