@@ -11,7 +11,12 @@ import { formatFluctuation, formatLeakSummary } from "../analysis/leaks/mod.ts";
 import { formatVerdictLine } from "../watch/report.ts";
 import type { ProcessInfo, WatchInfo } from "../watch/types.ts";
 import { listRings } from "../ffi/bindings.ts";
-import { type DaemonPaths, jobEnv, readDaemonPaths } from "./config.ts";
+import {
+  absolute,
+  type DaemonPaths,
+  jobEnv,
+  readDaemonPaths,
+} from "./config.ts";
 import { type Daemon, startDaemon } from "./daemon.ts";
 import { removeOrphanedRingDirs } from "./ring_dirs.ts";
 import { requestSocket } from "./socket_client.ts";
@@ -153,7 +158,9 @@ async function sharedDaemonMemory(
  * started for a daemon that is gone would run untraced and leave a ring in
  * the dead daemon's directory.
  */
-async function answeringDaemon(socket: string): Promise<DaemonPaths> {
+async function answeringDaemon(given: string): Promise<DaemonPaths> {
+  // Absolute first: the directory of a bare `stompwatch.sock` is the cwd.
+  const socket = absolute(given);
   const dir = socket.replace(/\/[^/]*$/, "") || "/";
   const paths = readDaemonPaths(dir);
   let answered = false;
