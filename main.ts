@@ -123,9 +123,12 @@ function envCommand(args: string[]): number {
     absolute(values.output as string ?? "stompwatch_out"),
   );
   const env = jobEnv(paths, { watch });
+  // Single quotes: `eval` expands nothing in them ($, `, \, "); only the
+  // job's own LD_PRELOAD, after ours, is left to the shell.
+  const quote = (v: string) => `'${v.replaceAll("'", `'\\''`)}'`;
   for (const [k, v] of Object.entries(env)) {
-    const value = k === "LD_PRELOAD" ? `${v}\${LD_PRELOAD:+:$LD_PRELOAD}` : v;
-    console.log(`export ${k}="${value.replaceAll('"', '\\"')}"`);
+    const keep = k === "LD_PRELOAD" ? '"${LD_PRELOAD:+:$LD_PRELOAD}"' : "";
+    console.log(`export ${k}=${quote(v)}${keep}`);
   }
   return 0;
 }
