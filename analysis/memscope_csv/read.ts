@@ -45,13 +45,14 @@ import {
   MemscopeCsvError,
 } from "./header.ts";
 import { MemscopeRow } from "./row.ts";
+import type { EventLogFile } from "./open.ts";
 
 /**
  * Where rows come from: a path, opened and closed by the reader, or a file
  * the caller opened (see `openEventLog`), read from its start and left open,
  * so that every pass of a multi-pass analysis reads the one file it checked.
  */
-export type EventLogSource = string | { file: Deno.FsFile; label: string };
+export type EventLogSource = string | { file: EventLogFile; label: string };
 
 function labelOf(source: EventLogSource, options: ReadOptions): string {
   return options.label ?? (typeof source === "string" ? source : source.label);
@@ -60,7 +61,7 @@ function labelOf(source: EventLogSource, options: ReadOptions): string {
 /** The file of a source, at its start; disposing closes only what it opened. */
 async function openSource(
   source: EventLogSource,
-): Promise<{ file: Deno.FsFile; [Symbol.dispose](): void }> {
+): Promise<{ file: EventLogFile; [Symbol.dispose](): void }> {
   if (typeof source === "string") {
     const file = await Deno.open(source, { read: true });
     return { file, [Symbol.dispose]: () => file.close() };
