@@ -211,8 +211,8 @@ Deno.test("a job attached with launch blocking off gets 409 on POST /watch", asy
     const env = await stompwatch(["env", "--output", out]);
     assert.equal(env.code, 0, env.stderr);
     const vars: Record<string, string> = {};
-    for (const m of env.stdout.matchAll(/^export (\w+)="([^"]*)"$/gm)) {
-      vars[m[1]] = m[2].replace(/\$\{LD_PRELOAD.*\}$/, "");
+    for (const m of env.stdout.matchAll(/^export (\w+)='([^']*)'/gm)) {
+      vars[m[1]] = m[2];
     }
     assert.ok(vars.LD_PRELOAD && vars.STOMPWATCH_RING_DIR);
     const gate = `${tempDir()}/go`;

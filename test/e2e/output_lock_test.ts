@@ -52,20 +52,28 @@ Deno.test("a second daemon on an output directory whose live daemon's socket is 
   await next.done;
 });
 
-function processGroup(pid: number): number {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+/** [pid, process group] of `pid` itself, or of its children. */
+async function groups(
+  which: "-p" | "--ppid",
+  pid: number,
+): Promise<number[][]> {
+  const r = await new Deno.Command("ps", {
+    args: ["-o", "pid=,pgid=", which, String(pid)],
+    stdout: "piped",
+  }).output();
+  return new TextDecoder().decode(r.stdout).trim().split("\n").map((l) =>
+    l.trim().split(/\s+/).map(Number)
+  );
 }
 
 Deno.test("the guardian runs in its own process group, so a Ctrl-C to the daemon's group never reaches it", async () => {
   const d = await startDaemonProcess(tempDir());
   try {
     const pid = d.child.pid;
-    const [guardian] = Deno.readTextFileSync(
-      `/proc/${pid}/task/${pid}/children`,
-    ).trim().split(" ").map(Number);
+    const [[guardian, guardianGroup]] = await groups("--ppid", pid);
+    const [[, daemonGroup]] = await groups("-p", pid);
     assert.ok(guardian > 0, "the daemon has its guardian");
-    assert.notEqual(processGroup(guardian), processGroup(pid));
+    assert.notEqual(guardianGroup, daemonGroup);
   } finally {
     d.child.kill("SIGTERM");
     await d.done;
