@@ -70,7 +70,11 @@ export const CATCH_UP_MS = 2000;
  *
  * @example
  * ```ts
- * await caughtUp(p, () => registry.nextRound());
+ * import { caughtUp, type TracedProcess } from "./traced_process.ts";
+ * import type { Registry } from "./registry.ts";
+ * export async function fresh(p: TracedProcess, registry: Registry) {
+ *   await caughtUp(p, () => registry.nextRound());
+ * }
  * ```
  */
 export async function caughtUp(

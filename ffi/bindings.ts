@@ -529,7 +529,9 @@ export function makeLockedRingDir(path: string): number | null {
  *
  * @example
  * ```ts
- * closeLock(fd);
+ * import { closeLock, makeLockedRingDir } from "./bindings.ts";
+ * const fd = makeLockedRingDir("/dev/shm/stompwatch.example");
+ * if (fd !== null) closeLock(fd);
  * ```
  */
 export function closeLock(fd: number): void {
