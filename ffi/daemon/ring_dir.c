@@ -24,16 +24,20 @@ SW_EXPORT int stompwatch_dir_make(const char *path) {
   return chmod(path, 0700) == 0 ? 0 : errno;
 }
 
-/* Writes the names of ready rings (`{pid}.ring`) in `dir`, one per line,
- * into `out`; returns the bytes written, or -1 when the directory is gone. */
-SW_EXPORT int64_t stompwatch_dir_rings(const char *dir, char *out, uint64_t cap) {
+/* Writes the names in `dir` that start with `prefix` and end with `suffix`
+ * (with something between), one per line, into `out`; returns the bytes
+ * written, or -1 when the directory cannot be read. Hidden names never
+ * match an empty prefix: they are part files. */
+static int64_t list_names(const char *dir, const char *prefix, const char *suffix, char *out, uint64_t cap) {
   DIR *d = opendir(dir);
   if (!d) return -1;
+  size_t plen = strlen(prefix), slen = strlen(suffix);
   uint64_t used = 0;
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     size_t n = strlen(e->d_name);
-    if (n < 6 || e->d_name[0] == '.' || strcmp(e->d_name + n - 5, ".ring") != 0) continue;
+    if (n <= plen + slen || (plen == 0 && e->d_name[0] == '.')) continue;
+    if (strncmp(e->d_name, prefix, plen) != 0 || strcmp(e->d_name + n - slen, suffix) != 0) continue;
     if (used + n + 1 > cap) break;
     memcpy(out + used, e->d_name, n);
     out[used + n] = '\n';
@@ -41,6 +45,12 @@ SW_EXPORT int64_t stompwatch_dir_rings(const char *dir, char *out, uint64_t cap)
   }
   closedir(d);
   return (int64_t)used;
+}
+
+/* Writes the names of ready rings (`{pid}.ring`) in `dir`, one per line,
+ * into `out`; returns the bytes written, or -1 when the directory is gone. */
+SW_EXPORT int64_t stompwatch_dir_rings(const char *dir, char *out, uint64_t cap) {
+  return list_names(dir, "", ".ring", out, cap);
 }
 
 /* Removes a file, then (with a NULL file) nothing else: 0 or errno. */
@@ -206,21 +216,7 @@ SW_EXPORT int stompwatch_pid_alive(int32_t pid) { return kill(pid, 0) == 0 || er
  * `out`; returns the bytes written, or -1 when the directory cannot be read.
  * The daemon finds ring directories of daemons that are gone with it. */
 SW_EXPORT int64_t stompwatch_dir_names(const char *dir, const char *prefix, char *out, uint64_t cap) {
-  DIR *d = opendir(dir);
-  if (!d) return -1;
-  size_t plen = strlen(prefix);
-  uint64_t used = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    size_t n = strlen(e->d_name);
-    if (n <= plen || strncmp(e->d_name, prefix, plen) != 0) continue;
-    if (used + n + 1 > cap) break;
-    memcpy(out + used, e->d_name, n);
-    out[used + n] = '\n';
-    used += n + 1;
-  }
-  closedir(d);
-  return (int64_t)used;
+  return list_names(dir, prefix, "", out, cap);
 }
 
 /* When process `pid` started, in clock ticks since boot (field 22 of
