@@ -86,7 +86,7 @@ export async function firstPass(
           k,
           id,
           ptrs.of(row),
-          row.mallocSize ?? 0,
+          row.mallocSize ?? NaN, // no size: refused if in a window
           row.offset,
           row.line,
         )

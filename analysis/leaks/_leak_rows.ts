@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { MemscopeRow } from "../memscope_csv/mod.ts";
+import { MemscopeCsvError, type MemscopeRow } from "../memscope_csv/mod.ts";
 
 const MALLOC = 1, FREE = 2;
 export { FREE, MALLOC };
@@ -126,6 +126,14 @@ export function replayWindow(
     if (rows.device[i] !== device) continue;
     const x = id[i];
     if (x < w.a || x > (kind[i] === MALLOC ? w.b : w.c)) continue;
+    if (kind[i] === MALLOC && Number.isNaN(rows.size[i])) {
+      // msMemScope's analyser stops on such a row ("input data may broken").
+      throw new MemscopeCsvError(
+        `Cannot check leaks: the MALLOC row on line ${
+          rows.line[i]
+        } (ID ${x}) has no size:N in its Attr; the log may be broken, so no leak is reported from it`,
+      );
+    }
     if (x < prev) sorted = false;
     prev = x;
     picked[n++] = i;

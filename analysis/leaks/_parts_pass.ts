@@ -68,7 +68,7 @@ export async function passesInParts(
           k!,
           id,
           key,
-          row.mallocSize ?? 0,
+          row.mallocSize ?? NaN, // no size: refused if in a window
           row.offset,
           row.line,
         )

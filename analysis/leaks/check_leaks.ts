@@ -110,6 +110,7 @@ export async function checkLeaksFile(
     input: path,
     mstxInfo,
     startIndex,
+    startIndexText: checked.startIndexText,
     eventType,
     devices: results,
     leakCount: results.reduce((n, d) => n + d.leaks.length + d.unlisted, 0),

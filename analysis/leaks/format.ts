@@ -57,7 +57,7 @@ export function formatCheckLeaks(result: CheckLeaksResult): string[] {
         break;
       case "start-out-of-bounds":
         lines.push(
-          `INFO: Start index ${result.startIndex} is out of bounds. Device ${d.device} has a total of ${d.marks} MSTX events.`,
+          `INFO: Start index ${result.startIndexText} is out of bounds. Device ${d.device} has a total of ${d.marks} MSTX events.`,
         );
         break;
       case "clean":

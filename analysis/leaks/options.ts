@@ -23,6 +23,12 @@ export interface CheckLeaksOptions {
   mstxInfo: string;
   /** Which matching mark is A (`start_index`); default 0. */
   startIndex?: number;
+  /**
+   * The start index as its user wrote it, for messages: a command line may
+   * give more digits than a number holds exactly (msMemScope prints them
+   * as given). Default: the number's own digits.
+   */
+  startIndexText?: string;
   /** Pool whose MALLOC/FREE rows count; default HAL, as the real tool. */
   eventType?: string;
   /**
@@ -71,6 +77,7 @@ export const LIBRARY_NAMES: OptionNames = {
 export interface RawOptions {
   mstxInfo?: unknown;
   startIndex?: unknown;
+  startIndexText?: unknown;
   eventType?: unknown;
   maxLeaks?: unknown;
   rowBudget?: unknown;
@@ -79,14 +86,27 @@ export interface RawOptions {
 const DEFAULT_MAX_LEAKS = 10_000;
 const DEFAULT_ROW_BUDGET = 500_000;
 
-/** A whole number from 0: a number, or (on the command line) its digits. */
+/**
+ * A whole number from 0: a number, or (on the command line) its digits. One
+ * past 2^53 is kept, inexact: it can only mean "beyond every mark", as the
+ * real tool, whose integers have no bound, then reports.
+ */
 function wholeNumber(value: unknown, names: OptionNames): number | undefined {
   if (typeof value === "string" && names.numbersAsText) {
     return /^\d+$/.test(value) ? Number(value) : undefined;
   }
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0
+  return typeof value === "number" && Number.isInteger(value) && value >= 0
     ? value
     : undefined;
+}
+
+// Python's int() of the digits: leading zeros dropped, every digit kept.
+function indexText(raw: RawOptions, startIndex: number): string {
+  if (typeof raw.startIndexText === "string") return raw.startIndexText;
+  if (typeof raw.startIndex === "string") {
+    return BigInt(raw.startIndex).toString();
+  }
+  return BigInt(startIndex).toString();
 }
 
 /**
@@ -98,7 +118,8 @@ function wholeNumber(value: unknown, names: OptionNames): number | undefined {
  * ```ts
  * import { checkOptions } from "./options.ts";
  * checkOptions({ mstxInfo: "step", startIndex: 1 });
- * // { mstxInfo: "step", startIndex: 1, eventType: "HAL", maxLeaks: 10000, rowBudget: 500000 }
+ * // { mstxInfo: "step", startIndex: 1, startIndexText: "1", eventType: "HAL",
+ * //   maxLeaks: 10000, rowBudget: 500000 }
  * ```
  */
 export function checkOptions(
@@ -147,5 +168,12 @@ export function checkOptions(
       `Invalid row budget: ${rowBudget}; use a number from 1`,
     );
   }
-  return { mstxInfo, startIndex, eventType: pool, maxLeaks, rowBudget };
+  return {
+    mstxInfo,
+    startIndex,
+    startIndexText: indexText(raw, startIndex),
+    eventType: pool,
+    maxLeaks,
+    rowBudget,
+  };
 }

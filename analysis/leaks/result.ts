@@ -53,6 +53,8 @@ export interface CheckLeaksResult {
   input: string;
   mstxInfo: string;
   startIndex: number;
+  /** The start index as its user wrote it (digits past 2^53 kept). */
+  startIndexText: string;
   eventType: string;
   /** Devices in the order they first appear in the log, as msMemScope. */
   devices: DeviceLeaks[];

@@ -250,6 +250,8 @@ export class MemscopeRow {
    * The size of a MALLOC row as msMemScope's analyser reads it: the digits
    * after the first `size:` in Attr that is followed by one (its
    * `re.search(r'size:(\d+)', attr)`), undefined when there is none.
+   * Past 2^53 the digits are rounded once, to the nearest double, as
+   * Python's division of its exact integer then rounds.
    */
   get mallocSize(): number | undefined {
     if (!this.#field(this.#at[C_ATTR])) return undefined;
@@ -261,7 +263,11 @@ export class MemscopeRow {
       ) continue; // "size:"
       let j = i + 5, n = 0;
       while (j < e && b[j] >= 48 && b[j] <= 57) n = n * 10 + (b[j++] - 48);
-      if (j > i + 5) return n;
+      if (j === i + 5) continue;
+      // Each step above rounds once n passes 2^53: read such digits whole.
+      return n <= Number.MAX_SAFE_INTEGER
+        ? n
+        : Number(decodeRange(b, i + 5, j));
     }
     return undefined;
   }

@@ -241,3 +241,19 @@ Deno.test("check-leaks on a special file Deno guards beyond any read grant says 
   );
   assert.doesNotMatch(stderr, /--allow|Requires/);
 });
+
+Deno.test("check-leaks --start-index with more digits than a number holds is out of bounds, printed as given", async () => {
+  const r = await checkLeaks(
+    "--input",
+    LEAKY,
+    "--mstx-info",
+    "step",
+    "--start-index",
+    "099999999999999999999",
+  );
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(
+    r.stdout,
+    /^INFO: Start index 99999999999999999999 is out of bounds\. Device 0 has a total of \d+ MSTX events\.$/m,
+  );
+});

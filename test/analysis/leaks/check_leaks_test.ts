@@ -507,3 +507,38 @@ Deno.test("check_leaks lists the first leaks up to maxLeaks and counts the rest"
     "... and 1 more leak(s) on device 0 not listed (raise --max-leaks to see them).",
   );
 });
+
+Deno.test("check_leaks refuses a MALLOC between A and B that has no size, naming its line, as msMemScope stops on it", async () => {
+  const sizeless = `15,MALLOC,HAL,size:5,15000,10,11,0,0xa00000,"{addr:1}",,`;
+  await assert.rejects(
+    () => check(window(sizeless)),
+    /^MemscopeCsvError: Cannot check leaks: the MALLOC row on line 5 \(ID 15\) has no size:N in its Attr/,
+  );
+  // Outside the window it is never read, there as here.
+  const r = await check(window(sizeless.replace(/^15,/, "35,")));
+  assert.equal(r.leakCount, 0);
+});
+
+Deno.test("check_leaks reads a MALLOC size past 2^53 as Python's integer division rounds it", async () => {
+  const huge =
+    `15,MALLOC,HAL,N/A,15000,10,11,0,0x10,"{size:99999999999999999999999999}",,`;
+  const r = await check(window(huge));
+  assert.equal(r.devices[0].leaks[0].bytes, 1e26);
+  assert.match(
+    formatCheckLeaks(r).join("\n"),
+    /leak of 9\.5367431640625e\+19 Mb\(s\)/,
+  );
+});
+
+Deno.test("check_leaks reports a start index past every mark as out of bounds, printed with every digit given", async () => {
+  const r = await check(window(), {
+    startIndex: 1e20,
+    startIndexText: "99999999999999999999",
+  });
+  assert.equal(r.devices[0].status, "start-out-of-bounds");
+  assert.ok(
+    formatCheckLeaks(r).includes(
+      "INFO: Start index 99999999999999999999 is out of bounds. Device 0 has a total of 3 MSTX events.",
+    ),
+  );
+});
