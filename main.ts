@@ -5,9 +5,9 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { absolute, jobEnv, readDaemonPaths } from "./daemon/config.ts";
+import { absolute, checkSocketPath, jobEnv } from "./daemon/config.ts";
 import { startDaemon, stopOnSignals } from "./daemon/daemon.ts";
-import { runJob } from "./daemon/run.ts";
+import { answeringDaemon, runJob } from "./daemon/run.ts";
 import { parseWatchSpec } from "./daemon/watch_spec.ts";
 import { checkLeaksCli } from "./cli/check_leaks.ts";
 import { compareSummary, runCompare } from "./cli/compare.ts";
@@ -46,8 +46,9 @@ function parse(args: string[], names: string[]): Parsed {
   const options = Object.fromEntries(
     names.map((n) => [n, { type: "string" as const }]),
   );
+  let parsed: Parsed;
   try {
-    return parseArgs({
+    parsed = parseArgs({
       args,
       options,
       allowPositionals: true,
@@ -56,12 +57,28 @@ function parse(args: string[], names: string[]): Parsed {
   } catch (e) {
     throw new UsageError(`${(e as Error).message}\n${USAGE}`);
   }
+  // `--output ''` would be the working directory, `--listen ''` no listener.
+  for (const [name, value] of Object.entries(parsed.values)) {
+    if (value === "") {
+      throw new UsageError(
+        `Empty value for --${name}: give it a value or leave the option out\n${USAGE}`,
+      );
+    }
+  }
+  return parsed;
+}
+
+/** OUT from --output, refused when its socket path could not be bound. */
+function outputOf(value: string | boolean | undefined): string {
+  const dir = absolute(value as string ?? "stompwatch_out");
+  checkSocketPath(dir);
+  return dir;
 }
 
 async function daemonCommand(args: string[]): Promise<number> {
   const { values } = parse(args, ["output", "listen", "checksum"]);
   const daemon = await startDaemon({
-    outputDir: absolute(values.output as string ?? "stompwatch_out"),
+    outputDir: outputOf(values.output),
     listen: values.listen as string | undefined,
     checksum: checksumOf(values.checksum as string | undefined),
   });
@@ -110,17 +127,19 @@ async function runCommand(args: string[]): Promise<number> {
   return await runJob({
     command: args.slice(split + 1),
     watch,
-    outputDir: absolute(values.output as string ?? "stompwatch_out"),
+    outputDir: outputOf(values.output),
     daemonSocket: values.daemon ? absolute(values.daemon as string) : undefined,
     checksum: checksumOf(values.checksum as string | undefined),
   });
 }
 
-function envCommand(args: string[]): number {
+async function envCommand(args: string[]): Promise<number> {
   const { values } = parse(args, ["output", "watch"]);
   const watch = checkedWatch(values.watch as string | undefined);
-  const paths = readDaemonPaths(
-    absolute(values.output as string ?? "stompwatch_out"),
+  // Exports for a daemon that is gone would leave the job untraced.
+  const paths = await answeringDaemon(
+    `${outputOf(values.output)}/stompwatch.sock`,
+    { orElse: ", then run this again" },
   );
   const env = jobEnv(paths, { watch });
   // Single quotes: `eval` expands nothing in them ($, `, \, "); only the
@@ -160,7 +179,7 @@ async function main(args: string[]): Promise<number> {
     case "run":
       return await runCommand(rest);
     case "env":
-      return envCommand(rest);
+      return await envCommand(rest);
     case "compare":
       return await compareCommand(rest);
     case "check-leaks": {

@@ -46,6 +46,29 @@ export function absolute(dir: string): string {
   );
 }
 
+/** The most bytes a Unix socket path may have (sun_path less its NUL). */
+export const MAX_SOCKET_PATH_BYTES = 107;
+
+/**
+ * Refuses an output directory whose socket, `OUT/stompwatch.sock`, is
+ * longer than a Unix socket path may be: said before anything is made.
+ *
+ * @throws when the socket path is too long.
+ * @example
+ * ```ts
+ * checkSocketPath("/tmp/stompwatch_out"); // fine
+ * ```
+ */
+export function checkSocketPath(outputDir: string): void {
+  const socket = `${outputDir}/stompwatch.sock`;
+  const bytes = new TextEncoder().encode(socket).length;
+  if (bytes > MAX_SOCKET_PATH_BYTES) {
+    throw new Error(
+      `Cannot use --output ${outputDir}: its socket path ${socket} is ${bytes} bytes, more than the ${MAX_SOCKET_PATH_BYTES} a Unix socket path may have; use a shorter directory`,
+    );
+  }
+}
+
 /**
  * Makes the output directory (0700) when it does not exist; returns whether
  * it was made here. An existing directory is used as it is, and only when

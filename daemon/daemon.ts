@@ -12,6 +12,7 @@ import { IoProblems } from "../watch/io_problems.ts";
 import { WatchReportFile } from "../watch/report.ts";
 import { RETRY_EVERY_MS } from "../watch/row_file.ts";
 import {
+  checkSocketPath,
   type DaemonConfig,
   type DaemonPaths,
   daemonPaths,
@@ -45,6 +46,19 @@ export interface Daemon {
   /** Resolves when the daemon has stopped. */
   stopped: Promise<void>;
   stop(): Promise<void>;
+}
+
+/**
+ * OUT is held by another live daemon (it holds `OUT/daemon.lock`): `run`
+ * attaches to it rather than failing.
+ */
+export class OutputHeldError extends Error {
+  /** The socket the daemon that holds OUT serves. */
+  readonly socket: string;
+  constructor(message: string, socket: string) {
+    super(message);
+    this.socket = socket;
+  }
 }
 
 /**
@@ -85,8 +99,9 @@ function lockOutput(outputDir: string, socket: string): Deno.FsFile {
     }
     file.close();
     if (!ours) {
-      throw new Error(
+      throw new OutputHeldError(
         `A daemon is already listening on ${socket} (it holds ${path}): use it (./stompwatch run --daemon ${socket} -- ...) or pick another --output`,
+        socket,
       );
     }
   }
@@ -126,6 +141,7 @@ function randomToken(): string {
 // deno-lint-ignore require-await
 export async function startDaemon(config: DaemonConfig): Promise<Daemon> {
   const tcp = config.listen ? parseListen(config.listen) : undefined;
+  checkSocketPath(config.outputDir);
   // What a failed start made, undone in reverse order.
   const undo: Array<() => void> = [];
   const madeOut = outputDirectory(config.outputDir);

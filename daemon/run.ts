@@ -15,9 +15,10 @@ import {
   absolute,
   type DaemonPaths,
   jobEnv,
+  outputDirectory,
   readDaemonPaths,
 } from "./config.ts";
-import { type Daemon, startDaemon } from "./daemon.ts";
+import { type Daemon, OutputHeldError, startDaemon } from "./daemon.ts";
 import { removeOrphanedRingDirs } from "./ring_dirs.ts";
 import { requestSocket } from "./socket_client.ts";
 
@@ -153,26 +154,123 @@ async function sharedDaemonMemory(
   }
 }
 
+/** Whether a daemon answers GET /health at `socket`. */
+async function answers(socket: string): Promise<boolean> {
+  try {
+    return (await requestSocket(socket, "GET", "/health")).status === 200;
+  } catch {
+    return false; // nothing listens
+  }
+}
+
 /**
  * The paths of the daemon behind `socket`, once it has answered: a job
  * started for a daemon that is gone would run untraced and leave a ring in
- * the dead daemon's directory.
+ * the dead daemon's directory. `orElse` ends the refusal with the other
+ * way out the caller offers.
+ *
+ * @example
+ * ```ts
+ * const paths = await answeringDaemon("/tmp/out/stompwatch.sock");
+ * paths.ringDir; // where the job's ring goes
+ * ```
  */
-async function answeringDaemon(given: string): Promise<DaemonPaths> {
+export async function answeringDaemon(
+  given: string,
+  options: { orElse?: string } = {},
+): Promise<DaemonPaths> {
   // Absolute first: the directory of a bare `stompwatch.sock` is the cwd.
   const socket = absolute(given);
   const dir = socket.replace(/\/[^/]*$/, "") || "/";
   const paths = readDaemonPaths(dir);
-  let answered = false;
-  try {
-    answered = (await requestSocket(socket, "GET", "/health")).status === 200;
-  } catch { /* nothing listens */ }
-  if (!answered) {
+  if (!await answers(socket)) {
+    const orElse = options.orElse ??
+      ", or leave out --daemon to start one for this job";
     throw new Error(
-      `No daemon answers at ${socket}: start one with ./stompwatch daemon --output ${dir}, or leave out --daemon to start one for this job`,
+      `No daemon answers at ${socket}: start one with ./stompwatch daemon --output ${dir}${orElse}`,
     );
   }
   return paths;
+}
+
+/** How long `run` waits for a daemon that holds OUT but is still starting. */
+const STARTING_DAEMON_MS = 5_000;
+
+/**
+ * The daemon that serves OUT for this job: the live one already there
+ * (another `run`'s or a `stompwatch daemon`), or one of our own. Several
+ * `run`s on one OUT so share one daemon; refused only when OUT is held by
+ * a daemon that does not answer.
+ */
+async function daemonFor(
+  options: RunOptions,
+): Promise<{ daemon?: Daemon; paths: DaemonPaths }> {
+  const socket = `${options.outputDir}/stompwatch.sock`;
+  const attach = () => {
+    const paths = readDaemonPaths(options.outputDir);
+    say(
+      `a daemon already serves ${options.outputDir}: the job reports to it, as with --daemon ${socket}`,
+    );
+    removeOrphanedRingDirs();
+    return { paths };
+  };
+  if (await answers(socket)) return attach();
+  try {
+    const daemon = await startDaemon({
+      outputDir: options.outputDir,
+      checksum: options.checksum,
+    });
+    say(`daemon listening on ${daemon.paths.socket}`);
+    return { daemon, paths: daemon.paths };
+  } catch (e) {
+    if (!(e instanceof OutputHeldError)) throw e;
+  }
+  // Held: its daemon may be starting still (the lock comes before the socket).
+  const deadline = Date.now() + STARTING_DAEMON_MS;
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    if (await answers(socket)) return attach();
+  }
+  throw new Error(
+    `Cannot use --output ${options.outputDir}: a daemon holds ${options.outputDir}/daemon.lock but does not answer at ${socket}; wait for it, stop it, or pick another --output`,
+  );
+}
+
+/**
+ * The lock every `run` on OUT takes shared while its job runs and its
+ * verdicts are read; the `run` whose daemon serves OUT takes it exclusive
+ * before stopping that daemon, so jobs of other `run`s that attached to it
+ * finish traced.
+ */
+async function runsLock(outputDir: string): Promise<Deno.FsFile> {
+  const file = await Deno.open(`${outputDir}/run.lock`, {
+    read: true,
+    write: true,
+    create: true,
+    mode: 0o600,
+  });
+  await file.lock(false);
+  return file;
+}
+
+/** Removes the runs lock of an OUT made by this `run` and left empty by it. */
+function removeRunsLock(outputDir: string): void {
+  try {
+    Deno.removeSync(`${outputDir}/run.lock`);
+    Deno.removeSync(outputDir); // refuses a directory that holds anything
+  } catch { /* used by another run, or not empty */ }
+}
+
+/** Stops our own daemon once no other `run`'s job reports to it. */
+async function stopWhenAlone(
+  daemon: Daemon | undefined,
+  shared: Deno.FsFile | undefined,
+): Promise<void> {
+  if (daemon) {
+    await shared?.lock(true);
+    await daemon.stop();
+  }
+  shared?.close();
 }
 
 /**
@@ -186,22 +284,26 @@ async function answeringDaemon(given: string): Promise<DaemonPaths> {
 export async function runJob(options: RunOptions): Promise<number> {
   let daemon: Daemon | undefined;
   let paths: DaemonPaths;
+  let shared: Deno.FsFile | undefined;
   if (options.daemonSocket) {
     removeOrphanedRingDirs();
     paths = await answeringDaemon(options.daemonSocket);
   } else {
-    daemon = await startDaemon({
-      outputDir: options.outputDir,
-      checksum: options.checksum,
-    });
-    paths = daemon.paths;
-    say(`daemon listening on ${paths.socket}`);
+    const madeOut = outputDirectory(options.outputDir);
+    try {
+      shared = await runsLock(options.outputDir);
+      ({ daemon, paths } = await daemonFor(options));
+    } catch (e) {
+      shared?.close();
+      if (madeOut) removeRunsLock(options.outputDir);
+      throw e;
+    }
   }
   let child: Deno.ChildProcess;
   try {
     child = spawnJob(options, paths);
   } catch (e) {
-    await daemon?.stop();
+    await stopWhenAlone(daemon, shared);
     throw e;
   }
   const unforward = forwardSignals(child);
@@ -224,7 +326,7 @@ export async function runJob(options: RunOptions): Promise<number> {
     for (const line of formatFluctuation(m.fluctuation)) say(line);
   }
   // A shared daemon writes the report itself when it has drained the job.
-  if (daemon) await daemon.stop();
+  await stopWhenAlone(daemon, shared);
   say(`dumps and watch_report.json in ${paths.dumpDir}`);
   return exitCodeOf(status);
 }
