@@ -296,6 +296,8 @@ function serve(
       writer.close();
       log?.close();
       report.write(service.listWatches());
+      // GET /health counted what was lost: it is gone now, so say it here.
+      problems.sayLosses();
       await guardian?.close();
       for (
         const p of [

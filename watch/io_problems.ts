@@ -52,6 +52,7 @@ export class IoProblems {
   #say: (line: string) => void;
   #backlogLimit: number;
   #backlogHeld = 0;
+  #droppedBytes = new Map<string, number>();
 
   /** `say` gets each one-line message (default: stderr). */
   constructor(
@@ -101,8 +102,11 @@ export class IoProblems {
     );
   }
 
-  /** `count` rows (or dump files) of `file` were dropped: its backlog was full. */
-  dropped(file: string, count: number, error?: unknown): void {
+  /**
+   * `count` rows (or dump files) of `file`, `bytes` in all, were dropped:
+   * its backlog was full, or the daemon stopped while it still failed.
+   */
+  dropped(file: string, count: number, error?: unknown, bytes = 0): void {
     let p = this.#byFile.get(file);
     if (!p) {
       this.failed(file, error ?? "not written", 0);
@@ -114,6 +118,23 @@ export class IoProblems {
       );
     }
     p.dropped += count;
+    this.#droppedBytes.set(file, (this.#droppedBytes.get(file) ?? 0) + bytes);
+  }
+
+  /**
+   * Says, per file, what never reached it: for the daemon's last words,
+   * when no one can ask `GET /health` any more.
+   */
+  sayLosses(): void {
+    for (const p of this.#byFile.values()) {
+      if (p.dropped === 0) continue;
+      // Rows are counted with their bytes; whole dump files without.
+      const bytes = this.#droppedBytes.get(p.file) ?? 0;
+      const what = bytes ? `rows (${bytes} bytes)` : "rows or dump files";
+      this.#say(
+        `stompwatch: ${p.file} lacks ${p.dropped} ${what} that could not be written and are lost`,
+      );
+    }
   }
 
   /** Updates how many bytes wait in memory for `file`. */

@@ -147,7 +147,12 @@ export class RowFile {
     }
     if (this.#failing) {
       const lost = this.#backlog.reduce((n, b) => n + rowsIn(b), 0);
-      this.options.problems.dropped(this.#key(), lost);
+      this.options.problems.dropped(
+        this.#key(),
+        lost,
+        undefined,
+        this.#backlogBytes,
+      );
       this.options.problems.releaseBacklog(this.#backlogBytes);
       this.#backlog = [];
       this.#backlogBytes = 0;
@@ -169,7 +174,12 @@ export class RowFile {
 
   #keep(rows: Uint8Array): void {
     if (!this.options.problems.takeBacklog(rows.length)) {
-      this.options.problems.dropped(this.#key(), rowsIn(rows));
+      this.options.problems.dropped(
+        this.#key(),
+        rowsIn(rows),
+        undefined,
+        rows.length,
+      );
       return;
     }
     this.#backlog.push(rows.slice());
