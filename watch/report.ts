@@ -54,13 +54,22 @@ export function buildReport(watches: WatchInfo[]): WatchReport {
   };
 }
 
-/** A report earlier daemons left, or none; one that is not a report is moved aside. */
-function earlierWatches(path: string): WatchReport["watches"] {
+/**
+ * A report earlier daemons left, or none; one that is not a report is moved
+ * aside. `blocked` says why nothing can be written at `path` while it is
+ * there (a directory, or a file that could not be moved aside).
+ */
+function earlierWatches(
+  path: string,
+): { watches: WatchReport["watches"]; blocked?: string } {
+  if (isDirectory(path)) {
+    return { watches: [], blocked: "it is a directory; move it away" };
+  }
   try {
     const report = JSON.parse(Deno.readTextFileSync(path)) as WatchReport;
-    if (Array.isArray(report?.watches)) return report.watches;
+    if (Array.isArray(report?.watches)) return { watches: report.watches };
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return [];
+    if (e instanceof Deno.errors.NotFound) return { watches: [] };
     // Not JSON, or unreadable: kept below, never written over.
   }
   // Not ours to drop: it goes aside under a name no file has.
@@ -69,10 +78,33 @@ function earlierWatches(path: string): WatchReport["watches"] {
     try {
       Deno.linkSync(path, aside);
       Deno.removeSync(path);
-      return [];
+      return { watches: [] };
     } catch (e) {
-      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+      if (e instanceof Deno.errors.AlreadyExists) continue;
+      const why = (e as Error).message;
+      return {
+        watches: [],
+        blocked:
+          `it is not a report and cannot be moved aside (${why}); move it away`,
+      };
     }
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.lstatSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -94,17 +126,32 @@ export class WatchReportFile {
   #earlier: WatchReport["watches"];
   #problems: IoProblems;
   #pending: WatchInfo[] | undefined;
+  #blocked: string | undefined;
 
-  /** Reads the report already in `dumpDir`, if any. */
+  /**
+   * Reads the report already in `dumpDir`, if any. What stands in the
+   * report's place is said through `problems` and waited out, like any
+   * other write error: the daemon runs without its report meanwhile.
+   */
   constructor(dumpDir: string, problems: IoProblems) {
     this.path = `${dumpDir}/watch_report.json`;
     this.#problems = problems;
-    this.#earlier = earlierWatches(this.path);
+    const { watches, blocked } = earlierWatches(this.path);
+    this.#earlier = watches;
+    this.#blocked = blocked;
+    if (blocked) problems.failed(this.path, new Error(blocked), 0);
   }
 
   /** Writes the report with `watches` as this daemon's (0600, atomically). */
   write(watches: WatchInfo[]): void {
     this.#pending = watches;
+    if (this.#blocked) {
+      if (exists(this.path)) {
+        this.#problems.failed(this.path, new Error(this.#blocked), 0);
+        return;
+      }
+      this.#blocked = undefined; // moved away: written from now on
+    }
     const report = buildReport(watches);
     report.watches = [...this.#earlier, ...report.watches];
     const tmp = this.path.replace(/[^/]*$/, ".watch_report.json.part");
