@@ -12,6 +12,13 @@ import { badRequest, HttpError } from "./_errors.ts";
 /** The largest request body the API reads; every body it takes is a few hundred bytes. */
 export const MAX_BODY_BYTES = 1 << 20;
 
+/**
+ * How long a body may take to arrive, from the first read: a client that
+ * sends a Content-Length and then (almost) nothing would hold its
+ * connection, and the memory behind it, for ever.
+ */
+export const BODY_TIMEOUT_MS = 10_000;
+
 function tooLarge(what: string): never {
   throw new HttpError(
     413,
@@ -44,7 +51,8 @@ export function bodyLimit(): MiddlewareHandler {
 
 /**
  * The body as text, reading at most {@linkcode MAX_BODY_BYTES}: a longer one
- * is refused as soon as the cap is passed, whatever Content-Length said.
+ * is refused as soon as the cap is passed, whatever Content-Length said,
+ * and one not whole within {@linkcode BODY_TIMEOUT_MS} is refused with 408.
  */
 async function readCapped(c: Context): Promise<string> {
   const body = c.req.raw.body;
@@ -52,16 +60,38 @@ async function readCapped(c: Context): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = body.getReader();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), BODY_TIMEOUT_MS);
+  });
   for (;;) {
-    const { done, value } = await reader.read();
+    let read: ReadableStreamReadResult<Uint8Array> | "late";
+    try {
+      read = await Promise.race([reader.read(), late]);
+    } catch (e) {
+      clearTimeout(timer);
+      throw e;
+    }
+    if (read === "late") {
+      reader.cancel().catch(() => {});
+      throw new HttpError(
+        408,
+        `Request body not received in time: ${size} bytes came in ${
+          BODY_TIMEOUT_MS / 1000
+        } s; send the whole body at once`,
+      );
+    }
+    const { done, value } = read;
     if (done) break;
     size += value.length;
     if (size > MAX_BODY_BYTES) {
+      clearTimeout(timer);
       await reader.cancel();
       tooLarge("it runs past the limit");
     }
     chunks.push(value);
   }
+  clearTimeout(timer);
   const bytes = new Uint8Array(size);
   let at = 0;
   for (const chunk of chunks) {
@@ -149,9 +179,30 @@ export function readQuery(
  */
 export function kindOf(value: unknown): string {
   if (value === null) return "null";
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    return jsonText(value);
+  }
   if (Array.isArray(value)) return "an array";
   if (typeof value === "object") return "an object";
   return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+/**
+ * A JSON value as given, for messages: a number too large for a double
+ * (`1e400`), which JSON.parse reads as Infinity and JSON.stringify would
+ * show as `null`, is said to be that.
+ *
+ * @example
+ * ```ts
+ * import { jsonText } from "./_body.ts";
+ * jsonText(JSON.parse("1e400")); // "a number too large to hold (it reads as Infinity)"
+ * ```
+ */
+export function jsonText(value: unknown): string {
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    return `a number too large to hold (it reads as ${value})`;
+  }
+  return JSON.stringify(value) ?? String(value);
 }
 
 function checkKnown(

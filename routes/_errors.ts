@@ -22,7 +22,7 @@ const STATUS: Record<ServiceErrorKind, 400 | 404 | 409 | 422 | 503> = {
 /** An error the edge itself answers with a status (bad input, body too large). */
 export class HttpError extends Error {
   /** HTTP status to answer with. */
-  readonly status: 400 | 404 | 409 | 413;
+  readonly status: 400 | 404 | 408 | 409 | 413;
   /**
    * @example
    * ```ts

@@ -17,7 +17,7 @@ import type {
   CheckLeaksRequest,
   MemoryService,
 } from "../analysis/memory_api.ts";
-import { readJsonObject, readQuery } from "./_body.ts";
+import { jsonText, readJsonObject, readQuery } from "./_body.ts";
 import { badRequest } from "./_errors.ts";
 import { queryPid } from "./_fields.ts";
 
@@ -27,7 +27,7 @@ const HTTP_NAMES: OptionNames = {
   startIndex: "start_index",
   eventType: "event_type",
   maxLeaks: "max_leaks",
-  show: (v) => JSON.stringify(v) ?? String(v),
+  show: jsonText,
 };
 
 const CHECK_FIELDS = [

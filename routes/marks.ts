@@ -7,7 +7,7 @@
 
 import { Hono } from "hono";
 import type { MemoryService } from "../analysis/memory_api.ts";
-import { readJsonObject } from "./_body.ts";
+import { kindOf, readJsonObject } from "./_body.ts";
 import { badRequest } from "./_errors.ts";
 import { pidField } from "./_fields.ts";
 
@@ -28,11 +28,14 @@ export function markRequest(
   body: Record<string, unknown>,
 ): { message: string; pid?: number } {
   const message = body.message;
-  if (typeof message !== "string" || message === "") {
-    badRequest(
-      'Missing field message: give the mark\'s text, e.g. {"message":"step"}',
-    );
+  const hint = 'give the mark\'s text, e.g. {"message":"step"}';
+  if (message === undefined || message === null) {
+    badRequest(`Missing field message: ${hint}`);
   }
+  if (typeof message !== "string") {
+    badRequest(`Invalid message: got ${kindOf(message)}; ${hint}`);
+  }
+  if (message === "") badRequest(`Invalid message: it is empty; ${hint}`);
   if (new TextEncoder().encode(message).length > MAX_MESSAGE_BYTES) {
     badRequest(
       `Invalid message: longer than mstx's ${MAX_MESSAGE_BYTES} bytes`,

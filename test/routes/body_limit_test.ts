@@ -65,3 +65,34 @@ Deno.test("a body of exactly 1 MiB is read", async () => {
   assert.equal(response.status, 201);
   assert.equal(service.calls.length, 1);
 });
+
+Deno.test("a body that stops coming gets 408 once BODY_TIMEOUT_MS has passed, and the service is not called", async () => {
+  const { app, service } = setup();
+  const { stream } = endless(new TextEncoder().encode("{"), 1);
+  const response = await app.request("/watch", {
+    method: "POST",
+    body: stream,
+    headers: { "Content-Length": "1000" },
+    duplex: "half",
+  } as RequestInit);
+  assert.equal(response.status, 408);
+  assert.match(
+    (await response.json()).error,
+    /^Request body not received in time: 1 bytes came in 10 s; send the whole body at once$/,
+  );
+  assert.deepEqual(service.calls, []);
+});
+
+Deno.test("on TCP a request without the token is refused before any of its body is read", async () => {
+  const { app, service } = setup({ token: "s3cret" });
+  const { stream, seen } = endless(new Uint8Array(1024), 1);
+  const response = await app.request("/watch", {
+    method: "POST",
+    body: stream,
+    headers: { "Content-Length": "1000" },
+    duplex: "half",
+  } as RequestInit);
+  assert.equal(response.status, 401);
+  assert.ok(seen.bytes <= 1024);
+  assert.deepEqual(service.calls, []);
+});
