@@ -55,10 +55,26 @@ export async function runCompare(
   const base = await readStep(basePath, levels);
   const compare = await readStep(comparePath, levels);
   const rows = compareSteps(base, compare);
-  const path = await writeCompareCsv(options.outputDir, rows, {
-    at: options.at,
-  });
+  let path: string;
+  try {
+    path = await writeCompareCsv(options.outputDir, rows, { at: options.at });
+  } catch (e) {
+    throw new Error(
+      `Cannot write the comparison under --output ${options.outputDir}: ${
+        whyNotWritten(e)
+      }; give a directory of your own`,
+    );
+  }
   return { path, rows };
+}
+
+/** Why the output could not be written, without Deno's advice on flags. */
+function whyNotWritten(e: unknown): string {
+  // /proc, /sys and /dev: Deno grants them only with --allow-all.
+  if (e instanceof Deno.errors.NotCapable) {
+    return "stompwatch may not write there";
+  }
+  return (e as Error).message;
 }
 
 /**
