@@ -267,7 +267,12 @@ async function stopWhenAlone(
   shared: Deno.FsFile | undefined,
 ): Promise<void> {
   if (daemon) {
-    await shared?.lock(true);
+    if (shared && !shared.tryLockSync(true)) {
+      say(
+        `waiting for the jobs of other runs that report to this daemon (${daemon.paths.socket}) before stopping it`,
+      );
+      await shared.lock(true);
+    }
     await daemon.stop();
   }
   shared?.close();

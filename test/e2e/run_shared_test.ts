@@ -4,7 +4,13 @@
  * reports to it has ended.
  */
 import assert from "node:assert/strict";
-import { stompwatch, tempDir, workload } from "./_harness.ts";
+import {
+  eventually,
+  requestSocket,
+  stompwatch,
+  tempDir,
+  workload,
+} from "./_harness.ts";
 
 Deno.test("three runs started at once on one output directory all run their jobs, traced", async () => {
   const out = tempDir();
@@ -38,4 +44,46 @@ Deno.test("three runs started at once on one output directory all run their jobs
     e.name.startsWith("memscope_dump_")
   );
   assert.ok(log.length >= 1);
+});
+
+Deno.test("the run whose daemon serves OUT keeps it until an attached run's job has ended, traced", async () => {
+  const out = tempDir();
+  const m = tempDir();
+  const stomp = workload("stomp");
+  // A's job ends while B's still runs: files order them, not time.
+  const a = stompwatch([
+    "run",
+    "--output",
+    out,
+    "--",
+    "bash",
+    "-c",
+    `while [ ! -e ${m}/b_started ]; do sleep 0.02; done; ${stomp} && touch ${m}/a_done`,
+  ]);
+  await eventually(async () => {
+    try {
+      const r = await requestSocket(`${out}/stompwatch.sock`, "GET", "/health");
+      return r.status === 200 || undefined;
+    } catch {
+      return undefined;
+    }
+  });
+  const b = stompwatch([
+    "run",
+    "--output",
+    out,
+    "--",
+    "bash",
+    "-c",
+    `touch ${m}/b_started; while [ ! -e ${m}/a_done ]; do sleep 0.02; done; ${stomp} && exit 5`,
+  ]);
+  const [ra, rb] = await Promise.all([a, b]);
+  assert.equal(ra.code, 0, ra.stderr);
+  assert.equal(rb.code, 5, rb.stderr);
+  assert.match(rb.stderr, /a daemon already serves/);
+  assert.doesNotMatch(rb.stderr, /untraced|did not answer/);
+  assert.match(
+    ra.stderr,
+    /waiting for the jobs of other runs that report to this daemon/,
+  );
 });
