@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import {
   eventually,
   requestSocket,
+  startDaemonProcess,
   stompwatch,
   tempDir,
   workload,
@@ -86,4 +87,24 @@ Deno.test("the run whose daemon serves OUT keeps it until an attached run's job 
     ra.stderr,
     /waiting for the jobs of other runs that report to this daemon/,
   );
+});
+
+Deno.test("run on an output directory held by a daemon that does not answer is refused and its job never runs", async () => {
+  const out = tempDir();
+  const d = await startDaemonProcess(out);
+  try {
+    // Its socket gone, the daemon still holds OUT/daemon.lock.
+    Deno.removeSync(`${out}/stompwatch.sock`);
+    const marker = `${tempDir()}/job_ran`;
+    const r = await stompwatch(["run", "--output", out, "--", "touch", marker]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(
+      r.stderr,
+      /^stompwatch: Cannot use --output \S+: a daemon holds \S+\/daemon\.lock but does not answer at \S+\/stompwatch\.sock; wait for it, stop it, or pick another --output\n$/,
+    );
+    assert.throws(() => Deno.statSync(marker), Deno.errors.NotFound);
+  } finally {
+    d.child.kill("SIGTERM");
+    await d.done;
+  }
 });
