@@ -26,7 +26,22 @@ import {
   removeRingDir,
 } from "../ffi/bindings.ts";
 
-const SHM = "/dev/shm";
+/**
+ * Where ring directories go: `STOMPWATCH_SHM_DIR` when set (a container's
+ * /dev/shm may be smaller than one 64 MiB ring; the tests keep theirs apart
+ * from any daemon on the machine), else /dev/shm, memory that never reaches
+ * a disk.
+ *
+ * @example
+ * ```ts
+ * import { ringRoot } from "./ring_dirs.ts";
+ * ringRoot(); // "/dev/shm"
+ * ```
+ */
+export function ringRoot(): string {
+  return Deno.env.get("STOMPWATCH_SHM_DIR")?.replace(/(?<=.)\/+$/, "") ||
+    "/dev/shm";
+}
 // Directories made before the start time was in the name have no `{start}.`.
 const NAME = /^(?:stompwatch|rings)\.(\d+)\.(?:(\d+)\.)?[0-9a-f]{8}$/;
 
@@ -47,7 +62,7 @@ function tag(): string {
  */
 export function makeRingDir(outputDir: string): string {
   const t = tag();
-  const dirs = [`${SHM}/stompwatch.${t}`, `${outputDir}/rings.${t}`];
+  const dirs = [`${ringRoot()}/stompwatch.${t}`, `${outputDir}/rings.${t}`];
   for (const dir of dirs) {
     const fd = makeLockedRingDir(dir);
     if (fd === null) continue;
@@ -111,7 +126,7 @@ export function ringDirOrphaned(name: string): boolean {
  */
 export function removeOrphanedRingDirs(outputDir?: string): string[] {
   const removed: string[] = [];
-  const places: Array<[string, string]> = [[SHM, "stompwatch."]];
+  const places: Array<[string, string]> = [[ringRoot(), "stompwatch."]];
   if (outputDir) places.push([outputDir, "rings."]);
   for (const [dir, prefix] of places) {
     for (const name of listNames(dir, prefix) ?? []) {

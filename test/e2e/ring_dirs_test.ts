@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { DaemonPaths } from "../../daemon/config.ts";
-import { removeOrphanedRingDirs } from "../../daemon/ring_dirs.ts";
+import { removeOrphanedRingDirs, ringRoot } from "../../daemon/ring_dirs.ts";
 import {
   closeLock,
   listNames,
@@ -37,7 +37,7 @@ function exists(path: string): boolean {
 
 /** Ring directories in /dev/shm made by process `pid`. */
 function ringDirsOf(pid: number): string[] {
-  return listNames("/dev/shm", `stompwatch.${pid}.`) ?? [];
+  return listNames(ringRoot(), `stompwatch.${pid}.`) ?? [];
 }
 
 async function killed(out: string): Promise<DaemonPaths> {
@@ -67,10 +67,10 @@ Deno.test("a new daemon removes the ring directory of a SIGKILLed daemon and kee
 });
 
 Deno.test("removeOrphanedRingDirs keeps the directory of a live pid with its start time and removes one of a reused pid", () => {
-  const mine = `/dev/shm/stompwatch.${Deno.pid}.${
+  const mine = `${ringRoot()}/stompwatch.${Deno.pid}.${
     pidStarted(Deno.pid)
   }.0badc0de`;
-  const reused = `/dev/shm/stompwatch.${Deno.pid}.1.0badc0de`;
+  const reused = `${ringRoot()}/stompwatch.${Deno.pid}.1.0badc0de`;
   assert.ok(makePrivateDir(mine) && makePrivateDir(reused));
   try {
     const removed = removeOrphanedRingDirs();
@@ -207,7 +207,7 @@ function names(dir: string): string[] {
 Deno.test("a symlink named like a dead daemon's ring directory, in /dev/shm or in OUT, is never followed: the files it points at survive", async () => {
   const shmVictim = victim(), outVictim = victim();
   const out = tempDir();
-  const shmLink = "/dev/shm/stompwatch.999999.1.dead1111";
+  const shmLink = `${ringRoot()}/stompwatch.999999.1.dead1111`;
   const outLink = `${out}/rings.999999.1.dead2222`;
   Deno.symlinkSync(shmVictim, shmLink);
   Deno.symlinkSync(outVictim, outLink);
@@ -240,7 +240,7 @@ Deno.test({
 });
 
 Deno.test("a ring directory whose lock is held is never removed, though its pid looks dead (another pid namespace)", async () => {
-  const live = "/dev/shm/stompwatch.999999.1.dead4444";
+  const live = `${ringRoot()}/stompwatch.999999.1.dead4444`;
   const fd = makeLockedRingDir(live);
   assert.ok(fd !== null);
   try {
@@ -254,7 +254,7 @@ Deno.test("a ring directory whose lock is held is never removed, though its pid 
 });
 
 Deno.test("a ring directory whose lock nobody holds is removed, though its pid looks alive (another pid namespace)", async () => {
-  const gone = `/dev/shm/stompwatch.${Deno.pid}.${
+  const gone = `${ringRoot()}/stompwatch.${Deno.pid}.${
     pidStarted(Deno.pid)
   }.dead5555`;
   const fd = makeLockedRingDir(gone);
