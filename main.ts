@@ -11,6 +11,7 @@ import { answeringDaemon, runJob } from "./daemon/run.ts";
 import { parseWatchSpec } from "./daemon/watch_spec.ts";
 import { checkLeaksCli } from "./cli/check_leaks.ts";
 import { compareSummary, runCompare } from "./cli/compare.ts";
+import { snapshotCli } from "./cli/snapshot.ts";
 
 const USAGE = `usage:
   stompwatch daemon [--output DIR] [--listen 127.0.0.1:PORT] [--checksum xxh3|crc64-msmemscope]
@@ -23,6 +24,9 @@ const USAGE = `usage:
   stompwatch check-leaks --input F.csv --mstx-info TEXT [--start-index N] [--event-type HAL]
                          [--max-leaks N] [--json]
                                      blocks allocated between marks A and B, not freed by C
+  stompwatch snapshot --input F.csv -o FILE [--device N] [--format pickle|json]
+                      [--max-entries N]
+                                     a snapshot pytorch.org/memory_viz opens, from any event log
   stompwatch test                    fmt, lint, type check, build and run every test
   stompwatch bench                   run the benchmarks`;
 
@@ -186,6 +190,12 @@ async function main(args: string[]): Promise<number> {
       const { lines, code } = await checkLeaksCli(rest);
       if (lines.length) console.log(lines.join("\n"));
       return code;
+    }
+    case "snapshot": {
+      const { lines, warnings } = await snapshotCli(rest);
+      for (const line of lines) console.log(line);
+      for (const line of warnings) console.error(line);
+      return 0;
     }
     case undefined:
     case "help":

@@ -1,0 +1,280 @@
+/**
+ * Replays one device's memory rows into the allocator history and end state
+ * that memory_viz draws (SPEC section 8), keeping every rule under which the
+ * viewer throws (PYTORCH.md section 4) whatever the log holds:
+ *
+ * - runtime allocations are segments; allocator blocks (PTA, ATB, ...) are the
+ *   blocks of the live segment that contains them. A process that records no
+ *   blocks on a device has each runtime allocation drawn as one block filling
+ *   its segment, since the whole allocation is what it uses;
+ * - a block no segment contains gets a segment of its own, and a freed block
+ *   no live segment contains (allocated before the log began) is followed by
+ *   the free of such a segment, so that no live block ever lies outside
+ *   every segment when the viewer replays the history backwards;
+ * - a free is always `free_requested` directly followed by `free_completed`,
+ *   which the viewer joins into one free, so no `free_requested` can name a
+ *   block it does not know;
+ * - a block or segment allocated again at a live address (a free the log
+ *   lost) is freed first.
+ *
+ * @module
+ */
+import { Kind, type MemoryRows } from "./rows.ts";
+
+/** A trace entry's action. */
+export type Action =
+  | "alloc"
+  | "free_requested"
+  | "free_completed"
+  | "segment_alloc"
+  | "segment_free"
+  | "oom";
+
+/** Receives trace entries in order. `extra`: `device_free` of an oom. */
+export type EntrySink = (
+  action: Action,
+  addr: number,
+  size: number,
+  stack: number,
+  timeUs: number,
+  extra: number,
+) => void;
+
+/** A block of the end state. */
+export interface EndBlock {
+  address: number;
+  size: number;
+  stack: number;
+  /** false: free space of the segment (`inactive`). */
+  active: boolean;
+}
+
+/** A segment of the end state, its blocks tiling it in address order. */
+export interface EndSegment {
+  address: number;
+  size: number;
+  stack: number;
+  blocks: EndBlock[];
+}
+
+interface Seg {
+  addr: number;
+  size: number;
+  stack: number;
+  /** Drawn as one block filling it (no allocator blocks recorded). */
+  whole: boolean;
+  /** Made here for blocks no segment contained; goes with its last block. */
+  own: boolean;
+  blocks: number;
+}
+
+interface Blk {
+  size: number;
+  stack: number;
+  seg: Seg;
+}
+
+/** What a replay found. */
+export interface ReplayCounts {
+  entries: number;
+  /** Frees of blocks or segments allocated before the log began. */
+  freedBeforeLog: number;
+  /** Allocations at an address still live: the earlier one was freed. */
+  lostFrees: number;
+}
+
+/**
+ * Replays the rows of `device` (in the order `order` gives) into `sink`, and
+ * returns the end state. `cpu` is the device number that `cpu`/`host` rows
+ * were given.
+ *
+ * @example
+ * ```ts
+ * import { readMemoryRows } from "./rows.ts";
+ * import { replayDevice } from "./allocator.ts";
+ * const rows = await readMemoryRows("memscope_dump.csv");
+ * const end = replayDevice(rows, rows.order(), 0, () => {});
+ * console.log(end.segments.length);
+ * ```
+ */
+export function replayDevice(
+  rows: MemoryRows,
+  order: Uint32Array,
+  device: number,
+  sink: EntrySink,
+): { segments: EndSegment[]; counts: ReplayCounts } {
+  const counts: ReplayCounts = { entries: 0, freedBeforeLog: 0, lostFrees: 0 };
+  const emit: EntrySink = (a, addr, size, stack, t, extra) => {
+    counts.entries++;
+    sink(a, addr, size, stack, t, extra);
+  };
+  const segs = new Map<number, Seg>();
+  const blocks = new Map<number, Blk>();
+  // Segments by address, rebuilt only when asked after a change.
+  let sorted: Seg[] = [];
+  let dirty = false;
+  const containing = (addr: number, size: number): Seg | undefined => {
+    if (dirty) {
+      sorted = [...segs.values()].sort((a, b) => a.addr - b.addr);
+      dirty = false;
+    }
+    let lo = 0, hi = sorted.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const s = sorted[mid];
+      if (addr < s.addr) hi = mid - 1;
+      else if (addr >= s.addr + s.size) lo = mid + 1;
+      else return addr + size <= s.addr + s.size && !s.whole ? s : undefined;
+    }
+    return undefined;
+  };
+
+  const freeBlock = (addr: number, b: Blk, stack: number, t: number) => {
+    emit("free_requested", addr, b.size, stack, t, 0);
+    emit("free_completed", addr, b.size, stack, t, 0);
+    blocks.delete(addr);
+    b.seg.blocks--;
+  };
+  const freeSegment = (s: Seg, stack: number, t: number) => {
+    if (s.blocks > 0) {
+      for (const [addr, b] of blocks) {
+        if (b.seg === s) freeBlock(addr, b, stack, t);
+      }
+    }
+    emit("segment_free", s.addr, s.size, stack, t, 0);
+    segs.delete(s.addr);
+    dirty = true;
+  };
+  const allocSegment = (s: Seg, t: number) => {
+    const old = segs.get(s.addr);
+    if (old) {
+      counts.lostFrees++;
+      freeSegment(old, old.stack, t);
+    }
+    segs.set(s.addr, s);
+    dirty = true;
+    emit("segment_alloc", s.addr, s.size, s.stack, t, 0);
+    if (s.whole) {
+      blocks.set(s.addr, { size: s.size, stack: s.stack, seg: s });
+      s.blocks++;
+      emit("alloc", s.addr, s.size, s.stack, t, 0);
+    }
+  };
+
+  for (let k = 0; k < order.length; k++) {
+    const i = order[k];
+    if (rows.device(i) !== device) continue;
+    const kind = rows.kind(i);
+    const addr = rows.addr.get(i);
+    const size = rows.size.get(i);
+    const stack = rows.stack.get(i);
+    const t = rows.timeUs.get(i);
+    switch (kind) {
+      case Kind.SegmentAlloc: {
+        const whole = !rows.blockLevel.has(`${rows.pid.get(i)}:${device}`);
+        allocSegment(
+          { addr, size, stack, whole, own: false, blocks: 0 },
+          t,
+        );
+        break;
+      }
+      case Kind.SegmentFree: {
+        const s = segs.get(addr);
+        if (s) {
+          freeSegment(s, stack, t);
+        } else if (size > 0) {
+          counts.freedBeforeLog++;
+          // Drawn as allocated before the trace began: a runtime allocation
+          // of a process without blocks was in use, so its block goes too.
+          if (!rows.blockLevel.has(`${rows.pid.get(i)}:${device}`)) {
+            emit("free_requested", addr, size, stack, t, 0);
+            emit("free_completed", addr, size, stack, t, 0);
+          }
+          emit("segment_free", addr, size, stack, t, 0);
+        }
+        break;
+      }
+      case Kind.BlockAlloc: {
+        const old = blocks.get(addr);
+        if (old && !old.seg.whole) {
+          counts.lostFrees++;
+          freeBlock(addr, old, old.stack, t);
+          if (old.seg.own && old.seg.blocks === 0) {
+            freeSegment(old.seg, old.stack, t);
+          }
+        }
+        let seg = containing(addr, size);
+        if (!seg) {
+          seg = { addr, size, stack, whole: false, own: true, blocks: 0 };
+          allocSegment(seg, t);
+        }
+        blocks.set(addr, { size, stack, seg });
+        seg.blocks++;
+        emit("alloc", addr, size, stack, t, 0);
+        break;
+      }
+      case Kind.BlockFree: {
+        const b = blocks.get(addr);
+        if (b && !b.seg.whole) {
+          freeBlock(addr, b, stack, t);
+          if (b.seg.own && b.seg.blocks === 0) freeSegment(b.seg, stack, t);
+        } else if (size > 0) {
+          counts.freedBeforeLog++;
+          emit("free_requested", addr, size, stack, t, 0);
+          emit("free_completed", addr, size, stack, t, 0);
+          if (!containing(addr, size)) {
+            emit("segment_free", addr, size, stack, t, 0);
+          }
+        }
+        break;
+      }
+      case Kind.Oom:
+        emit("oom", 0, size, stack, t, addr);
+        break;
+    }
+  }
+  return { segments: endState(segs, blocks), counts };
+}
+
+/** Live segments by address, each tiled by its blocks and free space. */
+function endState(
+  segs: Map<number, Seg>,
+  blocks: Map<number, Blk>,
+): EndSegment[] {
+  const inside = new Map<Seg, number[]>();
+  for (const [addr, b] of blocks) {
+    const list = inside.get(b.seg);
+    if (list) list.push(addr);
+    else inside.set(b.seg, [addr]);
+  }
+  const out: EndSegment[] = [];
+  for (const s of [...segs.values()].sort((a, b) => a.addr - b.addr)) {
+    const addrs = (inside.get(s) ?? []).sort((a, b) => a - b);
+    const tiles: EndBlock[] = [];
+    let at = s.addr;
+    const end = s.addr + s.size;
+    for (const addr of addrs) {
+      const b = blocks.get(addr)!;
+      // Overlapping blocks (a log that lost a free) cannot both be drawn:
+      // the later one is cut to what is left.
+      const from = Math.max(addr, at);
+      const to = Math.min(addr + b.size, end);
+      if (to <= from) continue;
+      if (from > at) {
+        tiles.push({ address: at, size: from - at, stack: 0, active: false });
+      }
+      tiles.push({
+        address: from,
+        size: to - from,
+        stack: b.stack,
+        active: true,
+      });
+      at = to;
+    }
+    if (at < end) {
+      tiles.push({ address: at, size: end - at, stack: 0, active: false });
+    }
+    out.push({ address: s.addr, size: s.size, stack: s.stack, blocks: tiles });
+  }
+  return out;
+}

@@ -1,0 +1,266 @@
+/**
+ * An event log to a memory_viz snapshot: memory rows read once, put in ID
+ * order, given a device where a FREE row says `N/A`, then replayed device by
+ * device straight into the writer, so that the trace never sits in memory.
+ *
+ * @module
+ */
+import type { EventLogSource } from "../memscope_csv/mod.ts";
+import { type Action, type EndSegment, replayDevice } from "./allocator.ts";
+import type { SnapshotWriter } from "./emit.ts";
+import {
+  CPU_DEVICE,
+  Kind,
+  type MemoryRows,
+  NO_DEVICE,
+  readMemoryRows,
+} from "./rows.ts";
+
+/** Options of {@link writeSnapshot}. */
+export interface SnapshotOptions {
+  /** Only this device (its index in `device_traces`); default all. */
+  device?: number;
+  /** Keep at most this many trace entries per device, the newest. */
+  maxEntries?: number;
+  /** Write the history (`device_traces`); false: the end state only. */
+  history?: boolean;
+}
+
+/** What a conversion wrote. */
+export interface SnapshotSummary {
+  /** Trace entries written, over all devices. */
+  entries: number;
+  /** Oldest entries left out by `maxEntries`. */
+  dropped: number;
+  segments: number;
+  /** Devices in `device_traces`; the CPU's is `cpuDevice`. */
+  devices: number;
+  cpuDevice: number | undefined;
+  /** Frees of memory allocated before the log began. */
+  freedBeforeLog: number;
+  /** Rows left out: no address or size, or a free whose device is unknown. */
+  skipped: number;
+  /** Bytes of the log read. */
+  bytes: number;
+}
+
+/**
+ * Gives each FREE row whose Device Id is `N/A` (old msMemScope files) the
+ * device of the allocation it frees, and `cpu`/`host` rows the CPU's index;
+ * rows whose device cannot be told are counted and left out.
+ */
+function resolveDevices(
+  rows: MemoryRows,
+  order: Uint32Array,
+  cpu: number,
+): void {
+  const live = new Map<number, Map<number, number>>();
+  for (let k = 0; k < order.length; k++) {
+    const i = order[k];
+    let device = rows.device(i);
+    if (device === CPU_DEVICE) {
+      device = cpu;
+      rows.setDevice(i, cpu);
+    }
+    const kind = rows.kind(i);
+    if (kind === Kind.Oom) continue;
+    const pid = rows.pid.get(i);
+    // Blocks and segments may share an address: keep them apart by sign.
+    const key = kind === Kind.BlockAlloc || kind === Kind.BlockFree
+      ? -1 - rows.addr.get(i)
+      : rows.addr.get(i);
+    let byAddr = live.get(pid);
+    if (!byAddr) live.set(pid, byAddr = new Map());
+    if (kind === Kind.SegmentAlloc || kind === Kind.BlockAlloc) {
+      if (device !== NO_DEVICE) byAddr.set(key, device);
+      continue;
+    }
+    if (device === NO_DEVICE) {
+      const found = byAddr.get(key);
+      if (found === undefined) rows.skipped++;
+      else rows.setDevice(i, found);
+    }
+    byAddr.delete(key);
+  }
+}
+
+function writeSegments(
+  w: SnapshotWriter,
+  device: number,
+  segs: EndSegment[],
+  stacks: MemoryRows["stacks"],
+): void {
+  for (const s of segs) {
+    let allocated = 0;
+    for (const b of s.blocks) if (b.active) allocated += b.size;
+    w.dictStart();
+    w.key("device");
+    w.int(device);
+    w.key("address");
+    w.int(s.address);
+    w.key("total_size");
+    w.int(s.size);
+    w.key("stream");
+    w.int(0);
+    w.key("segment_type");
+    w.str(s.size > 1 << 20 ? "large" : "small");
+    w.key("allocated_size");
+    w.int(allocated);
+    w.key("active_size");
+    w.int(allocated);
+    w.key("requested_size");
+    w.int(allocated);
+    w.key("frames");
+    w.frames(s.stack, stacks[s.stack]);
+    w.key("blocks");
+    w.listStart();
+    for (const b of s.blocks) {
+      w.dictStart();
+      w.key("address");
+      w.int(b.address);
+      w.key("size");
+      w.int(b.size);
+      w.key("requested_size");
+      w.int(b.size);
+      w.key("state");
+      w.str(b.active ? "active_allocated" : "inactive");
+      w.key("frames");
+      w.frames(b.stack, stacks[b.stack]);
+      w.dictEnd();
+    }
+    w.listEnd();
+    w.dictEnd();
+  }
+}
+
+/**
+ * Converts the event log `source` into a snapshot written through `w`
+ * (`PickleWriter` or `JsonWriter`). Throws the reader's `MemscopeCsvError`
+ * for a file that is not an event log, and a `RangeError` for a `device` the
+ * log does not name.
+ *
+ * @example
+ * ```ts
+ * import { PickleWriter } from "./emit.ts";
+ * import { writeSnapshot } from "./convert.ts";
+ * using f = Deno.openSync("snap.pickle", { write: true, createNew: true });
+ * const w = new PickleWriter((b) => f.writeSync(b));
+ * const summary = await writeSnapshot("memscope_dump.csv", w);
+ * console.log(summary.entries);
+ * ```
+ */
+export async function writeSnapshot(
+  source: EventLogSource,
+  w: SnapshotWriter,
+  options: SnapshotOptions = {},
+): Promise<SnapshotSummary> {
+  const rows = await readMemoryRows(source);
+  return writeRowsSnapshot(rows, w, options);
+}
+
+/** {@link writeSnapshot} over rows already read. */
+export function writeRowsSnapshot(
+  rows: MemoryRows,
+  w: SnapshotWriter,
+  options: SnapshotOptions = {},
+): SnapshotSummary {
+  const order = rows.order();
+  const cpu = rows.hasCpu ? rows.maxDevice + 1 : undefined;
+  resolveDevices(rows, order, cpu ?? NO_DEVICE);
+  // An empty log still gets device 0: the viewer reads device_traces[0].
+  const devices = Math.max(1, (cpu ?? rows.maxDevice) + 1);
+  const wanted = options.device;
+  if (
+    wanted !== undefined &&
+    (wanted >= devices || wanted < 0 || !Number.isInteger(wanted))
+  ) {
+    throw new RangeError(
+      `No device ${wanted} in the log: it names device${
+        devices > 1 ? "s" : ""
+      } 0${devices > 1 ? `-${devices - 1}` : ""}${
+        cpu !== undefined ? ` (${cpu} is the CPU)` : ""
+      }`,
+    );
+  }
+  const summary: SnapshotSummary = {
+    entries: 0,
+    dropped: 0,
+    segments: 0,
+    devices: wanted === undefined ? devices : wanted + 1,
+    cpuDevice: cpu,
+    freedBeforeLog: 0,
+    skipped: rows.skipped,
+    bytes: rows.bytes,
+  };
+  const history = options.history ?? true;
+  const ends: EndSegment[][] = [];
+  w.dictStart();
+  w.key("device_traces");
+  w.listStart();
+  for (let d = 0; d < summary.devices; d++) {
+    w.listStart();
+    if (wanted !== undefined && d !== wanted) {
+      ends.push([]);
+      w.listEnd();
+      continue;
+    }
+    let skip = 0;
+    if (history && options.maxEntries !== undefined) {
+      const total = replayDevice(rows, order, d, () => {}).counts.entries;
+      skip = Math.max(0, total - options.maxEntries);
+    }
+    let n = 0;
+    const end = replayDevice(
+      rows,
+      order,
+      d,
+      (action: Action, addr, size, stack, t, extra) => {
+        if (!history) return;
+        // A free is two entries the viewer joins: never keep half of one.
+        if (
+          n < skip || (n === skip && skip > 0 && action === "free_completed")
+        ) {
+          if (n === skip) skip++;
+          n++;
+          summary.dropped++;
+          return;
+        }
+        n++;
+        summary.entries++;
+        w.dictStart();
+        w.key("action");
+        w.str(action);
+        if (action === "oom") {
+          w.key("device_free");
+          w.int(extra);
+        } else {
+          w.key("addr");
+          w.int(addr);
+        }
+        w.key("size");
+        w.int(size);
+        w.key("stream");
+        w.int(0);
+        w.key("time_us");
+        w.int(t);
+        w.key("frames");
+        w.frames(stack, rows.stacks[stack]);
+        w.dictEnd();
+      },
+    );
+    summary.freedBeforeLog += end.counts.freedBeforeLog;
+    ends.push(end.segments);
+    w.listEnd();
+  }
+  w.listEnd();
+  w.key("segments");
+  w.listStart();
+  for (let d = 0; d < ends.length; d++) {
+    summary.segments += ends[d].length;
+    writeSegments(w, d, ends[d], rows.stacks);
+  }
+  w.listEnd();
+  w.dictEnd();
+  w.finish();
+  return summary;
+}

@@ -1,0 +1,81 @@
+/**
+ * Writing a snapshot file without ever replacing one: the bytes go to a
+ * hidden part file beside it, which is then linked under the final name (a
+ * link fails where a file is) and removed.
+ *
+ * @module
+ */
+import { dirname, join } from "node:path";
+import { writeAll } from "../files.ts";
+import { JsonWriter, PickleWriter, type SnapshotWriter } from "./emit.ts";
+
+/**
+ * Creates `path` with what `fill` writes through a writer of `format`.
+ * Refuses an existing `path`; removes the part file on any failure.
+ *
+ * @example
+ * ```ts
+ * import { createSnapshotFile } from "./file.ts";
+ * await createSnapshotFile("s.json", "json", (w) => {
+ *   w.dictStart(); w.dictEnd(); w.finish(); return 0;
+ * });
+ * ```
+ */
+export async function createSnapshotFile<T>(
+  path: string,
+  format: "pickle" | "json",
+  fill: (w: SnapshotWriter) => T | Promise<T>,
+): Promise<{ summary: T; bytes: number }> {
+  if (await exists(path)) {
+    throw new Deno.errors.AlreadyExists(
+      `Cannot write ${path}: a file of that name exists and is never replaced; pick a new name`,
+    );
+  }
+  const base = path.split("/").pop()!;
+  const part = join(dirname(path), `.${base}.${Deno.pid}.part`);
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(part, { write: true, createNew: true, mode: 0o600 });
+  } catch (e) {
+    throw new Error(
+      `Cannot write ${path}: ${(e as Error).message.split("\n")[0]}`,
+    );
+  }
+  let bytes = 0;
+  const sink = (b: Uint8Array) => {
+    writeAll(file, b);
+    bytes += b.length;
+  };
+  try {
+    const w = format === "json" ? new JsonWriter(sink) : new PickleWriter(sink);
+    const summary = await fill(w);
+    file.close();
+    try {
+      await Deno.link(part, path);
+    } catch (e) {
+      if (e instanceof Deno.errors.AlreadyExists) {
+        throw new Deno.errors.AlreadyExists(
+          `Cannot write ${path}: a file of that name appeared meanwhile and is never replaced; pick a new name`,
+        );
+      }
+      throw e;
+    }
+    return { summary, bytes };
+  } catch (e) {
+    try {
+      file.close();
+    } catch { /* closed already */ }
+    throw e;
+  } finally {
+    await Deno.remove(part).catch(() => {});
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * The memory rows of an event log (MALLOC, FREE, OOM_DETAIL), read once and
+ * kept in typed-array chunks (48 bytes a row) so that they can be replayed
+ * in ID order: msMemScope writes a MALLOC row when its block is freed, so
+ * file order is not time order (SPEC section 2).
+ *
+ * @module
+ */
+import {
+  type EventLogSource,
+  type MemscopeRow,
+  readMemscopeCsv,
+} from "../memscope_csv/mod.ts";
+import type { Frame } from "./emit.ts";
+
+/** What a row does to the allocator state. */
+export const enum Kind {
+  SegmentAlloc = 0,
+  SegmentFree = 1,
+  BlockAlloc = 2,
+  BlockFree = 3,
+  Oom = 4,
+}
+
+/** Device codes besides device numbers. */
+export const NO_DEVICE = -1;
+export const CPU_DEVICE = -2;
+
+/** Pools whose rows are runtime allocations (segments); the rest are blocks. */
+const RUNTIME_POOLS = new Set(["HAL", "HOST", "HOST_PINNED"]);
+
+const SHIFT = 16;
+const CHUNK = 1 << SHIFT;
+const MASK = CHUNK - 1;
+
+/** One column of numbers in chunks: grows without copying. */
+class Column<T extends Float64Array | Int32Array> {
+  chunks: T[] = [];
+  constructor(readonly make: (n: number) => T) {}
+  set(i: number, v: number): void {
+    const c = i >>> SHIFT;
+    if (c === this.chunks.length) this.chunks.push(this.make(CHUNK));
+    this.chunks[c][i & MASK] = v;
+  }
+  get(i: number): number {
+    return this.chunks[i >>> SHIFT][i & MASK];
+  }
+}
+
+const f64 = (n: number) => new Float64Array(n);
+const i32 = (n: number) => new Int32Array(n);
+
+/**
+ * The memory rows of a log, with the stacks they name interned.
+ *
+ * @example
+ * ```ts
+ * import { readMemoryRows } from "./rows.ts";
+ * const rows = await readMemoryRows("memscope_dump.csv");
+ * console.log(rows.count, rows.devices);
+ * ```
+ */
+export class MemoryRows {
+  count = 0;
+  readonly id = new Column(f64);
+  readonly addr = new Column(f64);
+  readonly size = new Column(f64);
+  readonly timeUs = new Column(f64);
+  /** Kind in the low 4 bits, device code (+2) above. */
+  readonly meta = new Column(i32);
+  readonly pid = new Column(i32);
+  readonly stack = new Column(i32);
+  /** Interned stacks; index 0 is the empty one. */
+  readonly stacks: Frame[][] = [[]];
+  /** `pid:device` pairs with block-level (allocator) rows. */
+  readonly blockLevel = new Set<string>();
+  /** Highest device number seen; -1 for none. */
+  maxDevice = -1;
+  hasCpu = false;
+  sorted = true;
+  /** Rows that could not be used: no address, size or known device. */
+  skipped = 0;
+  bytes = 0;
+  #stackIds = new Map<string, number>();
+
+  kind(i: number): Kind {
+    return this.meta.get(i) & 15;
+  }
+  device(i: number): number {
+    return (this.meta.get(i) >> 4) - 2;
+  }
+  setDevice(i: number, device: number): void {
+    this.meta.set(i, (this.meta.get(i) & 15) | ((device + 2) << 4));
+  }
+
+  /** Interns the stack written in a row's two stack columns. */
+  stackOf(python: string, c: string): number {
+    if (!python && !c) return 0;
+    const key = `${python}\u0000${c}`;
+    let id = this.#stackIds.get(key);
+    if (id === undefined) {
+      id = this.stacks.length;
+      this.stacks.push([...parseFrames(python), ...parseFrames(c)]);
+      this.#stackIds.set(key, id);
+    }
+    return id;
+  }
+
+  push(
+    kind: Kind,
+    row: MemscopeRow,
+    addr: number,
+    size: number,
+  ): void {
+    const i = this.count++;
+    const id = row.id;
+    if (i > 0 && id < this.id.get(i - 1)) this.sorted = false;
+    this.id.set(i, id);
+    this.addr.set(i, addr);
+    this.size.set(i, size);
+    this.timeUs.set(i, timeUs(row.timestamp));
+    const device = deviceCode(row.device);
+    if (device >= 0 && device > this.maxDevice) this.maxDevice = device;
+    if (device === CPU_DEVICE) this.hasCpu = true;
+    this.meta.set(i, kind | ((device + 2) << 4));
+    this.pid.set(i, row.pid);
+    this.stack.set(
+      i,
+      this.stackOf(
+        row.column("Call Stack(Python)"),
+        row.column("Call Stack(C)"),
+      ),
+    );
+    if (kind === Kind.BlockAlloc || kind === Kind.BlockFree) {
+      this.blockLevel.add(`${row.pid}:${device}`);
+    }
+  }
+
+  /** Row indices in ID order (file order among equal IDs). */
+  order(): Uint32Array {
+    const perm = new Uint32Array(this.count);
+    for (let i = 0; i < perm.length; i++) perm[i] = i;
+    if (this.sorted) return perm;
+    const ids = new Float64Array(this.count);
+    for (let i = 0; i < ids.length; i++) ids[i] = this.id.get(i);
+    perm.sort((a, b) => ids[a] - ids[b] || a - b);
+    return perm;
+  }
+}
+
+/** Device Id as a code: a number, {@link CPU_DEVICE} or {@link NO_DEVICE}. */
+function deviceCode(text: string): number {
+  if (text === "cpu" || text === "host") return CPU_DEVICE;
+  const n = Number(text);
+  return text !== "" && Number.isInteger(n) && n >= 0 && n < 1 << 20
+    ? n
+    : NO_DEVICE;
+}
+
+/**
+ * Microseconds from a Timestamp(ns) field. Old msMemScope files wrote
+ * microseconds under the same header (16 digits in 2025); a nanosecond
+ * stamp of this century has 19.
+ */
+function timeUs(text: string): number {
+  const t = text.trim();
+  if (!/^\d+$/.test(t)) return 0;
+  return t.length >= 18 ? Number(t.slice(0, -3)) : Number(t);
+}
+
+/**
+ * Frames of one stack column: one frame a line (or `;`-separated), as
+ * `file(line): name`, `file:line name` or `name at file:line`; a frame in
+ * no such shape keeps its text as the name.
+ */
+export function parseFrames(text: string): Frame[] {
+  if (!text) return [];
+  const frames: Frame[] = [];
+  for (const raw of text.split(/\r?\n|;/)) {
+    const s = raw.trim();
+    if (!s) continue;
+    const m = /^(.*?)\((\d+)\):?\s*(.*)$/.exec(s) ??
+      /^(.*?):(\d+)\s+(.*)$/.exec(s);
+    if (m) frames.push({ filename: m[1], line: Number(m[2]), name: m[3] });
+    else {
+      const at = /^(.*) at (.*?):(\d+)$/.exec(s);
+      frames.push(
+        at
+          ? { filename: at[2], line: Number(at[3]), name: at[1] }
+          : { filename: "", line: 0, name: s },
+      );
+    }
+  }
+  return frames;
+}
+
+/**
+ * Reads the memory rows of an event log (a path, or a file opened with
+ * `openEventLog`). Throws the reader's `MemscopeCsvError` for a file that is
+ * not an event log.
+ */
+export async function readMemoryRows(
+  source: EventLogSource,
+): Promise<MemoryRows> {
+  const rows = new MemoryRows();
+  const summary = await readMemscopeCsv(source, (row) => {
+    const event = row.event;
+    if (event === "MALLOC" || event === "FREE") {
+      const block = !RUNTIME_POOLS.has(row.eventType);
+      const addr = row.ptr;
+      const size = Math.abs(row.size ?? 0);
+      if (addr === undefined || (event === "MALLOC" && size === 0)) {
+        rows.skipped++;
+        return;
+      }
+      const kind = event === "MALLOC"
+        ? (block ? Kind.BlockAlloc : Kind.SegmentAlloc)
+        : (block ? Kind.BlockFree : Kind.SegmentFree);
+      rows.push(kind, row, Number(addr), size);
+    } else if (event === "OOM_DETAIL") {
+      const free = Number(
+        row.attrValue("device_free") ?? row.attrValue("free"),
+      );
+      rows.push(
+        Kind.Oom,
+        row,
+        Number.isFinite(free) ? free : 0,
+        Math.abs(row.size ?? 0),
+      );
+    }
+  }, { startsWith: { Event: "MFO" } });
+  rows.bytes = summary.bytes;
+  return rows;
+}

@@ -1,0 +1,148 @@
+/**
+ * `stompwatch snapshot`: an event log (ours or msMemScope's) to a snapshot
+ * that pytorch.org/memory_viz opens. Options are read and checked here; the
+ * file is written under a name no file had (an existing one is refused,
+ * never replaced). No printing here; main.ts prints.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { openEventLog } from "../analysis/memscope_csv/mod.ts";
+import { writeSnapshot } from "../analysis/snapshot/mod.ts";
+import { createSnapshotFile } from "../analysis/snapshot/file.ts";
+
+/** A mistake in the command line or the input, said in one line. */
+export class SnapshotCliError extends Error {}
+
+const FLAGS = "--input, -o/--output, --device, --format, --max-entries";
+/** Beyond these a browser struggles (PYTORCH.md section 4). */
+const BROWSER_ENTRIES = 600_000;
+const BROWSER_BYTES = 1 << 30;
+
+function count(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw new SnapshotCliError(
+      `Invalid ${name} value: ${text}; give a whole number of 0 or more`,
+    );
+  }
+  return Number(text);
+}
+
+/**
+ * Runs the command; returns the lines to print (stdout, then warnings for
+ * stderr). Bad input throws {@link SnapshotCliError} or the reader's
+ * `MemscopeCsvError`.
+ *
+ * @example
+ * ```ts
+ * import { snapshotCli } from "./snapshot.ts";
+ * const { lines } = await snapshotCli(["--input", "dump.csv", "-o", "s.pickle"]);
+ * console.log(lines.join("\n"));
+ * ```
+ */
+export async function snapshotCli(
+  args: string[],
+): Promise<{ lines: string[]; warnings: string[] }> {
+  let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args,
+      options: {
+        input: { type: "string" },
+        output: { type: "string", short: "o" },
+        device: { type: "string" },
+        format: { type: "string" },
+        "max-entries": { type: "string" },
+      },
+      strict: true,
+      allowPositionals: true,
+    }));
+  } catch (e) {
+    const m = (e as Error).message;
+    const unknown = /Unknown option '([^']+)'/.exec(m);
+    const why = unknown
+      ? `Unknown option: ${unknown[1]}`
+      : m.split(/\.( |$)/)[0];
+    throw new SnapshotCliError(`${why}; snapshot takes ${FLAGS}`);
+  }
+  if (positionals.length) {
+    throw new SnapshotCliError(
+      `Unexpected argument: ${
+        positionals[0]
+      }; give the log as --input FILE.csv`,
+    );
+  }
+  const input = values.input as string | undefined;
+  if (!input) {
+    throw new SnapshotCliError(
+      "Missing --input: give an event log, e.g. --input OUT/device_0/memscope_dump_20250101120000.csv",
+    );
+  }
+  const output = values.output as string | undefined;
+  if (!output) {
+    throw new SnapshotCliError(
+      "Missing -o: give the snapshot file to write, e.g. -o snap.pickle",
+    );
+  }
+  const format = (values.format as string | undefined) ?? "pickle";
+  if (format !== "pickle" && format !== "json") {
+    throw new SnapshotCliError(
+      `Invalid --format value: ${format}; use pickle (default) or json`,
+    );
+  }
+  const device = count("--device", values.device as string | undefined);
+  const maxEntries = count(
+    "--max-entries",
+    values["max-entries"] as string | undefined,
+  );
+  using log = await openEventLog(input);
+  let summary;
+  let bytes: number;
+  try {
+    ({ summary, bytes } = await createSnapshotFile(
+      output,
+      format,
+      (w) => writeSnapshot(log, w, { device, maxEntries }),
+    ));
+  } catch (e) {
+    if (e instanceof RangeError) {
+      throw new SnapshotCliError(`${e.message}; pick one with --device`);
+    }
+    throw e;
+  }
+  const lines = [
+    `stompwatch: wrote ${output}: ${summary.entries} trace entries, ${summary.segments} live segments, ${summary.devices} device${
+      summary.devices === 1 ? "" : "s"
+    }${
+      summary.cpuDevice !== undefined
+        ? ` (CPU memory is device ${summary.cpuDevice})`
+        : ""
+    }`,
+  ];
+  if (summary.dropped) {
+    lines.push(
+      `stompwatch: --max-entries ${maxEntries} dropped the ${summary.dropped} oldest trace entries`,
+    );
+  }
+  if (summary.freedBeforeLog) {
+    lines.push(
+      `stompwatch: ${summary.freedBeforeLog} frees of memory allocated before the log began (drawn as allocated before the trace)`,
+    );
+  }
+  if (summary.skipped) {
+    lines.push(
+      `stompwatch: ${summary.skipped} rows left out (no address or size, or a free whose device the log does not tell)`,
+    );
+  }
+  const warnings: string[] = [];
+  if (summary.entries > BROWSER_ENTRIES || bytes > BROWSER_BYTES) {
+    warnings.push(
+      `stompwatch: warning: ${output} has ${summary.entries} trace entries (${
+        (bytes / 2 ** 20).toFixed(0)
+      } MiB); browsers struggle past about 600,000 entries or 1 GB: keep the newest with --max-entries 500000, or pick one device with --device`,
+    );
+  }
+  return { lines, warnings };
+}
