@@ -24,7 +24,7 @@ const USAGE = `usage:
   stompwatch check-leaks --input F.csv --mstx-info TEXT [--start-index N] [--event-type HAL]
                          [--max-leaks N] [--json]
                                      blocks allocated between marks A and B, not freed by C
-  stompwatch snapshot --input F.csv -o FILE [--device N] [--format pickle|json]
+  stompwatch snapshot --input F.csv -o FILE [--device N] [--pid P] [--format pickle|json]
                       [--max-entries N]
                                      a snapshot pytorch.org/memory_viz opens, from any event log
   stompwatch test                    fmt, lint, type check, build and run every test

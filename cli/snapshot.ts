@@ -14,7 +14,7 @@ import { createSnapshotFile } from "../analysis/snapshot/file.ts";
 /** A mistake in the command line or the input, said in one line. */
 export class SnapshotCliError extends Error {}
 
-const FLAGS = "--input, -o/--output, --device, --format, --max-entries";
+const FLAGS = "--input, -o/--output, --device, --pid, --format, --max-entries";
 /** Beyond these a browser struggles (PYTORCH.md section 4). */
 const BROWSER_ENTRIES = 600_000;
 const BROWSER_BYTES = 1 << 30;
@@ -27,6 +27,26 @@ function count(name: string, text: string | undefined): number | undefined {
     );
   }
   return Number(text);
+}
+
+const VALUED = [
+  "--input",
+  "--output",
+  "-o",
+  "--device",
+  "--pid",
+  "--max-entries",
+];
+
+/** `--max-entries -1` as `--max-entries=-1`, so the value gets its message. */
+function joinNegative(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (VALUED.includes(args[i]) && /^-\d/.test(args[i + 1] ?? "")) {
+      out.push(`${args[i]}=${args[++i]}`);
+    } else out.push(args[i]);
+  }
+  return out;
 }
 
 /**
@@ -48,11 +68,12 @@ export async function snapshotCli(
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
-      args,
+      args: joinNegative(args),
       options: {
         input: { type: "string" },
         output: { type: "string", short: "o" },
         device: { type: "string" },
+        pid: { type: "string" },
         format: { type: "string" },
         "max-entries": { type: "string" },
       },
@@ -93,6 +114,7 @@ export async function snapshotCli(
     );
   }
   const device = count("--device", values.device as string | undefined);
+  const pid = count("--pid", values.pid as string | undefined);
   const maxEntries = count(
     "--max-entries",
     values["max-entries"] as string | undefined,
@@ -104,7 +126,7 @@ export async function snapshotCli(
     ({ summary, bytes } = await createSnapshotFile(
       output,
       format,
-      (w) => writeSnapshot(log, w, { device, maxEntries }),
+      (w) => writeSnapshot(log, w, { device, maxEntries, pid }),
     ));
   } catch (e) {
     if (e instanceof RangeError) {
@@ -129,6 +151,11 @@ export async function snapshotCli(
   if (summary.freedBeforeLog) {
     lines.push(
       `stompwatch: ${summary.freedBeforeLog} frees of memory allocated before the log began (drawn as allocated before the trace)`,
+    );
+  }
+  if (summary.overlapped) {
+    lines.push(
+      `stompwatch: ${summary.overlapped} live allocations were overlapped by a later one and taken as freed then (a free the log lost, or another process at the same address: pick one with --pid)`,
     );
   }
   if (summary.skipped) {

@@ -14,8 +14,9 @@
  * - a free is always `free_requested` directly followed by `free_completed`,
  *   which the viewer joins into one free, so no `free_requested` can name a
  *   block it does not know;
- * - a block or segment allocated again at a live address (a free the log
- *   lost) is freed first.
+ * - a block allocated over live blocks of its segment, or a segment allocated
+ *   again at a live address, means the log lost their frees: they are freed
+ *   first, so blocks never overlap.
  *
  * @module
  */
@@ -65,7 +66,8 @@ interface Seg {
   whole: boolean;
   /** Made here for blocks no segment contained; goes with its last block. */
   own: boolean;
-  blocks: number;
+  /** Addresses of its live blocks, ascending; they never overlap. */
+  addrs: number[];
 }
 
 interface Blk {
@@ -79,7 +81,7 @@ export interface ReplayCounts {
   entries: number;
   /** Frees of blocks or segments allocated before the log began. */
   freedBeforeLog: number;
-  /** Allocations at an address still live: the earlier one was freed. */
+  /** Live blocks or segments an allocation overlapped: freed first. */
   lostFrees: number;
 }
 
@@ -133,13 +135,12 @@ export function replayDevice(
     emit("free_requested", addr, b.size, stack, t, 0);
     emit("free_completed", addr, b.size, stack, t, 0);
     blocks.delete(addr);
-    b.seg.blocks--;
+    const list = b.seg.addrs;
+    list.splice(lowerBound(list, addr), 1);
   };
   const freeSegment = (s: Seg, stack: number, t: number) => {
-    if (s.blocks > 0) {
-      for (const [addr, b] of blocks) {
-        if (b.seg === s) freeBlock(addr, b, stack, t);
-      }
+    for (const addr of [...s.addrs]) {
+      freeBlock(addr, blocks.get(addr)!, stack, t);
     }
     emit("segment_free", s.addr, s.size, stack, t, 0);
     segs.delete(s.addr);
@@ -156,7 +157,7 @@ export function replayDevice(
     emit("segment_alloc", s.addr, s.size, s.stack, t, 0);
     if (s.whole) {
       blocks.set(s.addr, { size: s.size, stack: s.stack, seg: s });
-      s.blocks++;
+      s.addrs.push(s.addr);
       emit("alloc", s.addr, s.size, s.stack, t, 0);
     }
   };
@@ -173,7 +174,7 @@ export function replayDevice(
       case Kind.SegmentAlloc: {
         const whole = !rows.blockLevel.has(`${rows.pid.get(i)}:${device}`);
         allocSegment(
-          { addr, size, stack, whole, own: false, blocks: 0 },
+          { addr, size, stack, whole, own: false, addrs: [] },
           t,
         );
         break;
@@ -199,17 +200,22 @@ export function replayDevice(
         if (old && !old.seg.whole) {
           counts.lostFrees++;
           freeBlock(addr, old, old.stack, t);
-          if (old.seg.own && old.seg.blocks === 0) {
+          if (old.seg.own && !old.seg.addrs.length) {
             freeSegment(old.seg, old.stack, t);
           }
         }
         let seg = containing(addr, size);
-        if (!seg) {
-          seg = { addr, size, stack, whole: false, own: true, blocks: 0 };
+        if (seg) {
+          for (const at of overlapping(seg.addrs, blocks, addr, size)) {
+            counts.lostFrees++;
+            freeBlock(at, blocks.get(at)!, blocks.get(at)!.stack, t);
+          }
+        } else {
+          seg = { addr, size, stack, whole: false, own: true, addrs: [] };
           allocSegment(seg, t);
         }
         blocks.set(addr, { size, stack, seg });
-        seg.blocks++;
+        seg.addrs.splice(lowerBound(seg.addrs, addr), 0, addr);
         emit("alloc", addr, size, stack, t, 0);
         break;
       }
@@ -217,7 +223,7 @@ export function replayDevice(
         const b = blocks.get(addr);
         if (b && !b.seg.whole) {
           freeBlock(addr, b, stack, t);
-          if (b.seg.own && b.seg.blocks === 0) freeSegment(b.seg, stack, t);
+          if (b.seg.own && !b.seg.addrs.length) freeSegment(b.seg, stack, t);
         } else if (size > 0) {
           counts.freedBeforeLog++;
           emit("free_requested", addr, size, stack, t, 0);
@@ -236,20 +242,39 @@ export function replayDevice(
   return { segments: endState(segs, blocks), counts };
 }
 
+/** The first index of `list` (ascending) whose value is at least `v`. */
+function lowerBound(list: number[], v: number): number {
+  let lo = 0, hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Addresses in `addrs` of blocks overlapping [addr, addr + size). */
+function overlapping(
+  addrs: number[],
+  blocks: Map<number, Blk>,
+  addr: number,
+  size: number,
+): number[] {
+  let i = lowerBound(addrs, addr);
+  if (i > 0 && addrs[i - 1] + blocks.get(addrs[i - 1])!.size > addr) i--;
+  const out: number[] = [];
+  for (; i < addrs.length && addrs[i] < addr + size; i++) out.push(addrs[i]);
+  return out;
+}
+
 /** Live segments by address, each tiled by its blocks and free space. */
 function endState(
   segs: Map<number, Seg>,
   blocks: Map<number, Blk>,
 ): EndSegment[] {
-  const inside = new Map<Seg, number[]>();
-  for (const [addr, b] of blocks) {
-    const list = inside.get(b.seg);
-    if (list) list.push(addr);
-    else inside.set(b.seg, [addr]);
-  }
   const out: EndSegment[] = [];
   for (const s of [...segs.values()].sort((a, b) => a.addr - b.addr)) {
-    const addrs = (inside.get(s) ?? []).sort((a, b) => a - b);
+    const addrs = s.addrs;
     const tiles: EndBlock[] = [];
     let at = s.addr;
     const end = s.addr + s.size;

@@ -24,6 +24,8 @@ export interface SnapshotOptions {
   maxEntries?: number;
   /** Write the history (`device_traces`); false: the end state only. */
   history?: boolean;
+  /** Only the rows of this process. */
+  pid?: number;
 }
 
 /** What a conversion wrote. */
@@ -38,6 +40,11 @@ export interface SnapshotSummary {
   cpuDevice: number | undefined;
   /** Frees of memory allocated before the log began. */
   freedBeforeLog: number;
+  /**
+   * Live blocks or segments that an allocation overlapped: lost frees, or
+   * two processes using one address of a device.
+   */
+  overlapped: number;
   /** Rows left out: no address or size, or a free whose device is unknown. */
   skipped: number;
   /** Bytes of the log read. */
@@ -154,7 +161,7 @@ export async function writeSnapshot(
   w: SnapshotWriter,
   options: SnapshotOptions = {},
 ): Promise<SnapshotSummary> {
-  const rows = await readMemoryRows(source);
+  const rows = await readMemoryRows(source, { pid: options.pid });
   return writeRowsSnapshot(rows, w, options);
 }
 
@@ -189,6 +196,7 @@ export function writeRowsSnapshot(
     devices: wanted === undefined ? devices : wanted + 1,
     cpuDevice: cpu,
     freedBeforeLog: 0,
+    overlapped: 0,
     skipped: rows.skipped,
     bytes: rows.bytes,
   };
@@ -249,6 +257,7 @@ export function writeRowsSnapshot(
       },
     );
     summary.freedBeforeLog += end.counts.freedBeforeLog;
+    summary.overlapped += end.counts.lostFrees;
     ends.push(end.segments);
     w.listEnd();
   }

@@ -1,8 +1,10 @@
 /**
  * The memory rows of an event log (MALLOC, FREE, OOM_DETAIL), read once and
  * kept in typed-array chunks (48 bytes a row) so that they can be replayed
- * in ID order: msMemScope writes a MALLOC row when its block is freed, so
- * file order is not time order (SPEC section 2).
+ * in time order: msMemScope writes a MALLOC row when its block is freed, so
+ * file order is not time order (SPEC section 2), and a file that holds
+ * several processes has one ID counter per process, so IDs order rows only
+ * within a process. Rows go by timestamp, then ID.
  *
  * @module
  */
@@ -114,11 +116,15 @@ export class MemoryRows {
   ): void {
     const i = this.count++;
     const id = row.id;
-    if (i > 0 && id < this.id.get(i - 1)) this.sorted = false;
+    const t = timeUs(row.timestamp);
+    if (i > 0) {
+      const pt = this.timeUs.get(i - 1);
+      if (t < pt || (t === pt && id < this.id.get(i - 1))) this.sorted = false;
+    }
     this.id.set(i, id);
     this.addr.set(i, addr);
     this.size.set(i, size);
-    this.timeUs.set(i, timeUs(row.timestamp));
+    this.timeUs.set(i, t);
     const device = deviceCode(row.device);
     if (device >= 0 && device > this.maxDevice) this.maxDevice = device;
     if (device === CPU_DEVICE) this.hasCpu = true;
@@ -136,14 +142,18 @@ export class MemoryRows {
     }
   }
 
-  /** Row indices in ID order (file order among equal IDs). */
+  /** Row indices by timestamp, then ID, then file order. */
   order(): Uint32Array {
     const perm = new Uint32Array(this.count);
     for (let i = 0; i < perm.length; i++) perm[i] = i;
     if (this.sorted) return perm;
     const ids = new Float64Array(this.count);
-    for (let i = 0; i < ids.length; i++) ids[i] = this.id.get(i);
-    perm.sort((a, b) => ids[a] - ids[b] || a - b);
+    const ts = new Float64Array(this.count);
+    for (let i = 0; i < ids.length; i++) {
+      ids[i] = this.id.get(i);
+      ts[i] = this.timeUs.get(i);
+    }
+    perm.sort((a, b) => ts[a] - ts[b] || ids[a] - ids[b] || a - b);
     return perm;
   }
 }
@@ -196,15 +206,18 @@ export function parseFrames(text: string): Frame[] {
 
 /**
  * Reads the memory rows of an event log (a path, or a file opened with
- * `openEventLog`). Throws the reader's `MemscopeCsvError` for a file that is
+ * `openEventLog`), of one process when `pid` is given. Throws the reader's `MemscopeCsvError` for a file that is
  * not an event log.
  */
 export async function readMemoryRows(
   source: EventLogSource,
+  options: { pid?: number } = {},
 ): Promise<MemoryRows> {
   const rows = new MemoryRows();
+  const pid = options.pid;
   const summary = await readMemscopeCsv(source, (row) => {
     const event = row.event;
+    if (pid !== undefined && row.pid !== pid) return;
     if (event === "MALLOC" || event === "FREE") {
       const block = !RUNTIME_POOLS.has(row.eventType);
       const addr = row.ptr;

@@ -1,0 +1,342 @@
+/**
+ * `stompwatch snapshot` end to end: real logs (msMemScope's fixtures, our
+ * own run's, hand-made ones) through the real command, every file checked
+ * by Python's pickle and PyTorch's own _memory_viz.py (check_snapshot.py).
+ */
+import assert from "node:assert/strict";
+import { EVENT_LOG_HEADER } from "../../../analysis/memscope_csv/mod.ts";
+import { stompwatch, tempDir, workload } from "../../e2e/_harness.ts";
+import { checkSnapshots } from "./_check.ts";
+
+const FIXTURES =
+  new URL("../../../../shared/fixtures/msmemscope/", import.meta.url).pathname;
+const fixtures = (() => {
+  try {
+    return [...Deno.readDirSync(FIXTURES)]
+      .filter((e) => e.name.endsWith(".csv"))
+      .map((e) => `${FIXTURES}${e.name}`)
+      .sort();
+  } catch {
+    return [];
+  }
+})();
+
+const MiB = 1 << 20;
+const BASE = 0x12c000000000;
+
+/** A log in our format from rows `[event, pool, ts, ptr, size, device?]`. */
+function log(
+  rows: Array<[string, string, number, number, number, string?]>,
+): string {
+  const path = `${tempDir()}/memscope_dump_20260101000000.csv`;
+  const body = rows.map(([event, pool, ts, ptr, size, device], i) =>
+    `${i + 1},${event},${pool},N/A,${1764753083997498000 + ts * 1000},7,7,${
+      device ?? "0"
+    },0x${ptr.toString(16).padStart(16, "0")},"{allocation_id:${i + 1},addr:0x${
+      ptr.toString(16)
+    },size:${size}}",,`
+  );
+  Deno.writeTextFileSync(path, [EVENT_LOG_HEADER, ...body, ""].join("\n"));
+  return path;
+}
+
+async function snapshot(args: string[]) {
+  return await stompwatch(["snapshot", ...args]);
+}
+
+Deno.test("snapshot converts every msMemScope fixture into a file Python's pickle and _memory_viz.py read, with the log's live bytes", async () => {
+  assert.ok(fixtures.length >= 4, `fixtures missing in ${FIXTURES}`);
+  const dir = tempDir();
+  const files: string[] = [];
+  for (const f of fixtures) {
+    const name = f.split("/").pop()!.replace(".csv", "");
+    for (const format of ["pickle", "json"]) {
+      const out = `${dir}/${name}.${format}`;
+      const r = await snapshot(["--input", f, "-o", out, "--format", format]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, new RegExp(`wrote ${out}: \\d+ trace entries`));
+      files.push(`${out}=${f}`);
+    }
+  }
+  // One process of the two-rank file: it alone, checked against its own rows.
+  const two = fixtures.find((f) => f.endsWith("two_ranks_a.csv"))!;
+  const one = `${dir}/rank.pickle`;
+  assert.equal(
+    (await snapshot(["--input", two, "-o", one, "--pid", "2523740"])).code,
+    0,
+  );
+  files.push(`${one}=${two}@2523740`);
+  const results = await checkSnapshots(files);
+  for (const r of results) assert.ok(r.ok, `${r.file}: ${r.error}`);
+  const twoRanks = results.find((r) => r.file.endsWith("two_ranks_a.pickle"))!;
+  // Devices 0 and 1, and host memory as the next device, as PyTorch puts CPU memory.
+  assert.equal(twoRanks.devices, 3);
+  assert.ok(twoRanks.trace_entries.every((n) => n > 0));
+});
+
+Deno.test("snapshot of a hand-made log: blocks tile their segment, _memory_viz.py's totals are the log's", async () => {
+  const path = log([
+    ["MALLOC", "HAL", 1, BASE, 4 * MiB],
+    ["MALLOC", "PTA", 2, BASE, 1 * MiB],
+    ["MALLOC", "PTA", 3, BASE + MiB, MiB / 2],
+    ["FREE", "PTA", 4, BASE, 1 * MiB],
+    ["MALLOC", "HAL", 5, BASE + 8 * MiB, 2 * MiB],
+  ]);
+  const out = `${tempDir()}/s.pickle`;
+  const r = await snapshot(["--input", path, "-o", out]);
+  assert.equal(r.code, 0, r.stderr);
+  const [c] = await checkSnapshots([`${out}=${path}`]);
+  assert.ok(c.ok, c.error);
+  assert.equal(c.total_reserved, 6 * MiB);
+  assert.equal(c.segsum_segments, 2);
+  assert.equal(c.allocated, MiB / 2);
+  // segment_alloc, alloc, alloc, free_requested, free_completed, segment_alloc
+  assert.deepEqual(c.trace_entries, [6]);
+  const snap = JSON.parse(
+    new TextDecoder().decode(
+      (await new Deno.Command("python3", {
+        args: [
+          "-c",
+          `import pickle,json,sys;print(json.dumps(pickle.load(open(sys.argv[1],'rb'))))`,
+          out,
+        ],
+        stdout: "piped",
+      }).output()).stdout,
+    ),
+  );
+  assert.deepEqual(
+    snap.segments[0].blocks.map((
+      b: { size: number; state: string },
+    ) => [b.size, b.state]),
+    [[MiB, "inactive"], [MiB / 2, "active_allocated"], [2.5 * MiB, "inactive"]],
+  );
+  assert.equal(snap.device_traces[0][0].time_us, 1764753083997499);
+});
+
+Deno.test("snapshot of a log that frees blocks and runtime allocations made before it began draws them as allocated before the trace", async () => {
+  const path = log([
+    ["FREE", "PTA", 1, BASE + 4096, 4096],
+    ["MALLOC", "HAL", 2, BASE + 64 * MiB, MiB],
+    ["FREE", "HAL", 3, BASE + 32 * MiB, 2 * MiB],
+    ["MALLOC", "PTA", 4, BASE + 64 * MiB, 4096],
+  ]);
+  const out = `${tempDir()}/s.pickle`;
+  const r = await snapshot(["--input", path, "-o", out]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /2 frees of memory allocated before the log began/);
+  const [c] = await checkSnapshots([`${out}=${path}`]);
+  assert.ok(c.ok, c.error);
+  assert.equal(c.allocated, 4096);
+  assert.equal(c.total_reserved, MiB);
+});
+
+Deno.test("snapshot of an empty log still names device 0, which the viewer reads", async () => {
+  const path = `${tempDir()}/memscope_dump_20260101000000.csv`;
+  Deno.writeTextFileSync(path, EVENT_LOG_HEADER + "\n");
+  const out = `${tempDir()}/s.pickle`;
+  const r = await snapshot(["--input", path, "-o", out]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /0 trace entries, 0 live segments, 1 device/);
+  const [c] = await checkSnapshots([`${out}=${path}`]);
+  assert.ok(c.ok, c.error);
+  assert.equal(c.devices, 1);
+});
+
+Deno.test("snapshot --max-entries keeps the newest entries, never half a free, and says how many it dropped", async () => {
+  const rows: Array<[string, string, number, number, number]> = [
+    ["MALLOC", "HAL", 0, BASE, 64 * MiB],
+  ];
+  for (let i = 0; i < 50; i++) {
+    rows.push(["MALLOC", "PTA", 2 * i + 1, BASE + i * MiB, MiB]);
+    if (i % 2) rows.push(["FREE", "PTA", 2 * i + 2, BASE + i * MiB, MiB]);
+  }
+  const path = log(rows);
+  const dir = tempDir();
+  const all = await snapshot(["--input", path, "-o", `${dir}/all.pickle`]);
+  assert.match(all.stdout, /wrote \S+: 101 trace entries/);
+  // 101 entries: 1 segment_alloc, 50 allocs, 25 frees of two entries.
+  const cut = await snapshot([
+    "--input",
+    path,
+    "-o",
+    `${dir}/cut.pickle`,
+    "--max-entries",
+    "29",
+  ]);
+  assert.equal(cut.code, 0, cut.stderr);
+  // The 29 newest begin with a free_completed, whose free_requested is gone: it goes too.
+  assert.match(cut.stdout, /wrote \S+: 28 trace entries/);
+  assert.match(
+    cut.stdout,
+    /--max-entries 29 dropped the 73 oldest trace entries/,
+  );
+  const [a, c] = await checkSnapshots([
+    `${dir}/all.pickle=${path}`,
+    `${dir}/cut.pickle=${path}`,
+  ]);
+  assert.ok(a.ok, a.error);
+  assert.ok(c.ok, c.error);
+  assert.deepEqual(c.trace_entries, [28]);
+  // The end state is the same: only history was dropped.
+  assert.equal(c.allocated, a.allocated);
+  assert.equal(c.allocated, 25 * MiB);
+});
+
+Deno.test("snapshot of our own run's event log: each runtime allocation a segment used whole", async () => {
+  const out = tempDir();
+  const r = await stompwatch(["run", "--output", out, "--", workload("marks")]);
+  assert.equal(r.code, 0, r.stderr);
+  const dir = `${out}/device_0`;
+  const [name] = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
+    n.startsWith("memscope_dump_")
+  );
+  const snap = `${tempDir()}/ours.pickle`;
+  const s = await snapshot(["--input", `${dir}/${name}`, "-o", snap]);
+  assert.equal(s.code, 0, s.stderr);
+  const [c] = await checkSnapshots([`${snap}=${dir}/${name}`]);
+  assert.ok(c.ok, c.error);
+  // 5 MALLOC/FREE pairs: segment_alloc + alloc, free_requested + free_completed + segment_free.
+  assert.deepEqual(c.trace_entries, [25]);
+});
+
+Deno.test("snapshot refuses bad input in one line, and never replaces a file", async () => {
+  const path = log([["MALLOC", "HAL", 1, BASE, MiB]]);
+  const dir = tempDir();
+  const cases: Array<[string[], RegExp]> = [
+    [
+      ["-o", `${dir}/a.pickle`],
+      /^stompwatch: Missing --input: give an event log/,
+    ],
+    [
+      ["--input", path],
+      /^stompwatch: Missing -o: give the snapshot file to write/,
+    ],
+    [
+      ["--input", path, "-o", `${dir}/a`, "--format", "xml"],
+      /^stompwatch: Invalid --format value: xml; use pickle \(default\) or json/,
+    ],
+    [
+      ["--input", path, "-o", `${dir}/a`, "--max-entries", "-1"],
+      /^stompwatch: Invalid --max-entries value: -1; give a whole number/,
+    ],
+    [
+      ["--input", path, "-o", `${dir}/a`, "--device", "3"],
+      /^stompwatch: No device 3 in the log: it names device 0; pick one with --device/,
+    ],
+    [
+      ["--input", `${dir}/none.csv`, "-o", `${dir}/a`],
+      /^stompwatch: Cannot read \S+none.csv: no such file/,
+    ],
+    [
+      ["--input", path, "-o", `${dir}/a`, "--bogus"],
+      /^stompwatch: Unknown option: --bogus; snapshot takes --input/,
+    ],
+  ];
+  for (const [args, re] of cases) {
+    const r = await snapshot(args);
+    assert.equal(r.code, 2, args.join(" "));
+    assert.match(r.stderr, re);
+    assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+  }
+  const notLog = `${dir}/notes.csv`;
+  Deno.writeTextFileSync(notLog, "a,b\n1,2\n");
+  const bad = await snapshot(["--input", notLog, "-o", `${dir}/b.pickle`]);
+  assert.equal(bad.code, 2);
+  assert.doesNotMatch(bad.stderr, /1,2/);
+  const kept = `${dir}/kept.pickle`;
+  Deno.writeTextFileSync(kept, "precious");
+  const again = await snapshot(["--input", path, "-o", kept]);
+  assert.equal(again.code, 2);
+  assert.match(
+    again.stderr,
+    /a file of that name exists and is never replaced; pick a new name/,
+  );
+  assert.equal(Deno.readTextFileSync(kept), "precious");
+  assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), [
+    "kept.pickle",
+    "notes.csv",
+  ]);
+});
+
+Deno.test("check_snapshot.py catches what the viewer throws on", async () => {
+  const dir = tempDir();
+  const bad = (name: string, snap: unknown) => {
+    Deno.writeTextFileSync(`${dir}/${name}`, JSON.stringify(snap));
+    return `${dir}/${name}`;
+  };
+  const seg = (blocks: Array<[number, string]>, total: number) => ({
+    device: 0,
+    address: 4096,
+    total_size: total,
+    stream: 0,
+    segment_type: "small",
+    allocated_size: blocks.filter(([, s]) => s === "active_allocated").reduce(
+      (a, [n]) => a + n,
+      0,
+    ),
+    active_size: 0,
+    requested_size: 0,
+    frames: [],
+    blocks: blocks.reduce((acc: unknown[], [size, state], i) => {
+      const address = 4096 + blocks.slice(0, i).reduce((a, [n]) => a + n, 0);
+      return [...acc, {
+        address,
+        size,
+        requested_size: size,
+        state,
+        frames: [],
+      }];
+    }, []),
+  });
+  const entry = (action: string, addr: number, size: number) => ({
+    action,
+    addr,
+    size,
+    stream: 0,
+    time_us: 1,
+    frames: [],
+  });
+  const files = [
+    bad("gap.json", {
+      segments: [seg([[100, "active_allocated"]], 200)],
+      device_traces: [[]],
+    }),
+    bad("outside.json", {
+      segments: [],
+      device_traces: [[
+        entry("alloc", 1, 8),
+        entry("free_requested", 1, 8),
+        entry("free_completed", 1, 8),
+        entry("alloc", 64, 8),
+      ]],
+    }),
+    bad("half_free.json", {
+      segments: [seg([[100, "active_allocated"]], 100)],
+      device_traces: [[entry("free_requested", 4096, 100)]],
+    }),
+    bad("category.json", {
+      segments: [],
+      device_traces: [[{ ...entry("alloc", 4096, 1), category: "PARAMETER" }]],
+    }),
+    bad("no_device.json", { segments: [], device_traces: [] }),
+  ];
+  const pickled = `${dir}/p5.pickle`;
+  await new Deno.Command("python3", {
+    args: [
+      "-c",
+      `import pickle,sys;open(sys.argv[1],'wb').write(pickle.dumps({'segments':[],'device_traces':[[]]},protocol=5))`,
+      pickled,
+    ],
+  }).output();
+  const results = await checkSnapshots([...files, pickled]);
+  assert.deepEqual(
+    results.map((r) => r.ok),
+    files.map(() => false).concat([false]),
+  );
+  assert.match(results[0].error!, /blocks add up to 100, not 200/);
+  assert.match(results[1].error!, /outside every segment/);
+  assert.match(results[2].error!, /free_requested not followed/);
+  assert.match(results[3].error!, /'unknown'/);
+  assert.match(results[4].error!, /at least one device/);
+  assert.match(results[5].error!, /not protocol 4/);
+});
