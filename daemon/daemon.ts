@@ -22,6 +22,7 @@ import {
 import { EventLog } from "./event_log.ts";
 import { type Guardian, repairRowFiles, startGuardian } from "./guardian.ts";
 import { DaemonMemoryService } from "./memory_service.ts";
+import { OomSnapshots } from "./oom_snapshots.ts";
 import { Registry } from "./registry.ts";
 import {
   makeRingDir,
@@ -43,6 +44,8 @@ export interface Daemon {
   memory: DaemonMemoryService;
   /** Files the daemon could not write (listed by GET /health). */
   problems: IoProblems;
+  /** OOM snapshots written; undefined without an event log. */
+  oom?: OomSnapshots;
   /** Resolves when the daemon has stopped. */
   stopped: Promise<void>;
   stop(): Promise<void>;
@@ -232,6 +235,16 @@ function serve(
     registry.listen(log.onEvent);
     registry.onRound = () => log.flush();
   }
+  const oom = log ? new OomSnapshots(registry, log) : undefined;
+  if (oom) {
+    registry.listen(oom.onEvent);
+    oom.onWritten = (f) =>
+      console.error(
+        f.error
+          ? `stompwatch: ${f.error}`
+          : `stompwatch: out of memory on device ${f.device} in pid ${f.pid}: wrote ${f.snapshot} and ${f.usage}`,
+      );
+  }
   const service = new DaemonWatchService(registry, writer, {
     outputDir: paths.outputDir,
     ringDir: paths.ringDir,
@@ -293,6 +306,7 @@ function serve(
       clearInterval(retry);
       await Promise.allSettled(servers.map((s) => s.finished));
       await registry.stop();
+      await oom?.settled();
       writer.close();
       log?.close();
       report.write(service.listWatches());
@@ -326,6 +340,7 @@ function serve(
     service,
     memory,
     problems,
+    oom,
     stopped,
     stop,
   };

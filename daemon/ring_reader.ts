@@ -40,6 +40,10 @@ export interface RingHeader {
   checksumAlgo: number;
   cliWatch: string;
   command: string;
+  /** The job's OOM_SNAPSHOT_ENABLE: 0 off, 1 state and history, 2 state. */
+  oomSnapshot: number;
+  /** Where its OOM snapshots go (absolute); "" when off. */
+  oomPath: string;
 }
 
 /** Reads a little-endian u64 that is known to stay below 2^53. */
@@ -188,6 +192,10 @@ export class RingReader {
       ),
       command: cString(
         this.#bytes.subarray(H.command, H.command + H.commandSize),
+      ),
+      oomSnapshot: v.getUint32(H.oomSnapshot, true),
+      oomPath: cString(
+        this.#bytes.subarray(H.oomPath, H.oomPath + H.oomPathSize),
       ),
     };
   }

@@ -279,6 +279,25 @@ async function stopWhenAlone(
 }
 
 /**
+ * Refuses, before the job starts, an OOM_SNAPSHOT_PATH the job could not
+ * write its OOM snapshots into, with torch_npu's own words.
+ */
+function checkOomPath(): void {
+  const mode = Deno.env.get("OOM_SNAPSHOT_ENABLE");
+  const dir = Deno.env.get("OOM_SNAPSHOT_PATH");
+  if ((mode !== "1" && mode !== "2") || !dir) return;
+  let isDir = false;
+  try {
+    isDir = Deno.statSync(dir).isDirectory;
+  } catch { /* missing or unreadable */ }
+  if (!isDir) {
+    throw new Error(
+      `OOM_SNAPSHOT_PATH is invalid. ${dir}: not an existing directory; create it, or unset OOM_SNAPSHOT_PATH to write into the job's working directory`,
+    );
+  }
+}
+
+/**
  * Runs the job to completion; returns its exit code.
  *
  * @example
@@ -287,6 +306,7 @@ async function stopWhenAlone(
  * ```
  */
 export async function runJob(options: RunOptions): Promise<number> {
+  checkOomPath();
   let daemon: Daemon | undefined;
   let paths: DaemonPaths;
   let shared: Deno.FsFile | undefined;

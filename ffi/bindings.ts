@@ -52,6 +52,9 @@ export const RING = {
     cliWatchSize: 512,
     command: 768,
     commandSize: 1024,
+    oomSnapshot: 1792,
+    oomPath: 1796,
+    oomPathSize: 1024,
   },
   /** struct sw_watch_entry field offsets. */
   W: {

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -73,6 +74,25 @@ static uint64_t ring_capacity(void) {
   return p;
 }
 
+/* torch_npu's OOM snapshot settings, for the daemon, which writes the files
+ * (the job may die right after its failed allocation). The path is made
+ * absolute here, where the job's working directory is known. */
+static void oom_config(struct sw_ring_header *h) {
+  const char *mode = getenv("OOM_SNAPSHOT_ENABLE");
+  if (!mode || (strcmp(mode, "1") != 0 && strcmp(mode, "2") != 0)) return;
+  const char *dir = getenv("OOM_SNAPSHOT_PATH");
+  if (!dir || !*dir) dir = ".";
+  char resolved[PATH_MAX];
+  struct stat st;
+  if (!realpath(dir, resolved) || stat(resolved, &st) != 0 || !S_ISDIR(st.st_mode) ||
+      strlen(resolved) >= sizeof h->oom_path) {
+    fprintf(stderr, "stompwatch: OOM_SNAPSHOT_PATH is invalid. %s (no OOM snapshots for this process)\n", dir);
+    return;
+  }
+  memcpy(h->oom_path, resolved, strlen(resolved) + 1);
+  h->oom_snapshot = (uint32_t)(mode[0] - '0');
+}
+
 /* Makes `{dir}/{pid}.ring` complete before the daemon can see it: written
  * under a temporary name, then renamed. */
 static int make_ring(const char *dir) {
@@ -116,6 +136,7 @@ static int make_ring(const char *dir) {
   const char *cli = getenv("STOMPWATCH_WATCH");
   if (cli && strlen(cli) < sizeof h->cli_watch) memcpy(h->cli_watch, cli, strlen(cli) + 1);
   read_command(h->command, sizeof h->command);
+  oom_config(h);
   __atomic_store_n(&h->magic, SW_RING_MAGIC, __ATOMIC_RELEASE);
   if (rename(tmp, final) != 0) {
     munmap(base, total);

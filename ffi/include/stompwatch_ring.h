@@ -69,6 +69,8 @@ struct sw_ring_header {
   uint8_t pad_table[56];
   char cli_watch[512];     /* 256: the job's --watch value, NUL-terminated */
   char command[1024];      /* 768: the job's command line, NUL-terminated */
+  uint32_t oom_snapshot;   /* 1792: OOM_SNAPSHOT_ENABLE of the job: 0 off, 1 state and history, 2 state */
+  char oom_path[1024];     /* 1796: OOM_SNAPSHOT_PATH (default: its working directory), absolute */
 };
 
 /* The offsets written beside the fields are the layout: the compiler holds
@@ -94,7 +96,9 @@ SW_LAYOUT(struct sw_ring_header, table_seq, 192);
 SW_LAYOUT(struct sw_ring_header, table_count, 196);
 SW_LAYOUT(struct sw_ring_header, cli_watch, 256);
 SW_LAYOUT(struct sw_ring_header, command, 768);
-_Static_assert(sizeof(struct sw_ring_header) == 1792, "struct sw_ring_header is not 1792 bytes");
+SW_LAYOUT(struct sw_ring_header, oom_snapshot, 1792);
+SW_LAYOUT(struct sw_ring_header, oom_path, 1796);
+_Static_assert(sizeof(struct sw_ring_header) == 2824, "struct sw_ring_header is not 2824 bytes");
 _Static_assert(sizeof(struct sw_ring_header) <= SW_HEADER_SIZE, "struct sw_ring_header overflows SW_HEADER_SIZE");
 
 #define SW_CHECKSUM_XXH3 0u

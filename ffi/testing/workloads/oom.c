@@ -1,15 +1,18 @@
 /*
  * oom: exhausts device 0 to exercise the out-of-memory path.
  *
- *   oom [BLOCK_BYTES]     (default 1 MiB per aclrtMalloc)
+ *   oom [BLOCK_BYTES [abort]]     (default 1 MiB per aclrtMalloc)
  *
  * Allocates until aclrtMalloc fails, prints `oom: count=<blocks> error=<code>`
  * (the expected code is 207001, ACL_ERROR_RT_MEMORY_ALLOCATION), frees
  * everything and exits 0; any other failure exits 1. Shrink the device with
- * STOMPWATCH_TEST_DEVICE_BYTES to make it quick.
+ * STOMPWATCH_TEST_DEVICE_BYTES to make it quick. With `abort` it dies of
+ * SIGABRT right after the failed allocation, as a job whose framework
+ * aborts on OOM does, leaving its blocks allocated.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "acl/acl.h"
 
@@ -40,6 +43,7 @@ int main(int argc, char **argv) {
   }
   printf("oom: count=%zu error=%d\n", count, err);
   fflush(stdout);
+  if (argc > 2 && strcmp(argv[2], "abort") == 0) abort();
 
   for (size_t i = 0; i < count; i++) {
     if (aclrtFree(blocks[i]) != ACL_SUCCESS) return 1;

@@ -1,0 +1,143 @@
+/**
+ * The files torch_npu writes when a job runs out of device memory (SPEC
+ * section 7, seed 000): `oom_snapshot_{pid}_{YYYYmmddHHMMSS}.pickle`, the
+ * memory_viz snapshot of the process, and
+ * `device_{dev}_memUsageInfo_{YYYYmmddHHMMSS}.csv`, current and peak MB per
+ * component. Both come from the event log, so they hold what it holds,
+ * and both take a name no file has (the next second's when it is taken).
+ *
+ * @module
+ */
+import { fileStamp, writeAll } from "../files.ts";
+import { csvField, readMemscopeCsv } from "../memscope_csv/mod.ts";
+import { writeSnapshot } from "./convert.ts";
+import { createSnapshotFile } from "./file.ts";
+
+/** What an OOM snapshot is made of. */
+export interface OomRequest {
+  /** The event log of the device that ran out (flushed). */
+  log: string;
+  pid: number;
+  device: number;
+  /** OOM_SNAPSHOT_ENABLE: 1 state and history, 2 state only. */
+  mode: 1 | 2;
+  /** OOM_SNAPSHOT_PATH, absolute. */
+  dir: string;
+  /** When the allocation failed. */
+  at: Date;
+}
+
+/** One component's memory, in bytes. */
+export interface Usage {
+  name: string;
+  current: number;
+  peak: number;
+}
+
+const HEADER = "moduleName,curMemSize(MB),memPeakSize(MB)";
+
+/**
+ * Current and peak bytes of each component of `pid` in the log: the owner
+ * an allocator or `describer` gave the block (Attr `owner`), else the pool
+ * (`HAL` for runtime allocations with no owner).
+ *
+ * @example
+ * ```ts
+ * import { memoryUsage } from "./oom.ts";
+ * for (const u of await memoryUsage("memscope_dump.csv", 4242)) console.log(u.name, u.peak);
+ * ```
+ */
+export async function memoryUsage(
+  log: string,
+  pid: number,
+): Promise<Usage[]> {
+  const live = new Map<number, { usage: Usage; size: number }>();
+  const byName = new Map<string, Usage>();
+  await readMemscopeCsv(log, (row) => {
+    if (row.pid !== pid) return;
+    const event = row.event;
+    if (event !== "MALLOC" && event !== "FREE") return;
+    const addr = Number(row.ptr);
+    if (event === "FREE") {
+      const b = live.get(addr);
+      if (!b) return;
+      live.delete(addr);
+      b.usage.current -= b.size;
+      return;
+    }
+    const size = row.size ?? 0;
+    const name = row.owner ?? row.eventType;
+    let usage = byName.get(name);
+    if (!usage) byName.set(name, usage = { name, current: 0, peak: 0 });
+    const old = live.get(addr);
+    if (old) old.usage.current -= old.size;
+    live.set(addr, { usage, size });
+    usage.current += size;
+    if (usage.current > usage.peak) usage.peak = usage.current;
+  }, { startsWith: { Event: "MF" } });
+  return [...byName.values()].sort((a, b) => b.peak - a.peak);
+}
+
+/** The memUsageInfo CSV text: MB to 4 decimals, as torch_npu writes it. */
+export function memUsageCsv(usage: Usage[]): string {
+  const mb = (n: number) => (n / 2 ** 20).toFixed(4);
+  return [
+    HEADER,
+    ...usage.map((u) => `${csvField(u.name)},${mb(u.current)},${mb(u.peak)}`),
+    "",
+  ].join("\n");
+}
+
+async function free(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Writes both files into `dir`; returns their paths.
+ *
+ * @example
+ * ```ts
+ * import { writeOomFiles } from "./oom.ts";
+ * const { snapshot, usage } = await writeOomFiles({
+ *   log: "OUT/device_0/memscope_dump_20260101000000.csv", pid: 4242,
+ *   device: 0, mode: 1, dir: "/data/oom", at: new Date(),
+ * });
+ * ```
+ */
+export async function writeOomFiles(
+  req: OomRequest,
+): Promise<{ snapshot: string; usage: string }> {
+  const usage = await memoryUsage(req.log, req.pid);
+  for (let s = 0;; s++) {
+    const stamp = fileStamp(new Date(req.at.getTime() + s * 1000));
+    const snapshot = `${req.dir}/oom_snapshot_${req.pid}_${stamp}.pickle`;
+    const csv = `${req.dir}/device_${req.device}_memUsageInfo_${stamp}.csv`;
+    if (!await free(snapshot) || !await free(csv)) continue;
+    try {
+      await createSnapshotFile(
+        snapshot,
+        "pickle",
+        (w) =>
+          writeSnapshot(req.log, w, {
+            pid: req.pid,
+            history: req.mode === 1,
+          }),
+      );
+      using f = await Deno.open(csv, {
+        write: true,
+        createNew: true,
+        mode: 0o600,
+      });
+      writeAll(f, new TextEncoder().encode(memUsageCsv(usage)));
+    } catch (e) {
+      if (e instanceof Deno.errors.AlreadyExists) continue; // taken meanwhile
+      throw e;
+    }
+    return { snapshot, usage: csv };
+  }
+}
