@@ -26,6 +26,14 @@ export interface CheckLeaksRequest {
   eventType: string;
 }
 
+/** A `GET /snapshot` request. */
+export interface SnapshotRequest {
+  pid: number;
+  /** Only this device; default every device the process used. */
+  device?: number;
+  format: "pickle" | "json";
+}
+
 /** The memory side of the daemon. */
 export interface MemoryService {
   /** Writes a mark into the log of `pid`, or of every live process; returns the pids marked. */
@@ -34,4 +42,6 @@ export interface MemoryService {
   memory(pid?: number): ProcessMemory[];
   /** check_leaks over a file or the daemon's own log (one result per file). */
   checkLeaks(request: CheckLeaksRequest): Promise<CheckLeaksResult[]>;
+  /** A memory_viz snapshot of a process's memory now, with its history. */
+  snapshot(request: SnapshotRequest): Promise<Uint8Array<ArrayBuffer>>;
 }

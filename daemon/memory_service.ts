@@ -15,7 +15,15 @@ import type {
   CheckLeaksRequest,
   MemoryService,
   ProcessMemory,
+  SnapshotRequest,
 } from "../analysis/memory_api.ts";
+import {
+  JsonWriter,
+  MemoryRows,
+  PickleWriter,
+  readMemoryRows,
+  writeRowsSnapshot,
+} from "../analysis/snapshot/mod.ts";
 import { ServiceError } from "../watch/types.ts";
 import type { EventLog } from "./event_log.ts";
 import type { Registry } from "./registry.ts";
@@ -86,6 +94,51 @@ export class DaemonMemoryService implements MemoryService {
         suspects: memory.suspects(),
         fluctuation: memory.fluctuation(),
       }));
+  }
+
+  async snapshot(
+    request: SnapshotRequest,
+  ): Promise<Uint8Array<ArrayBuffer>> {
+    const { pid, device, format } = request;
+    const p = this.#registry.processes.get(pid);
+    if (!p) unknownPid(pid);
+    if (!this.#log) {
+      throw new ServiceError(
+        "conflict",
+        "This daemon keeps no event log to make a snapshot from",
+      );
+    }
+    // Everything the job's ring held when asked for is in the log.
+    await caughtUp(p, () => this.#registry.nextRound());
+    this.#log.flush();
+    const files = this.#log.files().filter((f) =>
+      device === undefined || f.device === device
+    );
+    const rows = new MemoryRows();
+    for (const f of files) {
+      await readMemoryRows(f.path, { pid, into: rows });
+    }
+    if (device !== undefined && !files.length) {
+      throw new ServiceError(
+        "not_found",
+        `No memory of device ${device} in the log: pid ${pid} has not used it (GET /processes/${pid}/blocks lists its blocks)`,
+      );
+    }
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    const sink = (b: Uint8Array) => {
+      chunks.push(b.slice());
+      size += b.length;
+    };
+    const w = format === "json" ? new JsonWriter(sink) : new PickleWriter(sink);
+    writeRowsSnapshot(rows, w, { device });
+    const out = new Uint8Array(size);
+    let at = 0;
+    for (const c of chunks) {
+      out.set(c, at);
+      at += c.length;
+    }
+    return out;
   }
 
   async checkLeaks(request: CheckLeaksRequest): Promise<CheckLeaksResult[]> {

@@ -19,6 +19,7 @@ import { leaksRoutes } from "./leaks.ts";
 import { marksRoutes } from "./marks.ts";
 import { processesRoutes } from "./processes.ts";
 import { removeRoutes } from "./remove.ts";
+import { snapshotRoutes } from "./snapshot.ts";
 import { watchRoutes } from "./watch.ts";
 import { watchesRoutes } from "./watches.ts";
 
@@ -67,7 +68,8 @@ export function createApp(
   if (options.memory) {
     app
       .route("/marks", marksRoutes(options.memory))
-      .route("/", leaksRoutes(options.memory));
+      .route("/", leaksRoutes(options.memory))
+      .route("/snapshot", snapshotRoutes(options.memory));
   }
   app.notFound(notFound(endpointsOf(app)));
   return app;

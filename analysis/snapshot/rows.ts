@@ -206,14 +206,15 @@ export function parseFrames(text: string): Frame[] {
 
 /**
  * Reads the memory rows of an event log (a path, or a file opened with
- * `openEventLog`), of one process when `pid` is given. Throws the reader's `MemscopeCsvError` for a file that is
+ * `openEventLog`), of one process when `pid` is given, adding them to
+ * `into` when given (several files of one process). Throws the reader's `MemscopeCsvError` for a file that is
  * not an event log.
  */
 export async function readMemoryRows(
   source: EventLogSource,
-  options: { pid?: number } = {},
+  options: { pid?: number; into?: MemoryRows } = {},
 ): Promise<MemoryRows> {
-  const rows = new MemoryRows();
+  const rows = options.into ?? new MemoryRows();
   const pid = options.pid;
   const summary = await readMemscopeCsv(source, (row) => {
     const event = row.event;
@@ -242,6 +243,6 @@ export async function readMemoryRows(
       );
     }
   }, { startsWith: { Event: "MFO" } });
-  rows.bytes = summary.bytes;
+  rows.bytes += summary.bytes;
   return rows;
 }

@@ -126,11 +126,12 @@ Deno.test("the 404 lists the memory routes exactly when they are mounted", async
     logError: () => {},
   });
   const { json } = await get(app, "/nope");
-  assert.deepEqual((json.endpoints as string[]).slice(-4), [
+  assert.deepEqual((json.endpoints as string[]).slice(-5), [
     "POST /marks",
     "GET /leaks",
     "GET /fluctuation",
     "POST /check_leaks",
+    "GET /snapshot",
   ]);
 });
 
