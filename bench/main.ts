@@ -8,6 +8,7 @@ import { startDaemon } from "../daemon/daemon.ts";
 import { figure, median, timeJob, workload } from "./_jobs.ts";
 import { benchApiLatency } from "./api_latency.ts";
 import { benchCheckLeaks } from "./check_leaks.ts";
+import { benchSnapshot } from "./snapshot.ts";
 
 function countLines(path: string): number {
   const bytes = Deno.readFileSync(path);
@@ -161,6 +162,9 @@ const row = (
 
 // 7. Offline check_leaks over generated msMemScope logs (no daemon).
 await benchCheckLeaks(row);
+
+// 8. Snapshots: conversion rate and memory, OOM file delay (no daemon of ours).
+await benchSnapshot(row);
 
 await daemon.stop();
 Deno.removeSync(out, { recursive: true });

@@ -7,7 +7,7 @@
  */
 import type { EventLogSource } from "../memscope_csv/mod.ts";
 import { type Action, type EndSegment, replayDevice } from "./allocator.ts";
-import type { SnapshotWriter } from "./emit.ts";
+import type { SnapshotWriter, TraceEntry } from "./emit.ts";
 import {
   CPU_DEVICE,
   Kind,
@@ -202,6 +202,14 @@ export function writeRowsSnapshot(
   };
   const history = options.history ?? true;
   const ends: EndSegment[][] = [];
+  const entry: TraceEntry = {
+    action: "",
+    addr: 0,
+    size: 0,
+    timeUs: 0,
+    stack: 0,
+    frames: [],
+  };
   w.dictStart();
   w.key("device_traces");
   w.listStart();
@@ -235,25 +243,13 @@ export function writeRowsSnapshot(
         }
         n++;
         summary.entries++;
-        w.dictStart();
-        w.key("action");
-        w.str(action);
-        if (action === "oom") {
-          w.key("device_free");
-          w.int(extra);
-        } else {
-          w.key("addr");
-          w.int(addr);
-        }
-        w.key("size");
-        w.int(size);
-        w.key("stream");
-        w.int(0);
-        w.key("time_us");
-        w.int(t);
-        w.key("frames");
-        w.frames(stack, rows.stacks[stack]);
-        w.dictEnd();
+        entry.action = action;
+        entry.addr = action === "oom" ? extra : addr;
+        entry.size = size;
+        entry.timeUs = t;
+        entry.stack = stack;
+        entry.frames = rows.stacks[stack];
+        w.entry(entry);
       },
     );
     summary.freedBeforeLog += end.counts.freedBeforeLog;
