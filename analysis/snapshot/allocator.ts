@@ -112,14 +112,23 @@ export function replayDevice(
   };
   const segs = new Map<number, Seg>();
   const blocks = new Map<number, Blk>();
-  // Segments by address, rebuilt only when asked after a change.
-  let sorted: Seg[] = [];
-  let dirty = false;
+  // Live segments by address (and their addresses, to search), kept in
+  // order as they come and go: a log whose blocks lie in no segment makes
+  // and frees one per block.
+  const sorted: Seg[] = [];
+  const starts: number[] = [];
+  const enter = (s: Seg) => {
+    const i = lowerBound(starts, s.addr);
+    starts.splice(i, 0, s.addr);
+    sorted.splice(i, 0, s);
+  };
+  const leave = (s: Seg) => {
+    const i = lowerBound(starts, s.addr);
+    if (sorted[i] !== s) return;
+    starts.splice(i, 1);
+    sorted.splice(i, 1);
+  };
   const containing = (addr: number, size: number): Seg | undefined => {
-    if (dirty) {
-      sorted = [...segs.values()].sort((a, b) => a.addr - b.addr);
-      dirty = false;
-    }
     let lo = 0, hi = sorted.length - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
@@ -144,7 +153,7 @@ export function replayDevice(
     }
     emit("segment_free", s.addr, s.size, stack, t, 0);
     segs.delete(s.addr);
-    dirty = true;
+    leave(s);
   };
   const allocSegment = (s: Seg, t: number) => {
     const old = segs.get(s.addr);
@@ -153,7 +162,7 @@ export function replayDevice(
       freeSegment(old, old.stack, t);
     }
     segs.set(s.addr, s);
-    dirty = true;
+    enter(s);
     emit("segment_alloc", s.addr, s.size, s.stack, t, 0);
     if (s.whole) {
       blocks.set(s.addr, { size: s.size, stack: s.stack, seg: s });

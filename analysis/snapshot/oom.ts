@@ -9,8 +9,9 @@
  * @module
  */
 import { fileStamp, writeAll } from "../files.ts";
-import { csvField, readMemscopeCsv } from "../memscope_csv/mod.ts";
-import { writeSnapshot } from "./convert.ts";
+import { csvField, type MemscopeRow } from "../memscope_csv/mod.ts";
+import { writeRowsSnapshot } from "./convert.ts";
+import { readMemoryRows, RUNTIME_POOLS } from "./rows.ts";
 import { createSnapshotFile } from "./file.ts";
 
 /** What an OOM snapshot is made of. */
@@ -37,27 +38,31 @@ export interface Usage {
 const HEADER = "moduleName,curMemSize(MB),memPeakSize(MB)";
 
 /**
- * Current and peak bytes of each component of `pid` in the log: the owner
- * an allocator or `describer` gave the block (Attr `owner`), else the pool
- * (`HAL` for runtime allocations with no owner).
+ * Current and peak bytes of each component of a process, fed its MALLOC
+ * and FREE rows in file order: the owner an allocator or `describer` gave
+ * the block (Attr `owner`), else the pool (`HAL` for runtime allocations
+ * with no owner).
  *
  * @example
  * ```ts
- * import { memoryUsage } from "./oom.ts";
- * for (const u of await memoryUsage("memscope_dump.csv", 4242)) console.log(u.name, u.peak);
+ * import { readMemscopeCsv } from "../memscope_csv/mod.ts";
+ * import { MemoryUsage } from "./oom.ts";
+ * const usage = new MemoryUsage();
+ * await readMemscopeCsv("memscope_dump.csv", (r) => usage.add(r));
+ * console.log(usage.list());
  * ```
  */
-export async function memoryUsage(
-  log: string,
-  pid: number,
-): Promise<Usage[]> {
-  const live = new Map<number, { usage: Usage; size: number }>();
-  const byName = new Map<string, Usage>();
-  await readMemscopeCsv(log, (row) => {
-    if (row.pid !== pid) return;
+export class MemoryUsage {
+  #live = new Map<number, { usage: Usage; size: number }>();
+  #byName = new Map<string, Usage>();
+
+  add = (row: MemscopeRow): void => {
     const event = row.event;
     if (event !== "MALLOC" && event !== "FREE") return;
-    const addr = Number(row.ptr);
+    // Allocator blocks lie inside runtime allocations: keep them apart.
+    const ptr = Number(row.ptr);
+    const addr = RUNTIME_POOLS.has(row.eventType) ? ptr : -1 - ptr;
+    const live = this.#live;
     if (event === "FREE") {
       const b = live.get(addr);
       if (!b) return;
@@ -67,15 +72,19 @@ export async function memoryUsage(
     }
     const size = row.size ?? 0;
     const name = row.owner ?? row.eventType;
-    let usage = byName.get(name);
-    if (!usage) byName.set(name, usage = { name, current: 0, peak: 0 });
+    let usage = this.#byName.get(name);
+    if (!usage) this.#byName.set(name, usage = { name, current: 0, peak: 0 });
     const old = live.get(addr);
     if (old) old.usage.current -= old.size;
     live.set(addr, { usage, size });
     usage.current += size;
     if (usage.current > usage.peak) usage.peak = usage.current;
-  }, { startsWith: { Event: "MF" } });
-  return [...byName.values()].sort((a, b) => b.peak - a.peak);
+  };
+
+  /** Components by peak, largest first. */
+  list(): Usage[] {
+    return [...this.#byName.values()].sort((a, b) => b.peak - a.peak);
+  }
 }
 
 /** The memUsageInfo CSV text: MB to 4 decimals, as torch_npu writes it. */
@@ -112,7 +121,13 @@ async function free(path: string): Promise<boolean> {
 export async function writeOomFiles(
   req: OomRequest,
 ): Promise<{ snapshot: string; usage: string }> {
-  const usage = await memoryUsage(req.log, req.pid);
+  // One pass over the log for both files.
+  const counter = new MemoryUsage();
+  const rows = await readMemoryRows(req.log, {
+    pid: req.pid,
+    onRow: counter.add,
+  });
+  const usage = counter.list();
   for (let s = 0;; s++) {
     const stamp = fileStamp(new Date(req.at.getTime() + s * 1000));
     const snapshot = `${req.dir}/oom_snapshot_${req.pid}_${stamp}.pickle`;
@@ -122,11 +137,7 @@ export async function writeOomFiles(
       await createSnapshotFile(
         snapshot,
         "pickle",
-        (w) =>
-          writeSnapshot(req.log, w, {
-            pid: req.pid,
-            history: req.mode === 1,
-          }),
+        (w) => writeRowsSnapshot(rows, w, { history: req.mode === 1 }),
       );
       using f = await Deno.open(csv, {
         write: true,

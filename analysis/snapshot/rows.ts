@@ -29,7 +29,11 @@ export const NO_DEVICE = -1;
 export const CPU_DEVICE = -2;
 
 /** Pools whose rows are runtime allocations (segments); the rest are blocks. */
-const RUNTIME_POOLS = new Set(["HAL", "HOST", "HOST_PINNED"]);
+export const RUNTIME_POOLS: ReadonlySet<string> = new Set([
+  "HAL",
+  "HOST",
+  "HOST_PINNED",
+]);
 
 const SHIFT = 16;
 const CHUNK = 1 << SHIFT;
@@ -212,14 +216,20 @@ export function parseFrames(text: string): Frame[] {
  */
 export async function readMemoryRows(
   source: EventLogSource,
-  options: { pid?: number; into?: MemoryRows } = {},
+  options: {
+    pid?: number;
+    into?: MemoryRows;
+    /** Also sees every MALLOC and FREE row kept (one pass for more work). */
+    onRow?: (row: MemscopeRow) => void;
+  } = {},
 ): Promise<MemoryRows> {
   const rows = options.into ?? new MemoryRows();
-  const pid = options.pid;
+  const { pid, onRow } = options;
   const summary = await readMemscopeCsv(source, (row) => {
     const event = row.event;
     if (pid !== undefined && row.pid !== pid) return;
     if (event === "MALLOC" || event === "FREE") {
+      onRow?.(row);
       const block = !RUNTIME_POOLS.has(row.eventType);
       const addr = row.ptr;
       const size = Math.abs(row.size ?? 0);
