@@ -7,8 +7,9 @@
  *   is a `KERNEL_LAUNCH,KERNEL_LAUNCH` row named after the op type: it is
  *   one launch onto the device, the level msMemScope's kernel rows describe,
  *   and `compare --level kernel` then lines ops up by name;
- * - a failed allocation is an `OOM_DETAIL,{pool}` row (size asked and the
- *   error code), so leak analysis, which reads MALLOC and FREE only, never
+ * - a failed allocation is an `OOM_DETAIL,{pool}` row (size asked, the
+ *   error code and the device's free bytes, the OOM snapshot's
+ *   `device_free`), so leak analysis, which reads MALLOC and FREE only, never
  *   mistakes it for a block;
  * - process start and exit are `SYSTEM,PROC_START` (Name: the command line)
  *   and `SYSTEM,PROC_EXIT`;
@@ -57,6 +58,7 @@ const W = {
   SIZE: ascii(",size:"),
   OOM_SIZE: ascii('"{size:'),
   ERROR: ascii(",error:"),
+  DEVICE_FREE: ascii(",device_free:"),
   USED: ascii(",used:"),
   RANGE_ID: ascii('"{range_id:'),
   CLOSE: ascii('}"'),
@@ -151,6 +153,8 @@ export function writeEventRow(
         at = putInt(b, at, e.size);
         at = putBytes(b, at, W.ERROR);
         at = putInt(b, at, e.result);
+        at = putBytes(b, at, W.DEVICE_FREE);
+        at = putInt(b, at, e.addr);
       } else {
         const ptr = at;
         at = putHex16(b, at, e.addr);

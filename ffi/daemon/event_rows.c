@@ -101,6 +101,8 @@ SW_EXPORT uint32_t stompwatch_memory_row(uint8_t *out, uint32_t at, uint32_t eve
     p = put_int(p, size);
     p = PUT(p, ",error:");
     p = put_int(p, result);
+    p = PUT(p, ",device_free:");
+    p = put_int(p, addr);
   } else {
     uint8_t *ptr = p;
     p = put_hex16(p, addr);

@@ -88,6 +88,7 @@ struct sw_real {
                                      aclopEngineType, aclopCompileType, const char *, aclrtStream);
   void *(*aclGetDataBufferAddr)(const aclDataBuffer *);
   size_t (*aclGetDataBufferSizeV2)(const aclDataBuffer *);
+  aclError (*aclrtGetMemInfo)(aclrtMemAttr, size_t *, size_t *);
 };
 
 /* The table, resolved at the first call made while the runtime is loaded

@@ -53,6 +53,13 @@ static aclError traced_malloc(malloc_fn real, enum sw_alloc_call call, void **de
   self->in_hook = 1;
   aclError err = real(devPtr, size, policy);
   uint64_t addr = (err == ACL_SUCCESS && devPtr) ? (uint64_t)(uintptr_t)*devPtr : 0;
+  if (err != ACL_SUCCESS) {
+    /* A failed allocation carries the device's free bytes instead (the OOM
+     * snapshot's device_free), asked before anything else can change them. */
+    size_t free_bytes = 0, total_bytes = 0;
+    if (sw_real()->aclrtGetMemInfo && sw_real()->aclrtGetMemInfo(ACL_HBM_MEM, &free_bytes, &total_bytes) == ACL_SUCCESS)
+      addr = free_bytes;
+  }
   sw_emit(SW_REC_ALLOC, err == ACL_SUCCESS ? 0 : SW_REC_FLAG_FAILED, sw_device_of(self), err, addr, size, call,
           SW_POOL_HAL, NULL, NULL, 0);
   self->in_hook = 0;

@@ -62,6 +62,7 @@ static const struct {
     SYMBOL(aclrtGetDevice, "events of threads that never call aclrtSetDevice are put on device 0"),
     SYMBOL(aclGetDataBufferAddr, "op outputs are unknown: --watch windows do not open, every change is a stomp"),
     SYMBOL(aclGetDataBufferSizeV2, "op outputs are unknown: --watch windows do not open, every change is a stomp"),
+    SYMBOL(aclrtGetMemInfo, "OOM snapshots say 0 bytes were free on the device"),
 };
 #define NSYMBOLS (sizeof SYMBOLS / sizeof SYMBOLS[0])
 

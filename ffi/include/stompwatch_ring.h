@@ -136,7 +136,8 @@ enum sw_record_type {
   SW_REC_PROC_START = 2,   /* name = command line */
   SW_REC_PROC_EXIT = 3,    /* result = exit status if known */
   SW_REC_ALLOC = 4,        /* addr, len = size asked, result = aclError, aux = pool,
-                              id = the runtime call (enum sw_alloc_call) */
+                              id = the runtime call (enum sw_alloc_call); failed
+                              (SW_REC_FLAG_FAILED): addr = the device's free bytes */
   SW_REC_FREE = 5,         /* addr, result = aclError, aux = pool */
   SW_REC_OP_BEGIN = 6,     /* id = op seq, name = op type, payload = aux x {addr,len} outputs */
   SW_REC_OP_END = 7,       /* id = op seq, result = aclError */

@@ -26,18 +26,18 @@ Deno.test("a MALLOC row has the 0x%016x Ptr and the allocation_id/addr/size/used
   );
 });
 
-Deno.test("a failed allocation is an OOM_DETAIL row with the size asked and the error", () => {
+Deno.test("a failed allocation is an OOM_DETAIL row with the size asked, the error and the device's free bytes", () => {
   assert.equal(
     row({
       ...base,
       kind: "alloc",
-      addr: 0,
+      addr: 4096,
       size: 1 << 30,
       pool: "HAL",
       result: 207001,
       allocationId: 0,
     }, 5),
-    '9,OOM_DETAIL,HAL,N/A,1764753083997498368,42,43,1,N/A,"{size:1073741824,error:207001,used:5}",,\n',
+    '9,OOM_DETAIL,HAL,N/A,1764753083997498368,42,43,1,N/A,"{size:1073741824,error:207001,device_free:4096,used:5}",,\n',
   );
 });
 
