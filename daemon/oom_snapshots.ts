@@ -54,7 +54,13 @@ export class OomSnapshots {
     const p = this.#registry.processes.get(e.pid);
     const mode = p?.header.oomSnapshot;
     if (!p || (mode !== 1 && mode !== 2) || !p.header.oomPath) return;
-    const job = { pid: e.pid, device: e.device, at: new Date(e.ts / 1e6) };
+    // The state at the failure: what the job did after it is left out.
+    const job = {
+      pid: e.pid,
+      device: e.device,
+      at: new Date(e.ts / 1e6),
+      untilNs: e.ts,
+    };
     const dir = p.header.oomPath;
     // After this event has reached the log's buffer: the pump's round ends first.
     const done = Promise.resolve().then(async () => {

@@ -112,9 +112,10 @@ export function replayDevice(
   };
   const segs = new Map<number, Seg>();
   const blocks = new Map<number, Blk>();
-  // Live segments by address (and their addresses, to search), kept in
-  // order as they come and go: a log whose blocks lie in no segment makes
-  // and frees one per block.
+  // Live segments that can hold blocks (not those used whole: a process
+  // without blocks may free thousands in address order), by address and
+  // kept in order as they come and go: a log whose blocks lie in no
+  // segment makes and frees one per block.
   const sorted: Seg[] = [];
   const starts: number[] = [];
   const enter = (s: Seg) => {
@@ -153,7 +154,7 @@ export function replayDevice(
     }
     emit("segment_free", s.addr, s.size, stack, t, 0);
     segs.delete(s.addr);
-    leave(s);
+    if (!s.whole) leave(s);
   };
   const allocSegment = (s: Seg, t: number) => {
     const old = segs.get(s.addr);
@@ -162,7 +163,7 @@ export function replayDevice(
       freeSegment(old, old.stack, t);
     }
     segs.set(s.addr, s);
-    enter(s);
+    if (!s.whole) enter(s);
     emit("segment_alloc", s.addr, s.size, s.stack, t, 0);
     if (s.whole) {
       blocks.set(s.addr, { size: s.size, stack: s.stack, seg: s });

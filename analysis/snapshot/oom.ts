@@ -24,8 +24,10 @@ export interface OomRequest {
   mode: 1 | 2;
   /** OOM_SNAPSHOT_PATH, absolute. */
   dir: string;
-  /** When the allocation failed. */
+  /** When the allocation failed: names the files. */
   at: Date;
+  /** Its timestamp in the log (ns): later rows are left out. */
+  untilNs: number;
 }
 
 /** One component's memory, in bytes. */
@@ -114,7 +116,7 @@ async function free(path: string): Promise<boolean> {
  * import { writeOomFiles } from "./oom.ts";
  * const { snapshot, usage } = await writeOomFiles({
  *   log: "OUT/device_0/memscope_dump_20260101000000.csv", pid: 4242,
- *   device: 0, mode: 1, dir: "/data/oom", at: new Date(),
+ *   device: 0, mode: 1, dir: "/data/oom", at: new Date(), untilNs: 1.7e18,
  * });
  * ```
  */
@@ -126,6 +128,7 @@ export async function writeOomFiles(
   const rows = await readMemoryRows(req.log, {
     pid: req.pid,
     onRow: counter.add,
+    untilNs: req.untilNs,
   });
   const usage = counter.list();
   for (let s = 0;; s++) {

@@ -221,13 +221,16 @@ export async function readMemoryRows(
     into?: MemoryRows;
     /** Also sees every MALLOC and FREE row kept (one pass for more work). */
     onRow?: (row: MemscopeRow) => void;
+    /** Leave out rows stamped later (nanoseconds, as the log writes them). */
+    untilNs?: number;
   } = {},
 ): Promise<MemoryRows> {
   const rows = options.into ?? new MemoryRows();
-  const { pid, onRow } = options;
+  const { pid, onRow, untilNs } = options;
   const summary = await readMemscopeCsv(source, (row) => {
     const event = row.event;
     if (pid !== undefined && row.pid !== pid) return;
+    if (untilNs !== undefined && Number(row.timestamp) > untilNs) return;
     if (event === "MALLOC" || event === "FREE") {
       onRow?.(row);
       const block = !RUNTIME_POOLS.has(row.eventType);
