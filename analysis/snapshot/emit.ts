@@ -161,18 +161,19 @@ function putInt(b: Uint8Array, at: number, n: number): number {
     b[at + 4] = (n >>> 24) & 0xff;
     return at + 5;
   }
-  // LONG1: little-endian two's complement, a 0 byte added when the top bit is set.
+  // LONG1: little-endian two's complement, as short as Python makes it
+  // (n >= 2^31 here, so at least 5 bytes); 32-bit halves, no division loop.
+  const lo = n >>> 0;
+  const hi = (n - lo) / 4294967296;
+  const len = 4 + (hi < 0x80 ? 1 : hi < 0x8000 ? 2 : hi < 0x800000 ? 3 : 4);
   b[at] = 0x8a;
-  const len = at + 1;
-  let i = at + 2, v = n, last = 0;
-  while (v > 0) {
-    last = v % 256;
-    b[i++] = last;
-    v = Math.floor(v / 256);
-  }
-  if (last >= 0x80) b[i++] = 0;
-  b[len] = i - at - 2;
-  return i;
+  b[at + 1] = len;
+  b[at + 2] = lo & 0xff;
+  b[at + 3] = (lo >>> 8) & 0xff;
+  b[at + 4] = (lo >>> 16) & 0xff;
+  b[at + 5] = lo >>> 24;
+  for (let k = 0; k < len - 4; k++) b[at + 6 + k] = (hi >>> (8 * k)) & 0xff;
+  return at + 2 + len;
 }
 
 /** The bytes of `n` as Python's LONG1 writes them: shortest two's complement. */
@@ -265,10 +266,7 @@ export class PickleWriter implements SnapshotWriter {
   int(n: number | bigint): void {
     this.#before();
     const o = this.#out;
-    if (
-      typeof n === "number" && Number.isSafeInteger(n) &&
-      (n >= 0 || n >= -0x80000000)
-    ) {
+    if (typeof n === "number" && Number.isSafeInteger(n) && n >= -0x80000000) {
       o.moveTo(putInt(o.raw(16), o.at, n));
     } else if (
       typeof n === "number" && Number.isInteger(n) && n >= 0 && n < 256

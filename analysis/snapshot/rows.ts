@@ -177,9 +177,8 @@ function deviceCode(text: string): number {
  * stamp of this century has 19.
  */
 function timeUs(text: string): number {
-  const t = text.trim();
-  if (!/^\d+$/.test(t)) return 0;
-  return t.length >= 18 ? Number(t.slice(0, -3)) : Number(t);
+  const n = Number(text.length >= 18 ? text.slice(0, -3) : text);
+  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
 }
 
 /**
