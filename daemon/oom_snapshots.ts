@@ -29,9 +29,14 @@ export interface OomFiles {
  *
  * @example
  * ```ts
- * const oom = new OomSnapshots(registry, log);
- * registry.listen(oom.onEvent);
- * await oom.settled(); // before the log closes
+ * import { OomSnapshots } from "./oom_snapshots.ts";
+ * import type { EventLog } from "./event_log.ts";
+ * import type { Registry } from "./registry.ts";
+ * export async function follow(registry: Registry, log: EventLog) {
+ *   const oom = new OomSnapshots(registry, log);
+ *   registry.listen(oom.onEvent);
+ *   await oom.settled(); // before the log closes
+ * }
  * ```
  */
 export class OomSnapshots {

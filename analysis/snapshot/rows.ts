@@ -63,7 +63,7 @@ const i32 = (n: number) => new Int32Array(n);
  * ```ts
  * import { readMemoryRows } from "./rows.ts";
  * const rows = await readMemoryRows("memscope_dump.csv");
- * console.log(rows.count, rows.devices);
+ * console.log(rows.count, rows.maxDevice);
  * ```
  */
 export class MemoryRows {
