@@ -5,7 +5,14 @@
  * are checked by Python's pickle and torch's _memory_viz.py.
  */
 import assert from "node:assert/strict";
-import { STOMPWATCH, tempDir, workload } from "./_harness.ts";
+import {
+  eventually,
+  startDaemonProcess,
+  STOMPWATCH,
+  stompwatch,
+  tempDir,
+  workload,
+} from "./_harness.ts";
 import { checkSnapshots } from "../analysis/snapshot/_check.ts";
 
 const MiB = 1 << 20;
@@ -136,5 +143,53 @@ Deno.test("run refuses an OOM_SNAPSHOT_PATH that is not a directory before the j
       `stompwatch: OOM_SNAPSHOT_PATH is invalid. ${path}: not an existing directory; create it, or unset OOM_SNAPSHOT_PATH to write into the job's working directory\n`,
     );
     assert.throws(() => Deno.statSync(`${cwd}/started`));
+  }
+});
+
+Deno.test("a job attached with env gets OOM files from the daemon, its relative OOM_SNAPSHOT_PATH taken from its own working directory; a bad one is said on its stderr", async () => {
+  const out = tempDir();
+  const daemon = await startDaemonProcess(out);
+  try {
+    const env = await stompwatch(["env", "--output", out]);
+    assert.equal(env.code, 0, env.stderr);
+    const vars: Record<string, string> = {};
+    for (const m of env.stdout.matchAll(/^export (\w+)='([^']*)'/gm)) {
+      vars[m[1]] = m[2];
+    }
+    const job = async (cwd: string, path: string) =>
+      await new Deno.Command(workload("oom"), {
+        args: [`${MiB}`, "abort"],
+        cwd,
+        env: {
+          ...vars,
+          STOMPWATCH_TEST_DEVICE_BYTES: `${16 * MiB}`,
+          OOM_SNAPSHOT_ENABLE: "1",
+          OOM_SNAPSHOT_PATH: path,
+        },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+    const cwd = tempDir();
+    Deno.mkdirSync(`${cwd}/snaps`);
+    const ran = await job(cwd, "snaps");
+    assert.equal(ran.signal, "SIGABRT");
+    const files = await eventually(() => {
+      const f = oomFiles(`${cwd}/snaps`);
+      return f.length === 2 ? f : undefined;
+    });
+    const [c] = await checkSnapshots([`${cwd}/snaps/${files[1]}`]);
+    assert.ok(c.ok, c.error);
+
+    const other = tempDir();
+    const bad = await job(other, "missing");
+    assert.equal(bad.signal, "SIGABRT");
+    assert.match(
+      new TextDecoder().decode(bad.stderr),
+      /^stompwatch: OOM_SNAPSHOT_PATH is invalid\. missing \(no OOM snapshots for this process\)$/m,
+    );
+    assert.deepEqual(oomFiles(other), []);
+  } finally {
+    daemon.child.kill("SIGTERM");
+    await daemon.done;
   }
 });
