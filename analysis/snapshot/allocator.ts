@@ -149,6 +149,10 @@ export function replayDevice(
     list.splice(lowerBound(list, addr), 1);
   };
   const freeSegment = (s: Seg, stack: number, t: number) => {
+    if (s.whole) {
+      emit("free_requested", s.addr, s.size, stack, t, 0);
+      emit("free_completed", s.addr, s.size, stack, t, 0);
+    }
     for (const addr of [...s.addrs]) {
       freeBlock(addr, blocks.get(addr)!, stack, t);
     }
@@ -165,11 +169,8 @@ export function replayDevice(
     segs.set(s.addr, s);
     if (!s.whole) enter(s);
     emit("segment_alloc", s.addr, s.size, s.stack, t, 0);
-    if (s.whole) {
-      blocks.set(s.addr, { size: s.size, stack: s.stack, seg: s });
-      s.addrs.push(s.addr);
-      emit("alloc", s.addr, s.size, s.stack, t, 0);
-    }
+    // Its one block is the segment itself: not in `blocks`, no list.
+    if (s.whole) emit("alloc", s.addr, s.size, s.stack, t, 0);
   };
 
   for (let k = 0; k < order.length; k++) {
@@ -184,7 +185,7 @@ export function replayDevice(
       case Kind.SegmentAlloc: {
         const whole = !rows.blockLevel.has(`${rows.pid.get(i)}:${device}`);
         allocSegment(
-          { addr, size, stack, whole, own: false, addrs: [] },
+          { addr, size, stack, whole, own: false, addrs: whole ? NONE : [] },
           t,
         );
         break;
@@ -252,6 +253,9 @@ export function replayDevice(
   return { segments: endState(segs, blocks), counts };
 }
 
+/** The block list of every segment used whole: never written to. */
+const NONE: number[] = [];
+
 /** The first index of `list` (ascending) whose value is at least `v`. */
 function lowerBound(list: number[], v: number): number {
   let lo = 0, hi = list.length;
@@ -283,7 +287,17 @@ function endState(
   blocks: Map<number, Blk>,
 ): EndSegment[] {
   const out: EndSegment[] = [];
+  const whole = (s: Seg): EndSegment => ({
+    address: s.addr,
+    size: s.size,
+    stack: s.stack,
+    blocks: [{ address: s.addr, size: s.size, stack: s.stack, active: true }],
+  });
   for (const s of [...segs.values()].sort((a, b) => a.addr - b.addr)) {
+    if (s.whole) {
+      out.push(whole(s));
+      continue;
+    }
     const addrs = s.addrs;
     const tiles: EndBlock[] = [];
     let at = s.addr;
