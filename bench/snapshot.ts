@@ -105,14 +105,26 @@ async function peak(row: Row, dir: string): Promise<void> {
 /**
  * The oom workload under `./stompwatch run` with OOM_SNAPSHOT_ENABLE=1 and
  * 100,000 live 4 KiB blocks when it fails: from the OOM_DETAIL row's time
- * to the last OOM file's modification time.
+ * to the last OOM file's modification time. With `abort` the job dies right
+ * after the failure (as frameworks do); without, it goes on to free its
+ * 100,000 blocks while the daemon writes.
  */
-async function oomDelay(row: Row, dir: string): Promise<void> {
+async function oomDelay(row: Row, dir: string, abort: boolean): Promise<void> {
   const blocks = 100_000, block = 4096;
+  dir = `${dir}/${abort ? "abort" : "free"}`;
   const snaps = `${dir}/snaps`;
+  Deno.mkdirSync(dir);
   Deno.mkdirSync(snaps);
   const out = await new Deno.Command(STOMPWATCH, {
-    args: ["run", "--output", `${dir}/out`, "--", workload("oom"), `${block}`],
+    args: [
+      "run",
+      "--output",
+      `${dir}/out`,
+      "--",
+      workload("oom"),
+      `${block}`,
+      ...(abort ? ["abort"] : []),
+    ],
     env: {
       OOM_SNAPSHOT_ENABLE: "1",
       OOM_SNAPSHOT_PATH: snaps,
@@ -139,7 +151,9 @@ async function oomDelay(row: Row, dir: string): Promise<void> {
   );
   const delay = done - oom;
   row(
-    `OOM files, ${count} live blocks (mode 1)`,
+    `OOM files, ${count} live blocks (mode 1), job ${
+      abort ? "aborts" : "frees them"
+    } after`,
     `complete ${
       delay.toFixed(0)
     } ms after the failed allocation (the job waits 0 ms)`,
@@ -164,7 +178,8 @@ export async function benchSnapshot(row: Row): Promise<void> {
   const dir = Deno.makeTempDirSync({ prefix: "stompwatch_bench_snap_" });
   try {
     await conversion(row, dir);
-    await oomDelay(row, dir);
+    await oomDelay(row, dir, true);
+    await oomDelay(row, dir, false);
     if (Deno.env.get("STOMPWATCH_BENCH_SKIP_1GB") !== "1") {
       await peak(row, dir);
     }
