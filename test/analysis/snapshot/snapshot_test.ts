@@ -238,6 +238,12 @@ Deno.test("snapshot refuses bad input in one line, and never replaces a file", a
     assert.match(r.stderr, re);
     assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
   }
+  const comma = await snapshot(["--input", path, "-o", `${dir}/a,b.pickle`]);
+  assert.equal(comma.code, 2);
+  assert.match(
+    comma.stderr,
+    /^stompwatch: Cannot use -o \S+a,b\.pickle: its path holds a comma/,
+  );
   const notLog = `${dir}/notes.csv`;
   Deno.writeTextFileSync(notLog, "a,b\n1,2\n");
   const bad = await snapshot(["--input", notLog, "-o", `${dir}/b.pickle`]);
