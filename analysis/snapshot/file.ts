@@ -37,9 +37,12 @@ export async function createSnapshotFile<T>(
   try {
     file = await Deno.open(part, { write: true, createNew: true, mode: 0o600 });
   } catch (e) {
-    throw new Error(
-      `Cannot write ${path}: ${(e as Error).message.split("\n")[0]}`,
-    );
+    const why = e instanceof Deno.errors.NotFound
+      ? `${dirname(path)} does not exist; create it or pick another place`
+      : e instanceof Deno.errors.PermissionDenied
+      ? `${dirname(path)} is not writable; pick another place`
+      : (e as Error).message.split("\n")[0].replace(/: open '.*$/, "");
+    throw new Error(`Cannot write ${path}: ${why}`);
   }
   let bytes = 0;
   const sink = (b: Uint8Array) => {

@@ -238,6 +238,12 @@ Deno.test("snapshot refuses bad input in one line, and never replaces a file", a
     assert.match(r.stderr, re);
     assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
   }
+  const nowhere = await snapshot(["--input", path, "-o", `${dir}/no/a.pickle`]);
+  assert.equal(nowhere.code, 2);
+  assert.equal(
+    nowhere.stderr,
+    `stompwatch: Cannot write ${dir}/no/a.pickle: ${dir}/no does not exist; create it or pick another place\n`,
+  );
   const comma = await snapshot(["--input", path, "-o", `${dir}/a,b.pickle`]);
   assert.equal(comma.code, 2);
   assert.match(
