@@ -188,6 +188,18 @@ export class MemscopeRow {
   get timestamp(): string {
     return this.#text(this.#at[C_TS]);
   }
+  /**
+   * Timestamp in whole microseconds, exact, without making a string: a
+   * stamp of 18 digits or more is nanoseconds (its last three digits are
+   * dropped), a shorter one is taken as microseconds already (old
+   * msMemScope files wrote those under the same header); NaN when not a
+   * plain decimal.
+   */
+  get timestampUs(): number {
+    if (!this.#field(this.#at[C_TS])) return NaN;
+    const s = this.#s, e = this.#e;
+    return parseDecimal(this.#u8, s, e - s >= 18 ? e - 3 : e);
+  }
   /** Process Id. */
   get pid(): number {
     return this.#int(this.#at[C_PID]);

@@ -88,6 +88,8 @@ export class MemoryRows {
   skipped = 0;
   bytes = 0;
   #stackIds = new Map<string, number>();
+  #lastT = -Infinity;
+  #lastId = -Infinity;
 
   kind(i: number): Kind {
     return this.meta.get(i) & 15;
@@ -120,11 +122,12 @@ export class MemoryRows {
   ): void {
     const i = this.count++;
     const id = row.id;
-    const t = timeUs(row.timestamp);
-    if (i > 0) {
-      const pt = this.timeUs.get(i - 1);
-      if (t < pt || (t === pt && id < this.id.get(i - 1))) this.sorted = false;
+    const t = timeUs(row.timestampUs);
+    if (t < this.#lastT || (t === this.#lastT && id < this.#lastId)) {
+      this.sorted = false;
     }
+    this.#lastT = t;
+    this.#lastId = id;
     this.id.set(i, id);
     this.addr.set(i, addr);
     this.size.set(i, size);
@@ -171,14 +174,9 @@ function deviceCode(text: string): number {
     : NO_DEVICE;
 }
 
-/**
- * Microseconds from a Timestamp(ns) field. Old msMemScope files wrote
- * microseconds under the same header (16 digits in 2025); a nanosecond
- * stamp of this century has 19.
- */
-function timeUs(text: string): number {
-  const n = Number(text.length >= 18 ? text.slice(0, -3) : text);
-  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+/** A row's microseconds (`MemscopeRow.timestampUs`), 0 when unreadable. */
+function timeUs(us: number): number {
+  return Number.isSafeInteger(us) && us >= 0 ? us : 0;
 }
 
 /**
