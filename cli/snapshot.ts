@@ -135,9 +135,9 @@ export async function snapshotCli(
     throw e;
   }
   const lines = [
-    `stompwatch: wrote ${output}: ${summary.entries} trace entries, ${summary.segments} live segments, ${summary.devices} device${
-      summary.devices === 1 ? "" : "s"
-    }${
+    `stompwatch: wrote ${output}: ${summary.entries} trace entries, ${summary.segments} live segment${
+      summary.segments === 1 ? "" : "s"
+    }, ${summary.devices} device${summary.devices === 1 ? "" : "s"}${
       summary.cpuDevice !== undefined
         ? ` (CPU memory is device ${summary.cpuDevice})`
         : ""

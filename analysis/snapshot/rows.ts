@@ -108,7 +108,9 @@ export class MemoryRows {
     let id = this.#stackIds.get(key);
     if (id === undefined) {
       id = this.stacks.length;
-      this.stacks.push([...parseFrames(python), ...parseFrames(c)]);
+      // PyTorch lists frames innermost first: the C stack (a backtrace)
+      // already is; the Python one, written as a traceback, is reversed.
+      this.stacks.push([...parseFrames(c), ...parseFrames(python).reverse()]);
       this.#stackIds.set(key, id);
     }
     return id;

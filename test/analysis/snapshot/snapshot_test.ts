@@ -352,3 +352,37 @@ Deno.test("check_snapshot.py catches what the viewer throws on", async () => {
   assert.match(results[4].error!, /at least one device/);
   assert.match(results[5].error!, /not protocol 4/);
 });
+
+Deno.test("snapshot gives each block the frames of its row's Python and C stacks", async () => {
+  const path = `${tempDir()}/memscope_dump_20260101000000.csv`;
+  Deno.writeTextFileSync(
+    path,
+    [
+      EVENT_LOG_HEADER,
+      `1,MALLOC,HAL,N/A,1764753083997498000,7,7,0,0x0000000000100000,"{addr:0x100000,size:4096}",,`,
+      `2,MALLOC,PTA,N/A,1764753083997499000,7,7,0,0x0000000000100000,"{addr:0x100000,size:512}","train.py(12): step
+model.py(40): forward","libtorch.so:7 at::empty"`,
+      "",
+    ].join("\n"),
+  );
+  const out = `${tempDir()}/s.pickle`;
+  assert.equal((await snapshot(["--input", path, "-o", out])).code, 0);
+  const [c] = await checkSnapshots([`${out}=${path}`]);
+  assert.ok(c.ok, c.error);
+  const py = await new Deno.Command("python3", {
+    args: [
+      "-W",
+      "ignore",
+      "-c",
+      "import pickle,sys; from torch.cuda import _memory_viz as mv; print(mv.memory(pickle.load(open(sys.argv[1],'rb')), format_flamegraph=lambda s: s))",
+      out,
+    ],
+    stdout: "piped",
+  }).output();
+  // _memory_viz.py's own flamegraph line, outermost frame first: the
+  // Python traceback's order, then the C backtrace's innermost frame.
+  assert.match(
+    new TextDecoder().decode(py.stdout),
+    /^stream_0;active_allocated;train\.py:12:step;model\.py:40:forward;libtorch\.so:7:at::empty 512$/m,
+  );
+});
