@@ -206,6 +206,7 @@ export class PickleWriter implements SnapshotWriter {
   #memo = 0;
   #strings = new Map<string, number>();
   #framesMemo = new Map<number, number>();
+  #entryMemos = new Map<string, number[]>();
   /** Per open container: items so far (lists) or -1 (dicts). */
   #open: number[] = [];
 
@@ -343,23 +344,31 @@ export class PickleWriter implements SnapshotWriter {
     }
     this.listEnd();
   }
-  /** Memo index of an interned string, when written before. */
-  #memoOf(s: string): number | undefined {
-    return this.#strings.get(s);
+  /**
+   * Memo indices of an entry's keys and action, once all were written (the
+   * first entry of each action writes them), else undefined.
+   */
+  #entryMemo(action: string): number[] | undefined {
+    let m = this.#entryMemos.get(action);
+    if (m) return m;
+    const all = [
+      "action",
+      action,
+      action === "oom" ? "device_free" : "addr",
+      "size",
+      "stream",
+      "time_us",
+      "frames",
+    ].map((k) => this.#strings.get(k));
+    if (all.some((i) => i === undefined || i > 255)) return undefined;
+    m = all as number[];
+    this.#entryMemos.set(action, m);
+    return m;
   }
   entry(e: TraceEntry): void {
-    const keyAddr = e.action === "oom" ? "device_free" : "addr";
-    const memo = [
-      this.#memoOf("action"),
-      this.#memoOf(e.action),
-      this.#memoOf(keyAddr),
-      this.#memoOf("size"),
-      this.#memoOf("stream"),
-      this.#memoOf("time_us"),
-      this.#memoOf("frames"),
-      this.#framesMemo.get(e.stack),
-    ];
-    if (memo.some((m) => m === undefined || m > 255)) {
+    const memo = this.#entryMemo(e.action);
+    const frames = this.#framesMemo.get(e.stack);
+    if (!memo || frames === undefined) {
       entryByFields(this, e); // first of its kind: memoizes what it writes
       return;
     }
@@ -373,19 +382,26 @@ export class PickleWriter implements SnapshotWriter {
     };
     b[at++] = 0x7d; // EMPTY_DICT
     b[at++] = 0x28; // MARK
-    get(memo[0]!);
-    get(memo[1]!);
-    get(memo[2]!);
+    get(memo[0]);
+    get(memo[1]);
+    get(memo[2]);
     at = putInt(b, at, e.addr);
-    get(memo[3]!);
+    get(memo[3]);
     at = putInt(b, at, e.size);
-    get(memo[4]!);
+    get(memo[4]);
     b[at++] = 0x4b;
     b[at++] = 0;
-    get(memo[5]!);
+    get(memo[5]);
     at = putInt(b, at, e.timeUs);
-    get(memo[6]!);
-    get(memo[7]!);
+    get(memo[6]);
+    if (frames < 256) get(frames);
+    else {
+      b[at++] = 0x6a; // LONG_BINGET
+      b[at++] = frames & 0xff;
+      b[at++] = (frames >>> 8) & 0xff;
+      b[at++] = (frames >>> 16) & 0xff;
+      b[at++] = frames >>> 24;
+    }
     b[at++] = 0x75; // SETITEMS
     o.moveTo(at);
     this.#after();

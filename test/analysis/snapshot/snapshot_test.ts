@@ -386,3 +386,39 @@ model.py(40): forward","libtorch.so:7 at::empty"`,
     /^stream_0;active_allocated;train\.py:12:step;model\.py:40:forward;libtorch\.so:7:at::empty 512$/m,
   );
 });
+
+Deno.test("snapshot refers to frames written before by their memo index past 255 too", async () => {
+  const rows = [EVENT_LOG_HEADER];
+  for (let i = 1; i <= 300; i++) {
+    const ptr = (0x100000 + i * 4096).toString(16).padStart(16, "0");
+    rows.push(
+      `${i},MALLOC,HAL,N/A,${
+        1764753083997498000 + i * 1000
+      },7,7,0,0x${ptr},"{addr:0x${ptr},size:64}","train.py(${i}): step",`,
+    );
+  }
+  // Each stack again, now referred to by its memo index.
+  for (let i = 1; i <= 300; i++) {
+    const ptr = (0x100000 + i * 4096).toString(16).padStart(16, "0");
+    rows.push(
+      `${300 + i},FREE,HAL,N/A,${
+        1764753083998498000 + i * 1000
+      },7,7,0,0x${ptr},"{addr:0x${ptr},size:64}","train.py(${i}): step",`,
+    );
+  }
+  const path = `${tempDir()}/memscope_dump_20260101000000.csv`;
+  Deno.writeTextFileSync(path, rows.join("\n") + "\n");
+  const out = `${tempDir()}/s.pickle`;
+  assert.equal((await snapshot(["--input", path, "-o", out])).code, 0);
+  const [c] = await checkSnapshots([`${out}=${path}`]);
+  assert.ok(c.ok, c.error);
+  const py = await new Deno.Command("python3", {
+    args: [
+      "-c",
+      "import pickle,sys; t=pickle.load(open(sys.argv[1],'rb'))['device_traces'][0]; print(all(e['frames'][0]['line']==(k//2+1 if k<600 else (k-600)//3+1) for k,e in enumerate(t)))",
+      out,
+    ],
+    stdout: "piped",
+  }).output();
+  assert.equal(new TextDecoder().decode(py.stdout).trim(), "True");
+});
