@@ -91,6 +91,27 @@ function resolveDevices(
   }
 }
 
+/** `order` cut into one list per device (rows of no device left out). */
+function splitByDevice(
+  rows: MemoryRows,
+  order: Uint32Array,
+  devices: number,
+): Uint32Array[] {
+  const counts = new Array<number>(devices).fill(0);
+  for (let k = 0; k < order.length; k++) {
+    const d = rows.device(order[k]);
+    if (d >= 0 && d < devices) counts[d]++;
+  }
+  const lists = counts.map((n) => new Uint32Array(n));
+  const at = new Array<number>(devices).fill(0);
+  for (let k = 0; k < order.length; k++) {
+    const i = order[k];
+    const d = rows.device(i);
+    if (d >= 0 && d < devices) lists[d][at[d]++] = i;
+  }
+  return lists;
+}
+
 function writeSegments(
   w: SnapshotWriter,
   device: number,
@@ -177,6 +198,7 @@ export function writeRowsSnapshot(
   // An empty log still gets device 0: the viewer reads device_traces[0].
   const devices = Math.max(1, (cpu ?? rows.maxDevice) + 1);
   const wanted = options.device;
+  const byDevice = splitByDevice(rows, order, devices);
   if (
     wanted !== undefined &&
     (wanted >= devices || wanted < 0 || !Number.isInteger(wanted))
@@ -222,13 +244,14 @@ export function writeRowsSnapshot(
     }
     let skip = 0;
     if (history && options.maxEntries !== undefined) {
-      const total = replayDevice(rows, order, d, () => {}).counts.entries;
+      const total = replayDevice(rows, byDevice[d], d, () => {}).counts
+        .entries;
       skip = Math.max(0, total - options.maxEntries);
     }
     let n = 0;
     const end = replayDevice(
       rows,
-      order,
+      byDevice[d],
       d,
       (action: Action, addr, size, stack, t, extra) => {
         if (!history) return;
