@@ -1,7 +1,8 @@
 /**
- * An event log to a memory_viz snapshot: memory rows read once, put in ID
- * order, given a device where a FREE row says `N/A`, then replayed device by
- * device straight into the writer, so that the trace never sits in memory.
+ * An event log to a memory_viz snapshot: memory rows read once (48 bytes
+ * each), put in time order, given a device where a FREE row says `N/A`, then
+ * replayed device by device straight into the writer, so that the trace
+ * never sits in memory.
  *
  * @module
  */

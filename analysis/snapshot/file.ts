@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { dirname, join } from "node:path";
 import { writeAll } from "../files.ts";
 import { JsonWriter, PickleWriter, type SnapshotWriter } from "./emit.ts";
 
@@ -31,16 +30,17 @@ export async function createSnapshotFile<T>(
       `Cannot write ${path}: a file of that name exists and is never replaced; pick a new name`,
     );
   }
-  const base = path.split("/").pop()!;
-  const part = join(dirname(path), `.${base}.${Deno.pid}.part`);
+  const slash = path.lastIndexOf("/");
+  const dir = slash < 0 ? "." : path.slice(0, slash) || "/";
+  const part = `${dir}/.${path.slice(slash + 1)}.${Deno.pid}.part`;
   let file: Deno.FsFile;
   try {
     file = await Deno.open(part, { write: true, createNew: true, mode: 0o600 });
   } catch (e) {
     const why = e instanceof Deno.errors.NotFound
-      ? `${dirname(path)} does not exist; create it or pick another place`
+      ? `${dir} does not exist; create it or pick another place`
       : e instanceof Deno.errors.PermissionDenied
-      ? `${dirname(path)} is not writable; pick another place`
+      ? `${dir} is not writable; pick another place`
       : (e as Error).message.split("\n")[0].replace(/: open '.*$/, "");
     throw new Error(`Cannot write ${path}: ${why}`);
   }
