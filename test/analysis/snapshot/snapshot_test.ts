@@ -422,3 +422,42 @@ Deno.test("snapshot refers to frames written before by their memo index past 255
   }).output();
   assert.equal(new TextDecoder().decode(py.stdout).trim(), "True");
 });
+
+Deno.test("snapshot warns, naming --max-entries, when a browser would struggle with the file, and not once the flag keeps it small", async () => {
+  // 120,001 runtime allocations and frees: 5 entries each, over 600,000.
+  const rows = [EVENT_LOG_HEADER];
+  const n = 120_001;
+  for (let i = 0; i < n; i++) {
+    const ptr = (0x100000000 + i * 4096).toString(16).padStart(16, "0");
+    const attr = `"{addr:0x${ptr},size:4096}",,`;
+    rows.push(
+      `${2 * i + 1},MALLOC,HAL,N/A,${
+        1764753083997498000 + 2000 * i
+      },7,7,0,0x${ptr},${attr}`,
+      `${2 * i + 2},FREE,HAL,N/A,${
+        1764753083997499000 + 2000 * i
+      },7,7,0,0x${ptr},${attr}`,
+    );
+  }
+  const path = `${tempDir()}/memscope_dump_20260101000000.csv`;
+  Deno.writeTextFileSync(path, rows.join("\n") + "\n");
+  const dir = tempDir();
+  const big = await snapshot(["--input", path, "-o", `${dir}/big.pickle`]);
+  assert.equal(big.code, 0, big.stderr);
+  assert.match(big.stdout, new RegExp(`wrote \\S+: ${5 * n} trace entries`));
+  assert.match(
+    big.stderr,
+    /^stompwatch: warning: \S+big\.pickle has 600005 trace entries \(\d+ MiB\); browsers struggle past about 600,000 entries or 1 GB: keep the newest with --max-entries 500000/,
+  );
+  const small = await snapshot([
+    "--input",
+    path,
+    "-o",
+    `${dir}/small.pickle`,
+    "--max-entries",
+    "500000",
+  ]);
+  assert.equal(small.code, 0, small.stderr);
+  assert.equal(small.stderr, "");
+  assert.match(small.stdout, /dropped the 100005 oldest trace entries/);
+});
