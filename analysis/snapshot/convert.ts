@@ -195,7 +195,10 @@ export function writeRowsSnapshot(
 ): SnapshotSummary {
   const order = rows.order();
   const cpu = rows.hasCpu ? rows.maxDevice + 1 : undefined;
-  resolveDevices(rows, order, cpu ?? NO_DEVICE);
+  // Most logs name a device on every memory row: nothing to resolve.
+  if (rows.hasCpu || rows.hasNoDevice) {
+    resolveDevices(rows, order, cpu ?? NO_DEVICE);
+  }
   // An empty log still gets device 0: the viewer reads device_traces[0].
   const devices = Math.max(1, (cpu ?? rows.maxDevice) + 1);
   const wanted = options.device;

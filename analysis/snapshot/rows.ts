@@ -83,6 +83,8 @@ export class MemoryRows {
   /** Highest device number seen; -1 for none. */
   maxDevice = -1;
   hasCpu = false;
+  /** Whether a row says `N/A` (or nothing) for its device. */
+  hasNoDevice = false;
   sorted = true;
   /** Rows that could not be used: no address, size or known device. */
   skipped = 0;
@@ -137,6 +139,7 @@ export class MemoryRows {
     const device = deviceCode(row.device);
     if (device >= 0 && device > this.maxDevice) this.maxDevice = device;
     if (device === CPU_DEVICE) this.hasCpu = true;
+    if (device === NO_DEVICE) this.hasNoDevice = true;
     this.meta.set(i, kind | ((device + 2) << 4));
     this.pid.set(i, row.pid);
     this.stack.set(
