@@ -187,6 +187,7 @@ export class Registry {
 
   #finish(p: TracedProcess, removeRing = true): void {
     this.#stalledSince.delete(p);
+    p.settle();
     p.finished = true;
     p.exited = p.exited || removeRing;
     this.#writer.closeProcess(p.pid);

@@ -23,6 +23,7 @@ import { parseWatchSpec } from "./watch_spec.ts";
 import {
   type BlockFilter,
   type BlockInfo,
+  type EventGap,
   ServiceError,
 } from "../watch/types.ts";
 import type {
@@ -167,6 +168,53 @@ export class TracedProcess implements RecordHandler {
   /** Whether the hook saw ASCEND_LAUNCH_BLOCKING=1 in the job. */
   get launchBlocking(): boolean {
     return (this.header.flags & RING.FLAG_LAUNCH_BLOCKING) !== 0;
+  }
+
+  /**
+   * Takes what the ring's header says before the ring is unmapped: the
+   * count of records the hook could not deliver, and, when the job lost
+   * events no GAP record told of (it ended, or the daemon stops, before the
+   * hook could trace again), says so once.
+   */
+  settle(): void {
+    if (this.finished) return;
+    this.#dropped = this.reader.header().droppedEvents;
+    if (this.#dropped > this.#lostTold) {
+      this.#gap(Date.now() * 1e6, null, this.#dropped);
+    }
+  }
+
+  /** Times the daemon did not read this ring while the job lost events, oldest first. */
+  readonly gaps: EventGap[] = [];
+  /** Lost events the GAP records have told of so far. */
+  #lostTold = 0;
+
+  /**
+   * The daemon did not read for `silentNs` (null: unknown) and the job
+   * lost events: the total is `lostSoFar`. Says it once, lists it for GET
+   * /health, and marks the live watches, whose samples of that time are lost.
+   */
+  #gap(atNs: number, silentNs: number | null, lostSoFar: number): void {
+    const lost = Math.max(0, lostSoFar - this.#lostTold);
+    this.#lostTold = Math.max(this.#lostTold, lostSoFar);
+    this.gaps.push({
+      pid: this.pid,
+      at: new Date(atNs / 1e6).toISOString(),
+      silentMs: silentNs === null ? null : Math.round(silentNs / 1e6),
+      lostEvents: lost,
+    });
+    for (const w of this.book.live()) {
+      w.verdict.markGap();
+      w.gaps = (w.gaps ?? 0) + 1;
+    }
+    const silent = silentNs !== null
+      ? `for ${(silentNs / 1e9).toFixed(1)} s`
+      : this.exited
+      ? "before the job ended"
+      : "before it stopped";
+    console.error(
+      `stompwatch: pid ${this.pid}: the daemon did not read ${silent}; the job lost ${lost} events (they are missing from the event log and counted in droppedEvents of GET /processes)`,
+    );
   }
 
   /**
@@ -329,6 +377,9 @@ export class TracedProcess implements RecordHandler {
         return;
       case REC.DUMP:
         this.#onSample(r);
+        return;
+      case REC.GAP:
+        this.#gap(r.ts, r.len, r.addr);
         return;
     }
   }

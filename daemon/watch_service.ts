@@ -66,7 +66,15 @@ export class DaemonWatchService implements WatchService {
 
   health(): HealthInfo & { ioProblems: IoProblem[] } {
     const { ioProblems, ...facts } = this.#facts;
-    return { ...facts, pid: Deno.pid, ioProblems: ioProblems?.() ?? [] };
+    const eventGaps = [...this.#registry.processes.values()].flatMap((p) =>
+      p.gaps
+    );
+    return {
+      ...facts,
+      pid: Deno.pid,
+      eventGaps,
+      ioProblems: ioProblems?.() ?? [],
+    };
   }
 
   listProcesses(): ProcessInfo[] {

@@ -31,6 +31,8 @@ export const RING = {
   FLAG_LAUNCH_BLOCKING: 0x1,
   FLAG_CONSUMER_GONE: 0x2,
   FLAG_EXITED: 0x4,
+  /** The daemon was silent: the hook passes through until its heartbeat moves. */
+  FLAG_STALLED: 0x8,
   CHECKSUM_XXH3: 0,
   CHECKSUM_CRC64_MSMEMSCOPE: 1,
   /** struct sw_ring_header field offsets. */
@@ -46,6 +48,7 @@ export const RING = {
     head: 64,
     tail: 128,
     heartbeatNs: 136,
+    consumerPid: 144,
     checksumAlgo: 148,
     tableSeq: 192,
     cliWatch: 256,
@@ -87,6 +90,8 @@ export const REC = {
   WINDOW_OPEN: 14,
   /** A whole op launch while nothing may be watched (OP_BEGIN's fields). */
   OP: 15,
+  /** Tracing resumed after a stall: addr = events lost so far, id = bytes, len = ns silent. */
+  GAP: 16,
   FLAG_FAILED: 0x1,
   FLAG_AFTER: 0x2,
   FLAG_CONTENT: 0x4,

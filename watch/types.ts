@@ -19,7 +19,7 @@ export interface ProcessInfo {
   exited: boolean;
   /** Exited and every record it sent has been read and written out. */
   finished: boolean;
-  /** Records the hook could not deliver because the daemon was gone. */
+  /** Records the hook could not deliver because the daemon was gone or stalled. */
   droppedEvents: number;
   liveAllocations: number;
   liveBytes: number;
@@ -130,6 +130,11 @@ export interface WatchInfo {
   /** True when first_change was made by an op not allowed to write the block, or outside any op. */
   stomp: boolean;
   changes: Change[];
+  /**
+   * Times the daemon stopped reading while the watch was live (absent when
+   * none): samples of that time are lost, so no change proves less.
+   */
+  gaps?: number;
 }
 
 /** One file in the dump directory. */
@@ -191,6 +196,19 @@ export interface HealthInfo {
   ringDir: string;
   pid: number;
   version: string;
+  /** Times the daemon did not read a job's events and the job lost some, oldest first. */
+  eventGaps?: EventGap[];
+}
+
+/** A time the daemon did not read a process's ring, as `GET /health` lists it. */
+export interface EventGap {
+  pid: number;
+  /** When the hook traced again (or the process ended), ISO 8601. */
+  at: string;
+  /** How long the daemon's heartbeat stood still; null when the job ended before it moved. */
+  silentMs: number | null;
+  /** Events the job emitted meanwhile that are not in the event log. */
+  lostEvents: number;
 }
 
 /** What the daemon offers the HTTP API. Methods throw {@linkcode ServiceError}. */

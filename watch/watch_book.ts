@@ -27,6 +27,8 @@ export interface WatchEntry {
   device: number | null;
   dumpsTaken: number;
   verdict: WatchVerdict;
+  /** Times the daemon stopped reading while the watch was live. */
+  gaps?: number;
 }
 
 /**
@@ -224,5 +226,6 @@ export function watchInfo(w: WatchEntry, processExited = false): WatchInfo {
     first_change: first,
     stomp: w.verdict.stomp,
     changes: w.verdict.changes,
+    ...(w.gaps ? { gaps: w.gaps } : {}),
   };
 }

@@ -4,7 +4,8 @@
  * then any thread reserves, fills and publishes records without locks.
  * When the ring is full it waits for the daemon (backpressure, never a silent
  * drop); only when the daemon has stopped answering does it pass through and
- * count what it could not deliver.
+ * count what it could not deliver. A daemon that was only stalled gets the
+ * ring back once its heartbeat moves, with a GAP record saying what was lost.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,14 @@ static uint64_t g_mask;
  * line across cores each time, so it is read again only when the space
  * known free runs out. */
 static uint64_t g_tail_seen;
+/* While passing through (SW_FLAG_STALLED): the heartbeat that was found
+ * stale. Any other value means the daemon reads again. */
+static uint64_t g_stall_beat;
+/* Taken by the one thread that publishes the GAP record. */
+static int g_resuming;
+
+/* Either flag: records are not written, only counted. */
+#define PASS_THROUGH (SW_FLAG_CONSUMER_GONE | SW_FLAG_STALLED)
 
 __thread struct sw_thread sw_self = {.in_hook = 0, .device = -1, .tid = 0};
 
@@ -160,6 +170,8 @@ static void after_fork_in_child(void) {
   g_state = STATE_UNINIT;
   g_hdr = NULL;
   g_tail_seen = 0;
+  g_stall_beat = 0;
+  g_resuming = 0;
   sw_self.tid = 0;
 }
 
@@ -198,18 +210,35 @@ int sw_producer_ready(void) {
   return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == STATE_READY;
 }
 
-/* Waits for the consumer to free space; 0 once it is judged gone. */
+/* Whether the consumer process has ended: then nothing will read the ring
+ * again. A stopped one (SIGSTOP, a debugger) still exists. */
+static int consumer_exited(void) {
+  int pid = __atomic_load_n(&g_hdr->consumer_pid, __ATOMIC_ACQUIRE);
+  return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Waits for the consumer to free space; 0 once it is judged silent: the
+ * job must not stall with its daemon. */
 static int wait_for_consumer(unsigned *spins) {
-  static int said;
-  if (__atomic_load_n(&g_hdr->flags, __ATOMIC_ACQUIRE) & SW_FLAG_CONSUMER_GONE) return 0;
+  static int said_gone, said_stalled;
+  if (__atomic_load_n(&g_hdr->flags, __ATOMIC_ACQUIRE) & PASS_THROUGH) return 0;
   if (++*spins < 64) {
     sched_yield();
     return 1;
   }
   uint64_t beat = __atomic_load_n(&g_hdr->heartbeat_ns, __ATOMIC_ACQUIRE);
   if (sw_now_ns() - beat > SW_CONSUMER_TIMEOUT_NS) {
-    __atomic_fetch_or(&g_hdr->flags, SW_FLAG_CONSUMER_GONE, __ATOMIC_RELEASE);
-    sw_warn_once(&said, "the daemon stopped reading events; the job goes on untraced and counts what was lost");
+    int olderr = errno;
+    if (consumer_exited()) {
+      __atomic_fetch_or(&g_hdr->flags, SW_FLAG_CONSUMER_GONE, __ATOMIC_RELEASE);
+      sw_warn_once(&said_gone, "the daemon stopped reading events; the job goes on untraced and counts what was lost");
+    } else {
+      __atomic_store_n(&g_stall_beat, beat, __ATOMIC_RELAXED);
+      __atomic_fetch_or(&g_hdr->flags, SW_FLAG_STALLED, __ATOMIC_RELEASE); /* after g_stall_beat */
+      sw_warn_once(&said_stalled, "the daemon stopped reading events for 2 s; the job goes on untraced, counts "
+                                  "what is lost, and is traced again once the daemon reads");
+    }
+    errno = olderr;
     return 0;
   }
   struct timespec pause = {0, 50000};
@@ -222,16 +251,84 @@ static void count_drop(uint32_t size) {
   __atomic_fetch_add(&g_hdr->dropped_bytes, size, __ATOMIC_RELAXED);
 }
 
+/* Reserves `size` bytes if the ring has room now, whatever the flags say;
+ * NULL when it has none. */
+static struct sw_record *reserve_if_room(uint32_t size, uint64_t *pos) {
+  const uint64_t cap = g_mask + 1;
+  uint64_t head = __atomic_load_n(&g_hdr->head, __ATOMIC_RELAXED);
+  for (;;) {
+    uint64_t off = head & g_mask;
+    uint64_t pad = off + size > cap ? cap - off : 0;
+    if (head + pad + size - __atomic_load_n(&g_hdr->tail, __ATOMIC_ACQUIRE) > cap) return NULL;
+    if (!__atomic_compare_exchange_n(&g_hdr->head, &head, head + pad + size, 1, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+      continue;
+    if (pad) {
+      struct sw_record *p = (struct sw_record *)(g_data + off);
+      p->type = SW_REC_PAD;
+      p->size = (uint32_t)pad;
+      __atomic_store_n(&p->stamp, SW_STAMP(head), __ATOMIC_RELEASE);
+      head += pad;
+    }
+    *pos = head;
+    return (struct sw_record *)(g_data + (head & g_mask));
+  }
+}
+
+/* Passing through, on a record's way to being dropped: once the daemon's
+ * heartbeat has moved and the ring has room, publishes the GAP record (so
+ * the daemon learns what was lost before it reads anything newer) and ends
+ * the pass-through; returns 1 then. While the daemon stays silent this is
+ * one load of a cache line nobody writes, cheaper than the record it
+ * replaces. */
+static int try_resume(void) {
+  uint64_t beat = __atomic_load_n(&g_hdr->heartbeat_ns, __ATOMIC_ACQUIRE);
+  uint64_t stale = __atomic_load_n(&g_stall_beat, __ATOMIC_RELAXED);
+  if (beat == stale) return 0;
+  if (__atomic_exchange_n(&g_resuming, 1, __ATOMIC_ACQUIRE)) return 0; /* another thread resumes */
+  int resumed = !(__atomic_load_n(&g_hdr->flags, __ATOMIC_ACQUIRE) & SW_FLAG_STALLED);
+  if (!resumed) {
+    uint32_t tid = sw_tid_of(&sw_self);
+    uint64_t ts = sw_event_ns(), pos;
+    struct sw_record *r = reserve_if_room(sizeof(struct sw_record), &pos);
+    if (r) {
+      /* Reserved before the flag clears: no record of after the gap comes
+       * before it in the ring. The totals are read after, to take in what
+       * the other threads counted meanwhile. */
+      __atomic_fetch_and(&g_hdr->flags, ~SW_FLAG_STALLED, __ATOMIC_RELEASE);
+      memset((uint8_t *)r + sizeof r->stamp, 0, sizeof *r - sizeof r->stamp);
+      r->type = SW_REC_GAP;
+      r->size = sizeof(struct sw_record);
+      r->tid = tid;
+      r->ts_ns = ts;
+      r->device = -1;
+      r->addr = __atomic_load_n(&g_hdr->dropped_events, __ATOMIC_RELAXED);
+      r->id = __atomic_load_n(&g_hdr->dropped_bytes, __ATOMIC_RELAXED);
+      r->len = beat > stale ? beat - stale : 0;
+      sw_commit(r, pos);
+      resumed = 1;
+    }
+  }
+  __atomic_store_n(&g_resuming, 0, __ATOMIC_RELEASE);
+  return resumed;
+}
+
 /* Everything sw_reserve's first try does not cover: padding at the end of
- * the data area, a full ring, a lost race, a consumer gone. */
+ * the data area, a full ring, a lost race, a consumer gone or stalled. */
 __attribute__((noinline)) static struct sw_record *reserve_slow(uint32_t size, uint64_t *pos) {
   const uint64_t cap = g_mask + 1;
   unsigned spins = 0;
   uint64_t head = __atomic_load_n(&g_hdr->head, __ATOMIC_RELAXED);
   for (;;) {
-    if (__atomic_load_n(&g_hdr->flags, __ATOMIC_RELAXED) & SW_FLAG_CONSUMER_GONE) {
+    uint32_t flags = __atomic_load_n(&g_hdr->flags, __ATOMIC_ACQUIRE);
+    if ((flags & SW_FLAG_CONSUMER_GONE) || ((flags & SW_FLAG_STALLED) && !try_resume())) {
       count_drop(size);
       return NULL;
+    }
+    if (flags & SW_FLAG_STALLED) { /* resumed just now */
+      spins = 0;
+      head = __atomic_load_n(&g_hdr->head, __ATOMIC_RELAXED);
+      continue;
     }
     uint64_t off = head & g_mask;
     uint64_t pad = off + size > cap ? cap - off : 0;
@@ -271,7 +368,7 @@ static inline struct sw_record *reserve(uint32_t size, uint64_t *pos) {
   uint64_t off = head & g_mask;
   uint64_t tail = __atomic_load_n(&g_tail_seen, __ATOMIC_ACQUIRE);
   if (SW_LIKELY(off + size <= g_mask + 1 && head + size - tail <= g_mask + 1 &&
-                !(__atomic_load_n(&g_hdr->flags, __ATOMIC_RELAXED) & SW_FLAG_CONSUMER_GONE) &&
+                !(__atomic_load_n(&g_hdr->flags, __ATOMIC_RELAXED) & PASS_THROUGH) &&
                 __atomic_compare_exchange_n(&g_hdr->head, &head, head + size, 0, __ATOMIC_ACQ_REL,
                                             __ATOMIC_RELAXED))) {
     *pos = head;
@@ -356,13 +453,14 @@ void sw_emit_op(struct sw_thread *self, uint64_t ts_ns, const char *op_type, int
 /* ---- the producer API other producers call (the Python client, via ctypes) ---- */
 
 /* Emits one event into this process's ring; returns 0, or -1 when the
- * process is not traced (no STOMPWATCH_RING_DIR) or the daemon is gone. */
+ * process is not traced (no STOMPWATCH_RING_DIR) or the daemon is gone or
+ * stalled (the event is counted as lost). */
 SW_EXPORT int stompwatch_emit(int type, int device, int result, uint64_t addr, uint64_t len, uint64_t id,
                               uint32_t aux, const char *name) {
   if (!sw_producer_ready()) return -1;
   if (type <= SW_REC_PAD || type > SW_REC_OP || type == SW_REC_DUMP || type == SW_REC_DUMP_DATA) return -1;
   sw_emit((uint16_t)type, 0, device, result, addr, len, id, aux, name, NULL, 0);
-  return (__atomic_load_n(&g_hdr->flags, __ATOMIC_RELAXED) & SW_FLAG_CONSUMER_GONE) ? -1 : 0;
+  return (__atomic_load_n(&g_hdr->flags, __ATOMIC_RELAXED) & PASS_THROUGH) ? -1 : 0;
 }
 
 /* Whether this process has a live ring to the daemon. */

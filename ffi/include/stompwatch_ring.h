@@ -20,7 +20,10 @@
  * the end of the data area: the producer fills the rest with a PAD record.
  * When the ring is full the producer waits (backpressure); it gives up, and
  * counts what it could not deliver, only once the consumer's heartbeat is
- * older than SW_CONSUMER_TIMEOUT_NS.
+ * older than SW_CONSUMER_TIMEOUT_NS. A consumer that is merely stalled
+ * (stopped, paused, starved) gets the ring back once its heartbeat moves:
+ * the producer then publishes a GAP record first, then traces on. A consumer
+ * process that no longer exists is gone for good.
  */
 #ifndef STOMPWATCH_RING_H
 #define STOMPWATCH_RING_H
@@ -43,8 +46,9 @@
 
 /* Header flags. */
 #define SW_FLAG_LAUNCH_BLOCKING 0x1u /* ASCEND_LAUNCH_BLOCKING=1 in the job */
-#define SW_FLAG_CONSUMER_GONE 0x2u   /* producer gave up waiting: pass-through */
+#define SW_FLAG_CONSUMER_GONE 0x2u   /* the consumer process is gone: pass-through for good */
 #define SW_FLAG_EXITED 0x4u          /* producer process ran its exit handler */
+#define SW_FLAG_STALLED 0x8u         /* consumer silent: pass-through until its heartbeat moves */
 
 struct sw_ring_header {
   uint64_t magic;          /* 0 */
@@ -55,7 +59,7 @@ struct sw_ring_header {
   int32_t pid;             /* 32 */
   uint32_t flags;          /* 36: SW_FLAG_* */
   uint64_t start_ns;       /* 40: CLOCK_REALTIME when the ring was made */
-  uint64_t dropped_events; /* 48: records given up on (consumer gone) */
+  uint64_t dropped_events; /* 48: records given up on (consumer gone or stalled) */
   uint64_t dropped_bytes;  /* 56 */
   uint64_t head;           /* 64: producers' reservation position */
   uint8_t pad_producer[56];
@@ -148,8 +152,11 @@ enum sw_record_type {
   SW_REC_DUMP_DATA = 12,   /* id = dump seq, addr = offset, len = bytes, payload = bytes */
   SW_REC_WATCH_CLOSED = 13,/* aux = watch id: its window ended or dump_nums ran out */
   SW_REC_WINDOW_OPEN = 14, /* aux = watch id (CLI window), addr/len = block, result = outid */
-  SW_REC_OP = 15           /* a whole op launch while nothing may be watched: name = op type,
+  SW_REC_OP = 15,          /* a whole op launch while nothing may be watched: name = op type,
                               ts = launch time, result = aclError; no outputs (aux = 0) */
+  SW_REC_GAP = 16          /* first record after a stalled consumer came back: addr = dropped_events
+                              so far (the running total, not this gap's), id = dropped_bytes so far,
+                              len = ns the consumer's heartbeat stood still, ts = when tracing resumed */
 };
 
 /* Pools (aux of ALLOC/FREE), as the event log's Event Type. */
