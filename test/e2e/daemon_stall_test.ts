@@ -5,6 +5,7 @@
  * listed, and everything emitted after is in the event log.
  */
 import assert from "node:assert/strict";
+import { pidAlive } from "../../ffi/bindings.ts";
 import type { EventGap, ProcessInfo } from "../../watch/types.ts";
 import {
   eventually,
@@ -96,6 +97,70 @@ Deno.test("a job whose daemon was stopped for more than 2 s is traced again once
   }
   const said = daemon.stderr.split("\n").filter((l) =>
     /pid \d+: the daemon did not read for \d+\.\d s; the job lost \d+ events/
+      .test(l)
+  );
+  assert.equal(said.length, 1, daemon.stderr);
+});
+
+Deno.test("a job that ends while its daemon is stopped has what it lost counted exactly and said once when the daemon resumes", async () => {
+  const out = tempDir();
+  const daemon = await startDaemonProcess(out);
+  const socket = `${out}/stompwatch.sock`;
+  const health = await requestSocket(socket, "GET", "/health");
+  const daemonPid = (health.body as { pid: number }).pid;
+  const gates = tempDir();
+  Deno.writeTextFileSync(`${gates}/phase2`, ""); // no wait between phases
+  const job = new Spawned(STOMPWATCH, [
+    "run",
+    "--daemon",
+    socket,
+    "--",
+    workload("stall"),
+    "40000",
+    `${gates}/phase1`,
+    `${gates}/phase2`,
+    "0",
+  ], { STOMPWATCH_RING_BYTES: String(1 << 20) });
+  let stopped = false;
+  try {
+    await job.line(/^ready$/);
+    const pid = await eventually(async () => {
+      const r = await requestSocket(socket, "GET", "/processes");
+      const procs = (r.body as { processes: ProcessInfo[] }).processes;
+      return procs.find((p) => p.command.includes(gates))?.pid;
+    });
+    Deno.kill(daemonPid, "SIGSTOP");
+    stopped = true;
+    Deno.writeTextFileSync(`${gates}/phase1`, "");
+    const emitted = Number((await job.line(/^emitted (\d+)$/))[1]);
+    // Gone, its exit lost too (./stompwatch run itself waits for the daemon).
+    await eventually(() => pidAlive(pid) ? undefined : true);
+    Deno.kill(daemonPid, "SIGCONT");
+    stopped = false;
+
+    const p = await eventually(async () => {
+      const r = await requestSocket(socket, "GET", "/processes");
+      const procs = (r.body as { processes: ProcessInfo[] }).processes;
+      return procs.find((q) => q.pid === pid && q.finished);
+    });
+    const rows = logRows(out);
+    assert.equal(rows.length + p.droppedEvents, emitted + 2);
+    const gaps = (await requestSocket(socket, "GET", "/health")).body as {
+      eventGaps: EventGap[];
+    };
+    const ours = gaps.eventGaps.filter((g) => g.pid === pid);
+    assert.equal(ours.length, 1, JSON.stringify(gaps.eventGaps));
+    assert.equal(ours[0].lostEvents, p.droppedEvents);
+    assert.equal(ours[0].silentMs, null);
+  } finally {
+    if (stopped) Deno.kill(daemonPid, "SIGCONT");
+    Deno.writeTextFileSync(`${gates}/phase1`, "");
+    await job.done;
+    daemon.child.kill("SIGTERM");
+    await daemon.done;
+  }
+  const said = daemon.stderr.split("\n").filter((l) =>
+    /pid \d+: the daemon did not read before the job ended; the job lost \d+ events/
       .test(l)
   );
   assert.equal(said.length, 1, daemon.stderr);
