@@ -178,10 +178,16 @@ export class TracedProcess implements RecordHandler {
    */
   settle(): void {
     if (this.finished) return;
-    this.#dropped = this.reader.header().droppedEvents;
-    if (this.#dropped > this.#lostTold) {
-      this.#gap(Date.now() * 1e6, null, this.#dropped);
-    }
+    const { droppedEvents, flags } = this.reader.header();
+    this.#dropped = droppedEvents;
+    if (droppedEvents <= this.#lostTold) return;
+    const last = this.gaps.at(-1);
+    if (last && !(flags & RING.FLAG_STALLED)) {
+      // Tracing went on after the last gap: these few are threads that
+      // counted their loss just after its record was written.
+      last.lostEvents += droppedEvents - this.#lostTold;
+      this.#lostTold = droppedEvents;
+    } else this.#gap(Date.now() * 1e6, null, droppedEvents);
   }
 
   /** Times the daemon did not read this ring while the job lost events, oldest first. */

@@ -285,7 +285,13 @@ static int try_resume(void) {
   uint64_t beat = __atomic_load_n(&g_hdr->heartbeat_ns, __ATOMIC_ACQUIRE);
   uint64_t stale = __atomic_load_n(&g_stall_beat, __ATOMIC_RELAXED);
   if (beat == stale) return 0;
-  if (__atomic_exchange_n(&g_resuming, 1, __ATOMIC_ACQUIRE)) return 0; /* another thread resumes */
+  if (__atomic_exchange_n(&g_resuming, 1, __ATOMIC_ACQUIRE)) {
+    /* Another thread is writing the GAP record, a few stores: wait for it
+     * (boundedly: it may be this thread, in a signal handler) rather than
+     * count a loss its record would not tell of. */
+    for (int i = 0; i < 1000 && __atomic_load_n(&g_resuming, __ATOMIC_ACQUIRE); i++) sched_yield();
+    return !(__atomic_load_n(&g_hdr->flags, __ATOMIC_ACQUIRE) & SW_FLAG_STALLED);
+  }
   int resumed = !(__atomic_load_n(&g_hdr->flags, __ATOMIC_ACQUIRE) & SW_FLAG_STALLED);
   if (!resumed) {
     uint32_t tid = sw_tid_of(&sw_self);
