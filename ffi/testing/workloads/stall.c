@@ -4,11 +4,13 @@
  * phases, each started by a file the test creates:
  *
  *   stall N GATE1 GATE2 [TRIES]
- *     emits a mark (the hook makes its ring), prints `ready`, waits for GATE1, emits N events (more than a small ring
- *     holds: with the daemon stopped, the hook passes through and counts
- *     them), prints `phase1 N`; waits for GATE2 (the daemon runs again), emits
- *     until an event is delivered (at most TRIES, 3000, 1 ms apart), then 100 more and a mark `phase 2 done`;
- *     prints `emitted TOTAL` (every call, delivered or not) and exits.
+ *     emits a mark (the hook makes its ring), prints `ready`, waits for
+ *     GATE1, emits N events (more than a small ring holds: with the daemon
+ *     stopped, the hook passes through and counts them), prints `phase1 N`;
+ *     waits for GATE2 (the daemon runs again), emits until an event is
+ *     delivered (at most TRIES, 10000, 1 ms apart), then 100 more and a mark
+ *     `phase 2 done`; prints `emitted TOTAL` (every call, delivered or not)
+ *     and exits.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -30,7 +32,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: stall N GATE1 GATE2 [TRIES]\n");
     return 2;
   }
-  long n = atol(argv[1]), emitted = 0, most = argc == 5 ? atol(argv[4]) : 3000;
+  long n = atol(argv[1]), emitted = 0, most = argc == 5 ? atol(argv[4]) : 10000;
   emit_fn emit = (emit_fn)dlsym(RTLD_DEFAULT, "stompwatch_emit");
   if (!emit) {
     fprintf(stderr, "stall: run me with the stompwatch hook preloaded\n");
