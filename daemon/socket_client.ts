@@ -12,10 +12,19 @@ export interface SocketResponse {
 }
 
 /**
- * Sends one request to the daemon behind `socket`.
+ * How long a request may take before the daemon counts as not answering: a
+ * daemon that is stopped (SIGSTOP, a debugger) still accepts connections
+ * but never replies, and `run` or `env` must not wait for it forever.
+ */
+export const REQUEST_TIMEOUT_MS = 5_000;
+
+/**
+ * Sends one request to the daemon behind `socket`; rejects when it does not
+ * answer within `options.timeoutMs` (default {@linkcode REQUEST_TIMEOUT_MS}).
  *
  * @example
  * ```ts
+ * import { requestSocket } from "./socket_client.ts";
  * const r = await requestSocket("/tmp/out/stompwatch.sock", "GET", "/health");
  * ```
  */
@@ -24,6 +33,7 @@ export async function requestSocket(
   method: string,
   path: string,
   body?: unknown,
+  options: { timeoutMs?: number } = {},
 ): Promise<SocketResponse> {
   const client = Deno.createHttpClient(
     { proxy: { transport: "unix", path: socket } } as never,
@@ -32,6 +42,7 @@ export async function requestSocket(
     const response = await fetch(`http://localhost${path}`, {
       client,
       method,
+      signal: AbortSignal.timeout(options.timeoutMs ?? REQUEST_TIMEOUT_MS),
       headers: body === undefined ? {} : { "content-type": "application/json" },
       body: body === undefined
         ? undefined
