@@ -10,7 +10,7 @@ Deno.test("a request to a daemon that accepts but never answers (stopped) is giv
     for await (const conn of listener) held.push(conn); // read nothing, answer nothing
   })();
   // Without a timeout the request never settles: the sentinel wins the race.
-  let sentinel: number | undefined;
+  let sentinel: ReturnType<typeof setTimeout> | undefined;
   const hung = new Promise<"hung">((r) =>
     sentinel = setTimeout(r, 30_000, "hung")
   );
