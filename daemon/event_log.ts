@@ -127,6 +127,7 @@ export class EventLog {
   readonly problems: IoProblems;
   #onCommitted?: (path: string, size: number) => void;
   #files = new Map<number, LogFile>();
+  #closed: Array<{ device: number | "host"; path: string }> = [];
   #routes = new Map<number, ProcessRoute>();
   #usage = new PoolUsage();
   #nextId = 1;
@@ -180,9 +181,13 @@ export class EventLog {
 
   /** The log file of each device created so far. */
   files(): Array<{ device: number | "host"; path: string }> {
-    return [...this.#files].filter(([, f]) => f.out.created).map((
+    const open = [...this.#files].filter(([, f]) => f.out.created).map((
       [device, f],
-    ) => ({ device: device === HOST ? "host" : device, path: f.out.path }));
+    ) => ({
+      device: device === HOST ? "host" as const : device,
+      path: f.out.path,
+    }));
+    return [...this.#closed, ...open];
   }
 
   /** Writes every buffered row (and tries files that failed again). */
@@ -198,6 +203,8 @@ export class EventLog {
     for (const pid of this.#routes.keys()) this.#settle(pid);
     this.flush();
     for (const f of this.#files.values()) f.out.close();
+    // A closed log still tells where its rows are (run's summary, the bench).
+    this.#closed.push(...this.files());
     this.#files.clear();
   }
 
