@@ -16,7 +16,8 @@ import { snapshotCli } from "./cli/snapshot.ts";
 const USAGE = `usage:
   stompwatch daemon [--output DIR] [--listen 127.0.0.1:PORT] [--checksum xxh3|crc64-msmemscope]
   stompwatch run [--watch=[start[:outid]],end[,full-content]] [--output DIR] [--daemon SOCKET]
-                 [--checksum xxh3|crc64-msmemscope] -- CMD [ARGS...]
+                 [--checksum xxh3|crc64-msmemscope] [--as-msmemscope] [--events alloc,free,access]
+                 [--call-stack python:N] -- CMD [ARGS...]
   stompwatch env [--output DIR] [--watch=[start[:outid]],end[,full-content]]
                                      print export lines that attach a job started by hand
   stompwatch compare --input BASE.csv,COMPARE.csv [--level op|kernel] [--output DIR]
@@ -116,12 +117,12 @@ async function runCommand(args: string[]): Promise<number> {
   if (split < 0 || split === args.length - 1) {
     throw new UsageError(`run needs the job after --\n${USAGE}`);
   }
-  const { values, positionals } = parse(args.slice(0, split), [
-    "watch",
-    "output",
-    "daemon",
-    "checksum",
-  ]);
+  const own = args.slice(0, split);
+  const asMsmemscope = own.includes("--as-msmemscope");
+  const { values, positionals } = parse(
+    own.filter((a) => a !== "--as-msmemscope"),
+    ["watch", "output", "daemon", "checksum", "events", "call-stack"],
+  );
   if (positionals.length) {
     throw new UsageError(
       `Unexpected argument: ${positionals[0]}; put the job after --`,
@@ -134,7 +135,43 @@ async function runCommand(args: string[]): Promise<number> {
     outputDir: outputOf(values.output),
     daemonSocket: values.daemon ? absolute(values.daemon as string) : undefined,
     checksum: checksumOf(values.checksum as string | undefined),
+    python: {
+      asMsmemscope,
+      events: checkedEvents(values.events as string | undefined),
+      callStack: checkedCallStack(values["call-stack"] as string | undefined),
+    },
   });
+}
+
+/** msMemScope's --events list; the Python client reads it. */
+function checkedEvents(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const known = ["alloc", "free", "launch", "access"];
+  const parts = value.split(/[,，]/).map((p) => p.trim());
+  const bad = parts.filter((p) => !known.includes(p));
+  if (!value.trim() || bad.length) {
+    throw new UsageError(
+      `Invalid --events value: ${value}; use a comma-separated list of ${
+        known.join(", ")
+      }`,
+    );
+  }
+  return parts.join(",");
+}
+
+/** msMemScope's --call-stack (`c:N`, `python:N`); Python frames are ours to fill. */
+function checkedCallStack(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const ok = value.split(/[,，]/).every((p) =>
+    /^(c|python)(:(\d{1,4}))?$/.test(p.trim()) &&
+    Number(p.split(":")[1] ?? 0) <= 1000
+  );
+  if (!ok) {
+    throw new UsageError(
+      `Invalid --call-stack value: ${value}; use python:N and/or c:N, N from 0 to 1000`,
+    );
+  }
+  return value;
 }
 
 async function envCommand(args: string[]): Promise<number> {
@@ -147,10 +184,14 @@ async function envCommand(args: string[]): Promise<number> {
   );
   const env = jobEnv(paths, { watch });
   // Single quotes: `eval` expands nothing in them ($, `, \, "); only the
-  // job's own LD_PRELOAD, after ours, is left to the shell.
+  // job's own LD_PRELOAD and PYTHONPATH, after ours, are left to the shell.
   const quote = (v: string) => `'${v.replaceAll("'", `'\\''`)}'`;
   for (const [k, v] of Object.entries(env)) {
-    const keep = k === "LD_PRELOAD" ? '"${LD_PRELOAD:+:$LD_PRELOAD}"' : "";
+    const keep = k === "LD_PRELOAD"
+      ? '"${LD_PRELOAD:+:$LD_PRELOAD}"'
+      : k === "PYTHONPATH"
+      ? '"${PYTHONPATH:+:$PYTHONPATH}"'
+      : "";
     console.log(`export ${k}=${quote(v)}${keep}`);
   }
   return 0;

@@ -176,6 +176,24 @@ export function readDaemonPaths(outputDir: string): DaemonPaths {
   return JSON.parse(text) as DaemonPaths;
 }
 
+/** The Python client's folder (`import stompwatch`), put on a job's PYTHONPATH. */
+export const PYTHON_CLIENT = new URL("../clients/python", import.meta.url)
+  .pathname.replace(/\/$/, "");
+/** Folder of the `msmemscope` package that maps msMemScope's API onto ours. */
+export const MSMEMSCOPE_SHIM = `${PYTHON_CLIENT}/msmemscope_shim`;
+
+/** What a Python job records, from `run --events/--call-stack/--as-msmemscope`. */
+export interface PythonOptions {
+  /** The user's PYTHONPATH, kept after ours. */
+  pythonPath?: string;
+  /** `--as-msmemscope`: `import msmemscope` finds our shim. */
+  asMsmemscope?: boolean;
+  /** `--events`, msMemScope's list (`alloc,free,launch,access`). */
+  events?: string;
+  /** `--call-stack`, e.g. `python:10`. */
+  callStack?: string;
+}
+
 /**
  * The environment a job needs to report to the daemon at `paths`.
  *
@@ -188,7 +206,7 @@ export function readDaemonPaths(outputDir: string): DaemonPaths {
  */
 export function jobEnv(
   paths: DaemonPaths,
-  options: { watch?: string; ldPreload?: string } = {},
+  options: { watch?: string; ldPreload?: string } & PythonOptions = {},
 ): Record<string, string> {
   const preload = options.ldPreload
     ? `${paths.hookLibrary}:${options.ldPreload}`
@@ -200,5 +218,26 @@ export function jobEnv(
     ASCEND_LAUNCH_BLOCKING: "1",
   };
   if (options.watch) env.STOMPWATCH_WATCH = options.watch;
+  Object.assign(env, pythonEnv(paths, options));
+  return env;
+}
+
+/** What the Python client reads: its path, the socket, what to record. */
+function pythonEnv(
+  paths: DaemonPaths,
+  options: PythonOptions,
+): Record<string, string> {
+  const ours = options.asMsmemscope
+    ? `${MSMEMSCOPE_SHIM}:${PYTHON_CLIENT}`
+    : PYTHON_CLIENT;
+  const env: Record<string, string> = {
+    PYTHONPATH: options.pythonPath ? `${ours}:${options.pythonPath}` : ours,
+    STOMPWATCH_SOCKET: paths.socket,
+    STOMPWATCH_HOME: PYTHON_CLIENT.replace(/\/clients\/python$/, ""),
+  };
+  if (options.events !== undefined) env.STOMPWATCH_EVENTS = options.events;
+  if (options.callStack !== undefined) {
+    env.STOMPWATCH_CALL_STACK = options.callStack;
+  }
   return env;
 }

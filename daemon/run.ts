@@ -16,6 +16,7 @@ import {
   type DaemonPaths,
   jobEnv,
   outputDirectory,
+  type PythonOptions,
   readDaemonPaths,
 } from "./config.ts";
 import { type Daemon, OutputHeldError, startDaemon } from "./daemon.ts";
@@ -30,6 +31,8 @@ export interface RunOptions {
   /** Socket of a running daemon; none means start our own. */
   daemonSocket?: string;
   checksum: "xxh3" | "crc64-msmemscope";
+  /** For Python jobs: msMemScope's names, events, call stacks. */
+  python?: PythonOptions;
 }
 
 const WAIT_FOR_DRAIN_MS = 10_000;
@@ -51,6 +54,8 @@ function spawnJob(
   const env = jobEnv({ ...paths, checksum: options.checksum }, {
     watch: options.watch,
     ldPreload: Deno.env.get("LD_PRELOAD"),
+    ...options.python,
+    pythonPath: Deno.env.get("PYTHONPATH"),
   });
   try {
     return new Deno.Command(options.command[0], {

@@ -482,6 +482,7 @@ export class TracedProcess implements RecordHandler {
       checksum,
       file,
       allowed: overlapsAny(w.addr, w.length, op.outputs),
+      outside: (r.flags & REC.FLAG_OUTSIDE) ? r.payloadBigU64(2) : undefined,
     });
   }
 

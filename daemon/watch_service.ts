@@ -136,6 +136,7 @@ export class DaemonWatchService implements WatchService {
     }
     const entry = p.book.add(req);
     entry.device = inside.device;
+    entry.host = inside.pool === "HOST";
     this.publish(p);
     return watchInfo(entry);
   }

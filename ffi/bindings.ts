@@ -27,6 +27,8 @@ export const RING = {
   WATCH_ENTRY_SIZE: 256,
   OP_NAME_MAX: 96,
   WATCH_FULL_CONTENT: 0x1,
+  /** The block is host memory: the hook reads it in place. */
+  WATCH_HOST: 0x2,
   CLI_WATCH_BIT: 0x80000000,
   FLAG_LAUNCH_BLOCKING: 0x1,
   FLAG_CONSUMER_GONE: 0x2,
@@ -95,6 +97,10 @@ export const REC = {
   FLAG_FAILED: 0x1,
   FLAG_AFTER: 0x2,
   FLAG_CONTENT: 0x4,
+  /** DUMP: the payload's third u64 is the checksum outside the op's writable extents. */
+  FLAG_OUTSIDE: 0x8,
+  /** OP_BEGIN/OP_END of a framework (Aten) op. */
+  FLAG_FRAMEWORK: 0x10,
   POOL_HAL: 0,
   POOL_HOST: 1,
   POOL_PTA: 2,
@@ -363,6 +369,8 @@ export function heartbeatRing(ring: MappedRing): void {
 export interface TableEntry {
   id: number;
   fullContent: boolean;
+  /** Host memory (a CPU tensor): read in place, not copied by the runtime. */
+  host?: boolean;
   addr: number;
   length: number;
   /** -1 is unlimited. */
@@ -390,7 +398,8 @@ export function publishWatchTable(
     view.setUint32(base + o.id, w.id, true);
     view.setUint32(
       base + o.flags,
-      w.fullContent ? RING.WATCH_FULL_CONTENT : 0,
+      (w.fullContent ? RING.WATCH_FULL_CONTENT : 0) |
+        (w.host ? RING.WATCH_HOST : 0),
       true,
     );
     view.setBigUint64(base + o.addr, BigInt(w.addr), true);

@@ -22,6 +22,11 @@ export interface Sample {
   file: string;
   /** The op had an output buffer overlapping the watched block. */
   allowed: boolean;
+  /**
+   * Checksum of the block's bytes outside every extent the op may write
+   * (framework ops on host blocks): a change there is never allowed.
+   */
+  outside?: bigint;
 }
 
 /** Options of {@linkcode WatchVerdict}. */
@@ -67,7 +72,7 @@ export class WatchVerdict {
         call_count: sample.callCount,
         before_file: last.file,
         after_file: sample.file,
-        allowed: sample.allowed,
+        allowed: sample.allowed && last.outside === sample.outside,
       });
     } else if (last.phase === "after" && sample.phase === "before") {
       this.#record({

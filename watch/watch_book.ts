@@ -19,6 +19,8 @@ export interface WatchEntry {
   length: number;
   dumpNums: number;
   fullContent: boolean;
+  /** The block is host memory (set by the daemon from its allocation's pool). */
+  host?: boolean;
   start?: string;
   end?: string;
   outid: number;

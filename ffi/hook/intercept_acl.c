@@ -11,6 +11,8 @@
 
 static uint64_t g_op_seq;
 
+uint64_t sw_next_op_seq(void) { return __atomic_add_fetch(&g_op_seq, 1, __ATOMIC_RELAXED); }
+
 typedef aclError (*malloc_fn)(void **, size_t, aclrtMemMallocPolicy);
 
 /* The interposers' cold paths: their symbol was missing when the table was
@@ -127,7 +129,7 @@ __attribute__((noinline)) static void sampled_begin(struct op_launch *op, struct
                           aclDataBuffer *const outputs[]) {
   uint64_t pairs[2 * MAX_TRACKED_OUTPUTS];
   int n = collect_outputs(sw_real(), numOutputs, outputs, pairs);
-  op->seq = __atomic_add_fetch(&g_op_seq, 1, __ATOMIC_RELAXED);
+  op->seq = sw_next_op_seq();
   sw_emit_at(op->ts_ns, SW_REC_OP_BEGIN, 0, sw_device_of(self), 0, 0, 0, op->seq, (uint32_t)n, opType, pairs,
              (uint32_t)(n * 2 * sizeof(uint64_t)));
   sw_watch_before_op(opType, op->seq, pairs, n);

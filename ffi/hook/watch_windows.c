@@ -65,6 +65,13 @@ struct sampling {
   uint32_t id[MAX_LOCAL];
   struct sw_hasher hasher;
   uint8_t *staging; /* checksum copies, STAGING_BYTES */
+  /* Around a framework op (framework_ops.c): the byte extents it may write,
+   * n_allowed >= 0; -1 around runtime op launches. A host block is then also
+   * checksummed outside those extents, so the daemon can tell a change the
+   * op was allowed to make from one beside it in the same block. */
+  int n_allowed;
+  const uint64_t *allowed;
+  struct sw_hasher outside;
 };
 static __thread struct sampling *t_sampling;
 static pthread_key_t g_sampling_key;
@@ -77,6 +84,7 @@ static void free_sampling(void *p) {
   if (t_sampling == s) t_sampling = NULL;
   free(s->staging);
   sw_hasher_free(&s->hasher);
+  sw_hasher_free(&s->outside);
   free(s);
 }
 
@@ -90,6 +98,7 @@ static struct sampling *thread_sampling(void) {
   pthread_once(&g_sampling_once, make_sampling_key);
   struct sampling *s = calloc(1, sizeof *s);
   if (!s) return NULL;
+  s->n_allowed = -1;
   if (g_sampling_key != (pthread_key_t)-1) pthread_setspecific(g_sampling_key, s); /* freed at thread exit */
   return t_sampling = s;
 }
@@ -198,6 +207,11 @@ static int copy_out(const struct sw_real *real, struct sampling *t, struct local
     chunk_max = STAGING_BYTES;
   }
   int failed = 0;
+  const int host = (w->flags & SW_WATCH_HOST) != 0;
+  if (host && !content) { /* host memory is read where it lies: no copy */
+    sw_hasher_update(&t->hasher, (const void *)(uintptr_t)w->addr, w->len);
+    return 0;
+  }
   for (uint64_t off = 0; off < w->len; off += chunk_max) {
     uint64_t n = w->len - off < chunk_max ? w->len - off : chunk_max;
     void *src = (void *)(uintptr_t)(w->addr + off);
@@ -210,7 +224,9 @@ static int copy_out(const struct sw_real *real, struct sampling *t, struct local
     uint32_t size = (uint32_t)SW_ALIGN_RECORD(sizeof(struct sw_record) + n);
     struct sw_record *r = sw_reserve(size, &pos);
     if (!r) return -1;
-    aclError err = real->aclrtMemcpy(r + 1, n, src, n, ACL_MEMCPY_DEVICE_TO_HOST);
+    aclError err = ACL_SUCCESS;
+    if (host) memcpy(r + 1, src, n);
+    else err = real->aclrtMemcpy(r + 1, n, src, n, ACL_MEMCPY_DEVICE_TO_HOST);
     failed |= err != ACL_SUCCESS;
     sw_hasher_update(&t->hasher, r + 1, n);
     r->type = SW_REC_DUMP_DATA;
@@ -230,20 +246,62 @@ static int copy_out(const struct sw_real *real, struct sampling *t, struct local
   return failed ? -2 : 0;
 }
 
+/* Checksums the bytes of a host block that lie outside every extent the
+ * current framework op may write (the extents are few: a sort by hand). */
+static uint64_t outside_checksum(struct sampling *t, const struct local_watch *w, uint32_t algo) {
+  enum { MAX_CUTS = 64 };
+  uint64_t cut[MAX_CUTS][2];
+  int n = 0;
+  const uint64_t lo = w->addr, hi = w->addr + w->len;
+  for (int i = 0; i < t->n_allowed && n < MAX_CUTS; i++) {
+    uint64_t a = t->allowed[2 * i], b = a + t->allowed[2 * i + 1];
+    if (b <= lo || a >= hi) continue;
+    cut[n][0] = a < lo ? lo : a;
+    cut[n][1] = b > hi ? hi : b;
+    for (int k = n++; k > 0 && cut[k][0] < cut[k - 1][0]; k--) {
+      uint64_t s0 = cut[k][0], s1 = cut[k][1];
+      cut[k][0] = cut[k - 1][0], cut[k][1] = cut[k - 1][1];
+      cut[k - 1][0] = s0, cut[k - 1][1] = s1;
+    }
+  }
+  sw_hasher_reset(&t->outside, algo);
+  uint64_t at = lo;
+  for (int k = 0; k < n; k++) {
+    if (cut[k][0] > at) sw_hasher_update(&t->outside, (const void *)(uintptr_t)at, cut[k][0] - at);
+    if (cut[k][1] > at) at = cut[k][1];
+  }
+  if (hi > at) sw_hasher_update(&t->outside, (const void *)(uintptr_t)at, hi - at);
+  return sw_hasher_digest(&t->outside);
+}
+
 static void sample(struct sampling *t, struct local_watch *w, uint64_t op_seq, int after) {
   const struct sw_real *real = sw_real();
-  if (!real->aclrtMemcpy) return;
-  if (real->aclrtSynchronizeDevice) real->aclrtSynchronizeDevice();
+  const int host = (w->flags & SW_WATCH_HOST) != 0;
+  if (!host) {
+    if (!real->aclrtMemcpy) return;
+    if (real->aclrtSynchronizeDevice) real->aclrtSynchronizeDevice();
+  }
   int content = (w->flags & SW_WATCH_FULL_CONTENT) != 0;
-  struct sw_dump_payload payload = {0, content ? __atomic_add_fetch(&g_dump_seq, 1, __ATOMIC_RELAXED) : 0};
-  sw_hasher_reset(&t->hasher, sw_producer_header()->checksum_algo);
-  int rc = copy_out(real, t, w, content, payload.dump_seq);
+  uint32_t algo = sw_producer_header()->checksum_algo;
+  struct sw_dump_payload_outside payload = {
+      {0, content ? __atomic_add_fetch(&g_dump_seq, 1, __ATOMIC_RELAXED) : 0}, 0};
+  sw_hasher_reset(&t->hasher, algo);
+  int rc = copy_out(real, t, w, content, payload.dump.dump_seq);
   if (rc == -1) return; /* daemon gone or no memory: nothing to report */
-  payload.checksum = sw_hasher_digest(&t->hasher);
+  payload.dump.checksum = sw_hasher_digest(&t->hasher);
+  const int outside = host && t->n_allowed >= 0;
+  if (outside) payload.outside = outside_checksum(t, w, algo);
   uint16_t flags = (after ? SW_REC_FLAG_AFTER : 0) | (content ? SW_REC_FLAG_CONTENT : 0) |
-                   (rc ? SW_REC_FLAG_FAILED : 0);
+                   (rc ? SW_REC_FLAG_FAILED : 0) | (outside ? SW_REC_FLAG_OUTSIDE : 0);
   sw_emit(SW_REC_DUMP, flags, sw_current_device(), (int32_t)w->outid, w->addr, w->len, op_seq, w->id, NULL,
-          &payload, sizeof payload);
+          &payload, outside ? sizeof payload : sizeof payload.dump);
+}
+
+void sw_watch_allow(const uint64_t *extents, int n) {
+  struct sampling *t = thread_sampling();
+  if (!t) return;
+  t->allowed = extents;
+  t->n_allowed = n;
 }
 
 static int may_watch(struct sw_ring_header *hdr) {

@@ -112,6 +112,7 @@ _Static_assert(sizeof(struct sw_ring_header) <= SW_HEADER_SIZE, "struct sw_ring_
 #define SW_WATCH_MAX 256u
 #define SW_OP_NAME_MAX 96u
 #define SW_WATCH_FULL_CONTENT 0x1u
+#define SW_WATCH_HOST 0x2u /* the block is host memory (a CPU tensor): read in place, no runtime copy */
 
 struct sw_watch_entry {
   uint32_t id;        /* 0: daemon-assigned, > 0, never reused in a ring */
@@ -169,6 +170,8 @@ enum sw_alloc_call { SW_CALL_MALLOC = 0, SW_CALL_MALLOC_ALIGN32 = 1, SW_CALL_MAL
 #define SW_REC_FLAG_FAILED 0x1u   /* ALLOC that failed (OOM snapshots) */
 #define SW_REC_FLAG_AFTER 0x2u    /* DUMP: after the op (else before) */
 #define SW_REC_FLAG_CONTENT 0x4u  /* DUMP: DUMP_DATA records with id = dump seq precede it */
+#define SW_REC_FLAG_OUTSIDE 0x8u  /* DUMP: payload is struct sw_dump_payload_outside */
+#define SW_REC_FLAG_FRAMEWORK 0x10u /* OP_BEGIN/OP_END: a framework (Aten) op, not a runtime launch */
 
 /* Watch ids of windows opened by the CLI --watch spec carry this bit. */
 #define SW_CLI_WATCH_BIT 0x80000000u
@@ -215,6 +218,16 @@ struct sw_dump_payload {
   uint64_t dump_seq;
 };
 _Static_assert(sizeof(struct sw_dump_payload) == 16, "struct sw_dump_payload is not 16 bytes");
+
+/* DUMP of a host block around a framework op: also the checksum of the
+ * block's bytes outside every extent the op may write (its outputs and the
+ * arguments its schema marks written), so a change is allowed only where
+ * the op may write, at byte granularity. */
+struct sw_dump_payload_outside {
+  struct sw_dump_payload dump;
+  uint64_t outside;
+};
+_Static_assert(sizeof(struct sw_dump_payload_outside) == 24, "struct sw_dump_payload_outside is not 24 bytes");
 
 #define SW_ALIGN8(n) (((n) + 7u) & ~(uint64_t)7u)
 /* Records are 16-byte aligned: the gap left at the end of the data area is

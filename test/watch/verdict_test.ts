@@ -180,3 +180,27 @@ Deno.test("verdict changes are a copy the caller cannot corrupt", () => {
   v.changes.pop();
   assert.equal(v.changes.length, 1);
 });
+
+Deno.test("verdict: a change by an op that may write part of the block is a stomp when bytes outside that part changed", () => {
+  const sample = (
+    phase: "before" | "after",
+    checksum: bigint,
+    outside: bigint,
+  ) => ({
+    phase,
+    op: "torch._ops.mylib.myop.default",
+    callCount: 1,
+    checksum,
+    file: phase,
+    allowed: true,
+    outside,
+  });
+  const inside = new WatchVerdict();
+  inside.add(sample("before", 1n, 7n));
+  inside.add(sample("after", 2n, 7n));
+  assert.equal(inside.stomp, false);
+  const beside = new WatchVerdict();
+  beside.add(sample("before", 1n, 7n));
+  beside.add(sample("after", 2n, 8n));
+  assert.equal(beside.stomp, true);
+});

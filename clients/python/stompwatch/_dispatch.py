@@ -1,0 +1,136 @@
+"""The dispatch mode: sees every Aten op of this process while something
+needs it (a watch, recording, access rows) and is not installed at all
+otherwise.
+
+Around an op, while a watch is open, the hook samples every watched block
+before and after it (``stompwatch_op_begin``/``_end``), told which byte
+extents the op may write: the arguments its schema marks written
+(``alias_info.is_write``, TensorLists included). Outputs that alias no
+input are new storages, which cannot hold a live watched block. After the
+op, storages it created are recorded (MALLOC/FREE rows).
+"""
+
+import ctypes
+import sys
+import threading
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack, _pop_mode, _push_mode
+
+from . import _memory
+from ._client import CLIENT
+
+_Tensor = torch.Tensor
+
+
+class _Plan:
+    """What one op overload needs from each call, worked out once."""
+
+    __slots__ = ("name", "writes", "fresh", "single")
+
+    def __init__(self, func) -> None:
+        schema = func._schema
+        self.name = ("torch._ops." + str(func)).encode()
+        self.writes = tuple((i, a.name) for i, a in enumerate(schema.arguments)
+                            if a.alias_info is not None and a.alias_info.is_write)
+        self.fresh = tuple(i for i, r in enumerate(schema.returns) if r.alias_info is None)
+        self.single = len(schema.returns) == 1
+
+
+_plans = {}
+
+
+def extent(t):
+    """(addr, bytes) of the memory a tensor's elements span, strides included."""
+    n = t.numel()
+    if not n:
+        return None
+    lo = hi = 0
+    for size, stride in zip(t.shape, t.stride()):
+        if stride > 0:
+            hi += (size - 1) * stride
+        else:
+            lo += (size - 1) * stride
+    itemsize = t.element_size()
+    return t.data_ptr() + lo * itemsize, (hi - lo + 1) * itemsize
+
+
+def _written(plan, args, kwargs) -> list:
+    flat = []
+    for i, name in plan.writes:
+        v = args[i] if i < len(args) else kwargs.get(name)
+        for t in (v if isinstance(v, (list, tuple)) else (v,)):
+            if isinstance(t, _Tensor):
+                e = extent(t)
+                if e:
+                    flat.extend(e)
+    return flat
+
+
+def _record(hook, plan, out) -> None:
+    label = plan.name + b"\t" + _memory.owner_tag() if CLIENT.owners else plan.name
+    outs = (out,) if plan.single else out
+    for i in plan.fresh:
+        v = outs[i]
+        for t in (v if isinstance(v, (list, tuple)) else (v,)):
+            if isinstance(t, _Tensor):
+                device, pool = _memory.device_of(t)
+                _memory.record(hook, t.untyped_storage(), device, pool, label)
+
+
+class StompwatchMode(TorchDispatchMode):
+    """Brackets Aten ops for watches and records the storages they create."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        plan = _plans.get(func)
+        if plan is None:
+            plan = _plans[func] = _Plan(func)
+        hook = CLIENT.hook(required=False)
+        if hook is None:
+            return func(*args, **kwargs)
+        seq = 0
+        if CLIENT.watches:
+            flat = _written(plan, args, kwargs)
+            extents = (ctypes.c_uint64 * len(flat))(*flat)
+            seq = hook.op_begin(plan.name, extents, len(flat) // 2)
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            if seq:
+                hook.op_end(plan.name, seq, 0)
+        if CLIENT.recording and plan.fresh:
+            _record(hook, plan, out)
+        return out
+
+
+_mode = None
+_lock = threading.Lock()
+
+
+def sync(client) -> None:
+    """Installs the mode when the client has work for it, removes it when not."""
+    global _mode
+    with _lock:
+        want = client.active
+        if want and _mode is None:
+            _mode = StompwatchMode()
+            _push_mode(_mode)
+        elif not want and _mode is not None:
+            stack = _get_current_dispatch_mode_stack()
+            if stack and stack[-1] is _mode:
+                _pop_mode()
+                _mode = None
+            # Another mode was pushed on top of ours: ours stays, idle.
+
+
+def installed() -> bool:
+    """Whether the mode is on this thread's dispatch stack."""
+    return _mode is not None and _mode in _get_current_dispatch_mode_stack()
+
+
+def on_torch_import() -> None:
+    """Called once torch is importable: starts what was asked before."""
+    sync(CLIENT)
+
+

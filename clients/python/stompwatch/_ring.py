@@ -1,0 +1,96 @@
+"""The hook library already in this process, through ctypes: the producer
+API that writes events into the process's ring to the daemon.
+
+The hook is preloaded by ``./stompwatch run`` (or by the environment that
+``./stompwatch env`` prints). We only ever look it up with ``RTLD_NOLOAD``:
+a second copy would make a second ring. ``connect()`` may load it into a
+process started without it, because the hook makes its ring on first use
+from ``STOMPWATCH_RING_DIR``, which ``connect()`` sets first.
+"""
+
+import ctypes
+import os
+
+HOOK_NAME = "libstompwatch_hook.so"
+
+# Record types and pools, from ffi/include/stompwatch_ring.h.
+REC_ALLOC = 4
+REC_FREE = 5
+POOL_HAL = 0
+POOL_HOST = 1
+POOL_PTA = 2
+
+_u64 = ctypes.c_uint64
+
+
+class Hook:
+    """The producer functions of one loaded hook library."""
+
+    def __init__(self, lib: ctypes.CDLL, path: str) -> None:
+        self.path = path
+        self.emit = lib.stompwatch_emit
+        self.emit.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, _u64, _u64, _u64, ctypes.c_uint32,
+                              ctypes.c_char_p]
+        self.emit.restype = ctypes.c_int
+        self.attached = lib.stompwatch_attached
+        self.attached.argtypes = []
+        self.attached.restype = ctypes.c_int
+        self.op_begin = lib.stompwatch_op_begin
+        self.op_begin.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int]
+        self.op_begin.restype = _u64
+        self.op_end = lib.stompwatch_op_end
+        self.op_end.argtypes = [ctypes.c_char_p, _u64, ctypes.c_int]
+        self.op_end.restype = None
+        self.may_sample = lib.stompwatch_may_sample
+        self.may_sample.argtypes = []
+        self.may_sample.restype = ctypes.c_int
+        # The hook's own mstx entry points: they record and forward to a
+        # real mstx library when one is loaded.
+        self.mark = lib.mstxMarkA
+        self.mark.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+        self.mark.restype = None
+        self.range_start = lib.mstxRangeStartA
+        self.range_start.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+        self.range_start.restype = _u64
+        self.range_end = lib.mstxRangeEnd
+        self.range_end.argtypes = [_u64]
+        self.range_end.restype = None
+
+
+def _candidates() -> list:
+    paths = []
+    for entry in os.environ.get("LD_PRELOAD", "").replace(" ", ":").split(":"):
+        if entry.endswith(HOOK_NAME):
+            paths.append(entry)
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.rstrip("\n").split(" ")[-1]
+                if path.endswith(HOOK_NAME) and path not in paths:
+                    paths.append(path)
+    except OSError:
+        pass
+    return paths
+
+
+def loaded_hook():
+    """The hook already loaded in this process, or None."""
+    for path in _candidates():
+        try:
+            lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+        except OSError:
+            continue
+        return Hook(lib, path)
+    return None
+
+
+def load_hook(path: str, ring_dir: str) -> Hook:
+    """Loads the hook at ``path`` into a process started without it, reporting
+    to the daemon whose ring directory is ``ring_dir``."""
+    os.environ["STOMPWATCH_RING_DIR"] = ring_dir
+    try:
+        lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+    except OSError as e:
+        raise RuntimeError(f"Cannot load the stompwatch hook: {path}: {e}; "
+                           "build it with make -C ffi, or start the job with ./stompwatch run") from None
+    return Hook(lib, path)

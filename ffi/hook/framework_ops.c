@@ -1,0 +1,49 @@
+/*
+ * framework_ops.c: the producer API a framework calls around its own ops
+ * (the Python client's dispatch mode brackets every Aten op with these,
+ * through ctypes). A bracketed op goes down the same path as a runtime op
+ * launch: OP_BEGIN with the extents it may write, before and after samples
+ * of every open watch, OP_END; so the daemon names files, counts calls and
+ * judges changes the same way for both.
+ */
+#define _GNU_SOURCE
+#include "hook_internal.h"
+
+/* Extents beyond this many are not passed on: an op that writes more
+ * tensors than this is rare, and its extra extents then count as not
+ * writable (a false stomp, never a missed one). */
+#define MAX_EXTENTS 64
+
+/*
+ * Opens a framework op named `op` (e.g. `torch._ops.aten.add_.Tensor`) that
+ * may write the `n` byte extents {addr, len} at `extents`; samples every
+ * open watch before it. Returns the op's sequence number for
+ * stompwatch_op_end, or 0 when no watch may sample (then nothing was
+ * written and no end is needed). The caller keeps `extents` alive until
+ * the end: the after samples read them again.
+ */
+SW_EXPORT uint64_t stompwatch_op_begin(const char *op, const uint64_t *extents, int n) {
+  if (!sw_watch_may_sample()) return 0;
+  if (n < 0 || !extents) n = 0;
+  if (n > MAX_EXTENTS) n = MAX_EXTENTS;
+  struct sw_thread *self = &sw_self;
+  uint64_t seq = sw_next_op_seq();
+  sw_emit(SW_REC_OP_BEGIN, SW_REC_FLAG_FRAMEWORK, sw_device_of(self), 0, 0, 0, seq, (uint32_t)n, op, extents,
+          (uint32_t)(n * 2 * sizeof(uint64_t)));
+  sw_watch_allow(extents, n);
+  sw_watch_before_op(op, seq, extents, n);
+  return seq;
+}
+
+/* Closes the op opened with sequence number `seq`: samples after it. */
+SW_EXPORT void stompwatch_op_end(const char *op, uint64_t seq, int result) {
+  if (!seq) return;
+  struct sw_thread *self = &sw_self;
+  sw_watch_after_op(op, seq);
+  sw_watch_allow(NULL, -1);
+  sw_emit(SW_REC_OP_END, SW_REC_FLAG_FRAMEWORK, sw_device_of(self), result, 0, 0, seq, 0, op, NULL, 0);
+}
+
+/* Whether any watch may sample around the next op: a framework may skip
+ * its bracketing work while this is 0. */
+SW_EXPORT int stompwatch_may_sample(void) { return sw_watch_may_sample(); }

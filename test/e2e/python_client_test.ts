@@ -1,0 +1,134 @@
+/**
+ * The Python client end to end: real PyTorch jobs (test/python/*.py) under
+ * the real ./stompwatch run, with the hook preloaded, and what the daemon
+ * wrote for them.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { checksumRows, stompwatch, tempDir } from "./_harness.ts";
+
+const root = new URL("../../", import.meta.url).pathname;
+const script = (name: string) => `${root}test/python/${name}`;
+
+interface Change {
+  op: string;
+  call_count: number;
+  allowed: boolean;
+}
+interface Watch {
+  name: string;
+  stomp: boolean;
+  first_change: { op: string; call_count: number } | null;
+  changes: Change[];
+}
+
+async function runPython(
+  name: string,
+  extra: string[] = [],
+): Promise<{ code: number; stdout: string; stderr: string; out: string }> {
+  const out = tempDir();
+  const r = await stompwatch([
+    "run",
+    "--output",
+    out,
+    ...extra,
+    "--",
+    "python3",
+    script(name),
+  ]);
+  return { ...r, out };
+}
+
+function report(out: string): Map<string, Watch> {
+  const json = JSON.parse(
+    Deno.readTextFileSync(`${out}/watch_dump/watch_report.json`),
+  ) as { watches: Watch[] };
+  return new Map(json.watches.map((w) => [w.name, w]));
+}
+
+function ops(w: Watch): Array<[string, number, boolean]> {
+  return w.changes.map((c) => [c.op, c.call_count, c.allowed]);
+}
+
+Deno.test("a custom op writing past its output into a watched neighbour is a stomp at that call; SGD's in-place update of a watched weight is not", async () => {
+  const r = await runPython("stomp_training.py");
+  assert.deepEqual(r.code, 0, r.stderr);
+  const watches = report(r.out);
+  const op = "torch._ops.swtest.scale_into.default";
+  const neighbour = watches.get("neighbour")!;
+  assert.deepEqual(neighbour.stomp, true);
+  assert.deepEqual(neighbour.first_change?.op, op);
+  assert.deepEqual(neighbour.first_change?.call_count, 3);
+  // The straddling block overlaps the op's output: its first change, inside
+  // the output, is allowed; the byte past the output's end is not.
+  const straddle = watches.get("straddle")!;
+  assert.deepEqual(ops(straddle), [[op, 1, true], [op, 3, false]]);
+  assert.deepEqual(straddle.stomp, true);
+  const weight = watches.get("weight")!;
+  assert.deepEqual(weight.stomp, false);
+  assert.deepEqual(weight.changes.length, 4);
+  for (const c of weight.changes) {
+    assert.deepEqual([c.op, c.allowed], ["torch._ops.aten.add_.Tensor", true]);
+  }
+  assert.match(
+    r.stderr,
+    /watch neighbour .*STOMPED by torch\._ops\.swtest\.scale_into\.default #3/,
+  );
+});
+
+Deno.test("a block watched by address and length sees the in-place op inside it, not the one beside it, and bad blocks are refused", async () => {
+  const r = await runPython("address_watch.py");
+  assert.deepEqual(r.code, 0, r.stderr);
+  const block = report(r.out).get("block")!;
+  assert.deepEqual(ops(block), [["torch._ops.aten.add_.Tensor", 1, true]]);
+  assert.deepEqual(block.stomp, false);
+  const refused = r.stdout.split("\n").filter((l) => l.startsWith("refused:"));
+  assert.deepEqual(refused.length, 2, r.stdout);
+  for (const l of refused) assert.match(l, /is not inside one live allocation/);
+  const rows = checksumRows(`${r.out}/watch_dump`).map(([info]) => info);
+  assert(
+    rows.some((info) =>
+      /^0_\d+_torch\._ops\.aten\.add_\.Tensor_1-block_0_after$/.test(info)
+    ),
+    rows.join("\n"),
+  );
+});
+
+Deno.test("every bad argument of the Python API is a ValueError or TypeError naming the limit", async () => {
+  const r = await runPython("bad_arguments.py");
+  assert.deepEqual(r.code, 0, r.stderr);
+  assert.match(r.stderr, /Ran 6 tests/);
+});
+
+Deno.test("a script written for msMemScope's API runs unchanged under --as-msmemscope", async () => {
+  const r = await runPython("msmemscope_script.py", ["--as-msmemscope"]);
+  assert.deepEqual(r.code, 0, r.stderr);
+  assert.match(r.stdout, /analyzers \['leaks'\]\nok/);
+  // dump_nums=2: the mul_ and the add_, before and after; not the sub_.
+  const rows = checksumRows(`${r.out}/watch_dump`).map(([info]) =>
+    info.replace(/^0_\d+_/, "")
+  );
+  assert.deepEqual(rows, [
+    "torch._ops.aten.mul_.Tensor_1-test_0_before",
+    "torch._ops.aten.mul_.Tensor_1-test_0_after",
+    "torch._ops.aten.add_.Tensor_1-test_0_before",
+    "torch._ops.aten.add_.Tensor_1-test_0_after",
+  ]);
+  const log = Deno.readTextFileSync(
+    `${r.out}/device_0/${[...Deno.readDirSync(`${r.out}/device_0`)][0].name}`,
+  );
+  assert.deepEqual(log.match(/,MSTX,Range_start,step start,/g)?.length, 2);
+});
+
+Deno.test("without a daemon the client imports with the standard library only and fails fast, saying how to start one", async () => {
+  const out = await new Deno.Command("python3", {
+    args: ["-m", "unittest", "test_no_daemon"],
+    cwd: `${root}test/python`,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.deepEqual(out.code, 0, stderr);
+  assert.match(stderr, /Ran 4 tests/);
+});
