@@ -46,6 +46,12 @@ export type TracedEvent =
     result: number;
     /** Per process, from 1; 0 for a failed allocation. */
     allocationId: number;
+    /** The framework op that created it (Python), for the row's Name. */
+    op?: string;
+    /** Owner tags joined with `@` (describer), for the row's Attr. */
+    owner?: string;
+    /** The Python call stack, for the row's `Call Stack(Python)`. */
+    pythonStack?: string;
   }
   | EventBase & {
     kind: "free";

@@ -120,6 +120,14 @@ export function fillMemoryRow(
   return row;
 }
 
+// An allocation a framework labelled (op, owner, stack): written by the
+// TypeScript row writer, which has those columns.
+function labelled(e: AllocEvent | FreeEvent): boolean {
+  return e.kind === "alloc" &&
+    (e.op !== undefined || e.owner !== undefined ||
+      e.pythonStack !== undefined);
+}
+
 /** Writes the event log of one daemon. */
 export class EventLog {
   readonly outputDir: string;
@@ -209,7 +217,7 @@ export class EventLog {
   }
 
   #row(w: RowWriter, e: TracedEvent, used: number): boolean {
-    if (e.kind === "alloc" || e.kind === "free") {
+    if ((e.kind === "alloc" || e.kind === "free") && !labelled(e)) {
       // Most of the log: written natively, the same bytes as writeEventRow.
       if (e.kind === "free" && e.result !== 0) return false; // no row, as there
       const r = fillMemoryRow(this.#memoryRow, e, this.#nextId, used);

@@ -120,6 +120,10 @@ export class RecordCursor {
   get nameId(): number {
     return this.#names.intern(this.#u32, this.off + REC.SIZE, this.#nameLen);
   }
+  /** Whether the record carries a name (an ALLOC from Python carries a label). */
+  get hasName(): boolean {
+    return this.#nameLen !== 0;
+  }
   /** The name, decoded once per distinct value. */
   get name(): string {
     return this.nameOf(this.nameId);

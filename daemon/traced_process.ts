@@ -33,6 +33,17 @@ import type {
   RingReader,
 } from "./ring_reader.ts";
 
+/**
+ * An ALLOC from a framework (the Python client) names what made it:
+ * `op\towner\tstack`, each part possibly empty; the hook's own have no name.
+ */
+function labelAlloc(e: AllocEvent, r: RecordCursor): void {
+  const [op, owner, stack] = r.hasName ? r.name.split("\t") : [];
+  e.op = op || undefined;
+  e.owner = owner || undefined;
+  e.pythonStack = stack || undefined;
+}
+
 /** An op bracketed by OP_BEGIN and OP_END: watches sample around it. */
 interface OpInFlight {
   name: string;
@@ -303,6 +314,9 @@ export class TracedProcess implements RecordHandler {
         e.size = r.len;
         e.pool = POOLS[r.aux] ?? "HAL";
         e.result = r.result;
+        if (r.hasName || e.op !== undefined || e.owner !== undefined) {
+          labelAlloc(e, r);
+        }
         this.memory.allocated(e);
         if (e.allocationId !== 0) {
           const live = this.memory.live, row = live.lastRow;

@@ -34,8 +34,17 @@ function deviceWindows(
   startIndex: number,
 ): { results: DeviceLeaks[]; windows: Map<number, Window> } {
   const windows = new Map<number, Window>();
+  // Host memory (Device cpu/host) belongs to no device, and a Python job's
+  // marks are stamped with its current device: where host rows have no
+  // marks of their own, the marks of the one device that has some delimit
+  // them (a log file holds one device's rows and its processes' host rows).
+  const marked = devices.flatMap((d, k) =>
+    marks[k].length && d !== "cpu" && d !== "host" ? [k] : []
+  );
   const results = devices.map((device, k): DeviceLeaks => {
-    const m = marks[k].sort((x, y) => x - y);
+    const borrow = !marks[k].length &&
+      (device === "cpu" || device === "host") && marked.length === 1;
+    const m = (borrow ? [...marks[marked[0]]] : marks[k]).sort((x, y) => x - y);
     const base = {
       device,
       marks: m.length,

@@ -61,10 +61,12 @@ const W = {
   DEVICE_FREE: ascii(",device_free:"),
   USED: ascii(",used:"),
   RANGE_ID: ascii('"{range_id:'),
+  OWNER: ascii(",owner:"),
   CLOSE: ascii('}"'),
 };
 
 const COMMA = 44, NEWLINE = 10;
+const encoder = new TextEncoder();
 /** Room for a row's fixed fields: numbers of at most 21 bytes, words. */
 const ROW_ROOM = 320;
 
@@ -98,6 +100,8 @@ function textOf(e: TracedEvent): string {
       return e.message;
     case "proc_start":
       return e.command;
+    case "alloc":
+      return e.op ?? "";
     default:
       return "";
   }
@@ -130,7 +134,12 @@ export function writeEventRow(
 ): boolean {
   if (e.kind === "free" && e.result !== 0) return false;
   const text = textOf(e);
-  const b = w.room(ROW_ROOM + (text ? textRoom(text) : 0));
+  const label = e.kind === "alloc" ? e : undefined;
+  const b = w.room(
+    ROW_ROOM + (text ? textRoom(text) : 0) +
+      (label?.owner ? textRoom(label.owner) : 0) +
+      (label?.pythonStack ? textRoom(label.pythonStack) : 0),
+  );
   let at = putInt(b, w.length, id);
   b[at++] = COMMA;
   switch (e.kind) {
@@ -142,7 +151,14 @@ export function writeEventRow(
         at,
         failed ? W.OOM : e.kind === "alloc" ? W.MALLOC : W.FREE,
       );
-      at = putBytes(b, at, W[e.pool]);
+      if (label?.op) {
+        // A framework's allocation is named after the op that made it.
+        at = putBytes(b, at, ascii(`${e.pool},`));
+        at = putText(b, at, label.op);
+        b[at++] = COMMA;
+      } else {
+        at = putBytes(b, at, W[e.pool]);
+      }
       at = putIds(b, at, e);
       at = putDevice(b, at, e.device, W.CPU);
       b[at++] = COMMA;
@@ -166,11 +182,22 @@ export function writeEventRow(
         for (let i = 0; i < 18; i++) b[at++] = b[ptr + i];
         at = putBytes(b, at, W.SIZE);
         at = putInt(b, at, e.size);
+        if (label?.owner) {
+          // Owners are checked at the edge: no quote, comma or brace.
+          at = putBytes(b, at, W.OWNER);
+          at += encoder.encodeInto(label.owner, b.subarray(at)).written;
+        }
       }
       at = putBytes(b, at, W.USED);
       at = putInt(b, at, used);
       at = putBytes(b, at, W.CLOSE);
-      at = putBytes(b, at, W.NO_STACKS);
+      if (label?.pythonStack) {
+        b[at++] = COMMA;
+        at = putText(b, at, label.pythonStack);
+        b[at++] = COMMA;
+      } else {
+        at = putBytes(b, at, W.NO_STACKS);
+      }
       break;
     }
     case "op":

@@ -132,3 +132,92 @@ Deno.test("without a daemon the client imports with the standard library only an
   assert.deepEqual(out.code, 0, stderr);
   assert.match(stderr, /Ran 4 tests/);
 });
+
+function eventLog(out: string): string {
+  const dir = `${out}/device_0`;
+  return `${dir}/${[...Deno.readDirSync(dir)][0].name}`;
+}
+
+Deno.test("check-leaks --event-type HOST finds exactly the tensor a training loop keeps alive each step, from the CLI and from Python", async () => {
+  const r = await runPython("leaky_loop.py");
+  assert.equal(r.code, 0, r.stderr);
+  const kept = JSON.parse(/^kept (.*)$/m.exec(r.stdout)![1]) as number[];
+  assert.equal(kept.length, 5);
+  const log = eventLog(r.out);
+  for (let i = 0; i < 4; i++) {
+    const c = await stompwatch([
+      "check-leaks",
+      "--input",
+      log,
+      "--mstx-info",
+      "step",
+      "--start-index",
+      String(i),
+      "--event-type",
+      "HOST",
+      "--json",
+    ]);
+    assert.equal(c.code, 1, c.stderr);
+    const result = JSON.parse(c.stdout) as {
+      devices: Array<
+        { device: string; leaks: Array<{ ptr: string; bytes: number }> }
+      >;
+    };
+    const leaks = result.devices.flatMap((d) =>
+      d.leaks.map((l) => [d.device, Number(l.ptr), l.bytes])
+    );
+    assert.deepEqual(leaks, [["cpu", kept[i], 777 * 4]]);
+  }
+  const py = await new Deno.Command("python3", {
+    args: [
+      "-c",
+      `import stompwatch; print(stompwatch.check_leaks(${
+        JSON.stringify(log)
+      }, "step", 2, event_type="HOST"))`,
+    ],
+    env: { PYTHONPATH: `${root}clients/python` },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(py.stdout);
+  assert.equal(py.code, 0, new TextDecoder().decode(py.stderr));
+  assert.match(
+    text,
+    /Detected memory leaks on device cpu ======\nDirect HOST memory leak of 0\.00296\d* Mb\(s\) at 0x[0-9a-f]{16} in Index \d+\./,
+  );
+  assert.match(
+    text,
+    new RegExp(`'ptr': '0x0*${kept[2].toString(16)}', 'bytes': 3108`),
+  );
+});
+
+Deno.test("tensor memory rows carry the op that made them, nested describer owners and the Python call stack", async () => {
+  const r = await runPython("leaky_loop.py", ["--call-stack", "python:2"]);
+  assert.equal(r.code, 0, r.stderr);
+  const rows = Deno.readTextFileSync(eventLog(r.out)).split("\n");
+  const malloc = (op: string) =>
+    rows.filter((l) => l.includes(`,MALLOC,HOST,${op},`));
+  const [weight] = malloc("torch._ops.aten.randn.default");
+  assert.match(
+    weight,
+    /,cpu,0x[0-9a-f]{16},"\{allocation_id:1,addr:0x[0-9a-f]{16},size:16384,owner:model@encoder,used:16384\}",.*leaky_loop\.py\(13\): <module>,$/,
+  );
+  const [bias] = malloc("torch._ops.aten.zeros.default");
+  assert.match(bias, /size:256,owner:model,used:/);
+  // A decorated function's allocations, and nothing after its tag closed.
+  assert.equal(malloc("torch._ops.aten.mul.Tensor").length, 5);
+  for (const row of malloc("torch._ops.aten.mul.Tensor")) {
+    assert.match(row, /owner:loss,/);
+    assert.match(
+      row,
+      /leaky_loop\.py\(19\): loss_of;[^;]*leaky_loop\.py\(27\): <module>,$/,
+    );
+  }
+  for (const row of malloc("torch._ops.aten.full.default")) {
+    assert.doesNotMatch(row, /owner:/);
+  }
+  // Each storage once: frees match mallocs, and views made no rows.
+  const frees = rows.filter((l) => l.includes(",FREE,HOST,")).length;
+  const mallocs = rows.filter((l) => l.includes(",MALLOC,HOST,")).length;
+  assert.ok(frees > 0 && frees < mallocs, `${mallocs} mallocs, ${frees} frees`);
+});

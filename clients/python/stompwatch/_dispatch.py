@@ -68,7 +68,7 @@ def _written(plan, args, kwargs) -> list:
 
 
 def _record(hook, plan, out) -> None:
-    label = plan.name + b"\t" + _memory.owner_tag() if CLIENT.owners else plan.name
+    label = _memory.label(plan.name)
     outs = (out,) if plan.single else out
     for i in plan.fresh:
         v = outs[i]

@@ -55,4 +55,5 @@ def check_leaks(input_path: str, mstx_info: str, start_index: int = 0, event_typ
         print(text.stdout, end="" if text.stdout.endswith("\n") else "\n")
     data = subprocess.run(args + ["--json"], capture_output=True, text=True, timeout=TIMEOUT_S)
     result = json.loads(data.stdout)
-    return [leak for device in result.get("devices", []) for leak in device.get("leaks", [])]
+    return [{"device": device["device"], **leak} for device in result.get("devices", [])
+            for leak in device.get("leaks", [])]

@@ -5,6 +5,8 @@ Python object lives exactly as long as the storage from torch 2.1 on. Each
 storage is reported once, however many tensors view it.
 """
 
+import os
+import sys
 import weakref
 
 from . import _ring
@@ -13,6 +15,7 @@ from ._client import CLIENT
 # data_ptr -> weak reference to the storage recorded there.
 _live = {}
 _closing = False
+_SKIP = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class _Ref(weakref.ref):
@@ -26,8 +29,26 @@ def _freed(ref, hook=None, device=-1, pool=_ring.POOL_HOST, addr=0):
         hook.emit(_ring.REC_FREE, device, 0, addr, 0, 0, pool, None)
 
 
-def owner_tag() -> bytes:
-    return "@".join(CLIENT.owners).encode()
+def python_stack(depth: int) -> str:
+    """The caller's Python frames, innermost first, ours and torch's left out."""
+    frames = []
+    f = sys._getframe(1)
+    while f is not None and len(frames) < depth:
+        path = f.f_code.co_filename
+        if not (path.startswith(_SKIP) or "/torch/" in path):
+            frames.append(f"{path}({f.f_lineno}): {f.f_code.co_name}")
+        f = f.f_back
+    return ";".join(frames)
+
+
+def label(op: bytes, owners=None) -> bytes:
+    """The name an ALLOC record carries: op, tab, owners, tab, stack."""
+    owners = CLIENT.owners if owners is None else owners
+    depth = CLIENT.call_stack
+    if not owners and not depth:
+        return op
+    stack = python_stack(depth).encode() if depth else b""
+    return op + b"\t" + "@".join(owners).encode() + b"\t" + stack
 
 
 def device_of(t):
@@ -78,9 +99,8 @@ def close() -> None:
 def _retag(hook, addr: int, size: int, device: int, pool: int, owner: str) -> None:
     # A row already written cannot be amended: the block's row is closed and
     # a new one, carrying the owner, opens at the same address.
-    label = b"describe\t" + "@".join([*CLIENT.owners, owner]).encode()
     hook.emit(_ring.REC_FREE, device, 0, addr, 0, 0, pool, None)
-    hook.emit(_ring.REC_ALLOC, device, 0, addr, size, 0, pool, label)
+    hook.emit(_ring.REC_ALLOC, device, 0, addr, size, 0, pool, label(b"describe", [*CLIENT.owners, owner]))
 
 
 def tag(hook, tensor, owner: str) -> None:
@@ -91,8 +111,7 @@ def tag(hook, tensor, owner: str) -> None:
     if not addr or not storage.nbytes():
         raise ValueError("Cannot describe: the tensor has no memory (0 bytes)")
     if addr not in _live:
-        label = b"describe\t" + "@".join([*CLIENT.owners, owner]).encode()
-        record(hook, storage, device, pool, label)
+        record(hook, storage, device, pool, label(b"describe", [*CLIENT.owners, owner]))
         return
     _retag(hook, addr, storage.nbytes(), device, pool, owner)
 
