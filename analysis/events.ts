@@ -69,6 +69,17 @@ export type TracedEvent =
     /** aclError the launch returned. */
     result: number;
   }
+  | EventBase & {
+    /** A framework op's access to a tensor (ACCESS rows, `--events access`). */
+    kind: "access";
+    op: string;
+    addr: number;
+    size: number;
+    access: "READ" | "WRITE" | "UNKNOWN";
+    dtype: string;
+    shape: string;
+    pythonStack?: string;
+  }
   | EventBase & { kind: "mark"; message: string }
   | EventBase & { kind: "range_start"; id: number; message: string }
   | EventBase & { kind: "range_end"; id: number };

@@ -44,6 +44,27 @@ function labelAlloc(e: AllocEvent, r: RecordCursor): void {
   e.pythonStack = stack || undefined;
 }
 
+const ACCESS_KINDS = ["READ", "WRITE", "UNKNOWN"] as const;
+
+/** An ACCESS record: `op\tdtype\tshape\tstack` in its name. */
+function accessOf(
+  base: { pid: number; tid: number; ts: number; device: number },
+  r: RecordCursor,
+): TracedEvent {
+  const [op = "", dtype = "", shape = "", stack] = r.name.split("\t");
+  return {
+    ...base,
+    kind: "access",
+    op,
+    addr: r.addr,
+    size: r.len,
+    access: ACCESS_KINDS[r.aux] ?? "UNKNOWN",
+    dtype,
+    shape,
+    pythonStack: stack || undefined,
+  };
+}
+
 /** An op bracketed by OP_BEGIN and OP_END: watches sample around it. */
 interface OpInFlight {
   name: string;
@@ -358,6 +379,9 @@ export class TracedProcess implements RecordHandler {
       }
       case REC.MARK:
         this.#emit({ ...this.#base(r), kind: "mark", message: r.name });
+        return;
+      case REC.ACCESS:
+        this.#emit(accessOf(this.#base(r), r));
         return;
       case REC.RANGE_START:
         this.#track({

@@ -94,6 +94,11 @@ export const REC = {
   OP: 15,
   /** Tracing resumed after a stall: addr = events lost so far, id = bytes, len = ns silent. */
   GAP: 16,
+  /** A framework op's access to a tensor (aux = ACCESS_*). */
+  ACCESS: 17,
+  ACCESS_READ: 0,
+  ACCESS_WRITE: 1,
+  ACCESS_UNKNOWN: 2,
   FLAG_FAILED: 0x1,
   FLAG_AFTER: 0x2,
   FLAG_CONTENT: 0x4,

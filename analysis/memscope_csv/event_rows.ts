@@ -62,6 +62,9 @@ const W = {
   USED: ascii(",used:"),
   RANGE_ID: ascii('"{range_id:'),
   OWNER: ascii(",owner:"),
+  ACCESS: ascii("ACCESS,"),
+  DTYPE: ascii('"{dtype:'),
+  SHAPE: ascii(",shape:"),
   CLOSE: ascii('}"'),
 };
 
@@ -102,6 +105,8 @@ function textOf(e: TracedEvent): string {
       return e.command;
     case "alloc":
       return e.op ?? "";
+    case "access":
+      return e.op;
     default:
       return "";
   }
@@ -134,10 +139,11 @@ export function writeEventRow(
 ): boolean {
   if (e.kind === "free" && e.result !== 0) return false;
   const text = textOf(e);
-  const label = e.kind === "alloc" ? e : undefined;
+  const label = e.kind === "alloc" || e.kind === "access" ? e : undefined;
   const b = w.room(
     ROW_ROOM + (text ? textRoom(text) : 0) +
-      (label?.owner ? textRoom(label.owner) : 0) +
+      (label?.kind === "alloc" && label.owner ? textRoom(label.owner) : 0) +
+      (label?.kind === "access" ? textRoom(label.dtype + label.shape) : 0) +
       (label?.pythonStack ? textRoom(label.pythonStack) : 0),
   );
   let at = putInt(b, w.length, id);
@@ -151,7 +157,7 @@ export function writeEventRow(
         at,
         failed ? W.OOM : e.kind === "alloc" ? W.MALLOC : W.FREE,
       );
-      if (label?.op) {
+      if (label?.kind === "alloc" && label.op) {
         // A framework's allocation is named after the op that made it.
         at = putBytes(b, at, ascii(`${e.pool},`));
         at = putText(b, at, label.op);
@@ -182,7 +188,7 @@ export function writeEventRow(
         for (let i = 0; i < 18; i++) b[at++] = b[ptr + i];
         at = putBytes(b, at, W.SIZE);
         at = putInt(b, at, e.size);
-        if (label?.owner) {
+        if (label?.kind === "alloc" && label.owner) {
           // Owners are checked at the edge: no quote, comma or brace.
           at = putBytes(b, at, W.OWNER);
           at += encoder.encodeInto(label.owner, b.subarray(at)).written;
@@ -200,6 +206,32 @@ export function writeEventRow(
       }
       break;
     }
+    case "access":
+      // Event Type READ/WRITE/UNKNOWN, Name the op, Ptr the tensor.
+      at = putBytes(b, at, W.ACCESS);
+      at = putBytes(b, at, ascii(`${e.access},`));
+      at = putText(b, at, text);
+      b[at++] = COMMA;
+      at = putIds(b, at, e);
+      at = putDevice(b, at, e.device, W.CPU);
+      b[at++] = COMMA;
+      at = putHex16(b, at, e.addr);
+      b[at++] = COMMA;
+      at = putBytes(b, at, W.DTYPE);
+      at += encoder.encodeInto(e.dtype, b.subarray(at)).written;
+      at = putBytes(b, at, W.SHAPE);
+      at += encoder.encodeInto(e.shape, b.subarray(at)).written;
+      at = putBytes(b, at, W.SIZE);
+      at = putInt(b, at, e.size);
+      at = putBytes(b, at, W.CLOSE);
+      if (e.pythonStack) {
+        b[at++] = COMMA;
+        at = putText(b, at, e.pythonStack);
+        b[at++] = COMMA;
+      } else {
+        at = putBytes(b, at, W.NO_STACKS);
+      }
+      break;
     case "op":
     case "mark":
       at = putBytes(b, at, e.kind === "op" ? W.KERNEL : W.MARK);

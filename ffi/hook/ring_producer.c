@@ -464,7 +464,9 @@ void sw_emit_op(struct sw_thread *self, uint64_t ts_ns, const char *op_type, int
 SW_EXPORT int stompwatch_emit(int type, int device, int result, uint64_t addr, uint64_t len, uint64_t id,
                               uint32_t aux, const char *name) {
   if (!sw_producer_ready()) return -1;
-  if (type <= SW_REC_PAD || type > SW_REC_OP || type == SW_REC_DUMP || type == SW_REC_DUMP_DATA) return -1;
+  if (type <= SW_REC_PAD || type > SW_REC_ACCESS || type == SW_REC_DUMP || type == SW_REC_DUMP_DATA ||
+      type == SW_REC_GAP)
+    return -1;
   sw_emit((uint16_t)type, 0, device, result, addr, len, id, aux, name, NULL, 0);
   return (__atomic_load_n(&g_hdr->flags, __ATOMIC_RELAXED) & PASS_THROUGH) ? -1 : 0;
 }

@@ -155,10 +155,15 @@ enum sw_record_type {
   SW_REC_WINDOW_OPEN = 14, /* aux = watch id (CLI window), addr/len = block, result = outid */
   SW_REC_OP = 15,          /* a whole op launch while nothing may be watched: name = op type,
                               ts = launch time, result = aclError; no outputs (aux = 0) */
-  SW_REC_GAP = 16          /* first record after a stalled consumer came back: addr = dropped_events
+  SW_REC_GAP = 16,         /* first record after a stalled consumer came back: addr = dropped_events
                               so far (the running total, not this gap's), id = dropped_bytes so far,
                               len = ns the consumer's heartbeat stood still, ts = when tracing resumed */
+  SW_REC_ACCESS = 17       /* a framework op's access to a tensor: addr, len = bytes, aux = SW_ACCESS_*,
+                              name = op TAB dtype TAB shape TAB python stack (from the Python client) */
 };
+
+/* Kinds of access (aux of ACCESS), as the event log's Event Type. */
+enum sw_access { SW_ACCESS_READ = 0, SW_ACCESS_WRITE = 1, SW_ACCESS_UNKNOWN = 2 };
 
 /* Pools (aux of ALLOC/FREE), as the event log's Event Type. */
 enum sw_pool { SW_POOL_HAL = 0, SW_POOL_HOST = 1, SW_POOL_PTA = 2 };

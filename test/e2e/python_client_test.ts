@@ -221,3 +221,39 @@ Deno.test("tensor memory rows carry the op that made them, nested describer owne
   const mallocs = rows.filter((l) => l.includes(",MALLOC,HOST,")).length;
   assert.ok(frees > 0 && frees < mallocs, `${mallocs} mallocs, ${frees} frees`);
 });
+
+Deno.test("ACCESS rows name the op, the tensor and whether it was read or written; with nothing to do the dispatch mode is not installed", async () => {
+  const r = await runPython("access_rows.py", [
+    "--events",
+    "launch",
+    "--call-stack",
+    "python:1",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(
+    r.stdout,
+    /^idle False\nwatching True\nremoved False\naccess True\noff False\n/,
+  );
+  const [a, b, c] = /^ptrs (\d+) (\d+) (\d+)$/m.exec(r.stdout)!.slice(1).map(
+    (p) => "0x" + Number(p).toString(16).padStart(16, "0"),
+  );
+  const dir = `${r.out}/host`;
+  const rows = Deno.readTextFileSync(
+    `${dir}/${[...Deno.readDirSync(dir)][0].name}`,
+  ).split("\n").filter((l) => l.includes(",ACCESS,")).map((l) =>
+    l.split(",").slice(1)
+  );
+  const attr = '"{dtype:torch.float32';
+  const fields = rows.map((f) => [f[1], f[2], f[7], f[8]]);
+  assert.deepEqual(fields, [
+    ["WRITE", "torch._ops.aten.add_.Tensor", a, attr],
+    ["READ", "torch._ops.aten.add_.Tensor", b, attr],
+    ["READ", "torch._ops.aten.mul.Tensor", a, attr],
+    ["READ", "torch._ops.aten.mul.Tensor", b, attr],
+    ["WRITE", "torch._ops.aten.mul.Tensor", c, attr],
+  ]);
+  for (const f of rows) {
+    assert.deepEqual(f.slice(9, 11), ["shape:4x3", 'size:48}"']);
+    assert.match(f[11], /access_rows\.py\(2[56]\): <module>/);
+  }
+});

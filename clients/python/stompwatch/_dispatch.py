@@ -26,7 +26,7 @@ _Tensor = torch.Tensor
 class _Plan:
     """What one op overload needs from each call, worked out once."""
 
-    __slots__ = ("name", "writes", "fresh", "single")
+    __slots__ = ("name", "writes", "fresh", "single", "tensor_args")
 
     def __init__(self, func) -> None:
         schema = func._schema
@@ -35,6 +35,9 @@ class _Plan:
                             if a.alias_info is not None and a.alias_info.is_write)
         self.fresh = tuple(i for i, r in enumerate(schema.returns) if r.alias_info is None)
         self.single = len(schema.returns) == 1
+        # (position, name, written) of every argument that may hold tensors.
+        self.tensor_args = tuple((i, a.name, bool(a.alias_info is not None and a.alias_info.is_write))
+                                 for i, a in enumerate(schema.arguments) if "Tensor" in str(a.type))
 
 
 _plans = {}
@@ -78,6 +81,46 @@ def _record(hook, plan, out) -> None:
                 _memory.record(hook, t.untyped_storage(), device, pool, label)
 
 
+REC_ACCESS = 17
+READ, WRITE, UNKNOWN = 0, 1, 2
+
+
+def _tensors(v):
+    if isinstance(v, _Tensor):
+        yield v
+    elif isinstance(v, (list, tuple)):
+        for t in v:
+            if isinstance(t, _Tensor):
+                yield t
+
+
+def _access(hook, plan, args, kwargs, out) -> None:
+    """ACCESS rows: each tensor argument read or written, each new output written."""
+    stack = _memory.python_stack(CLIENT.call_stack).encode() if CLIENT.call_stack else b""
+    seen = set()
+    rows = []
+    for i, name, written in plan.tensor_args:
+        v = args[i] if i < len(args) else kwargs.get(name)
+        for t in _tensors(v):
+            seen.add(id(t))
+            rows.append((t, WRITE if written else READ))
+    for v in kwargs.values():
+        for t in _tensors(v):
+            if id(t) not in seen:
+                rows.append((t, UNKNOWN))
+    outs = (out,) if plan.single else out
+    for i in plan.fresh:
+        for t in _tensors(outs[i]):
+            rows.append((t, WRITE))
+    for t, kind in rows:
+        if not t.numel():
+            continue
+        device, _ = _memory.device_of(t)
+        shape = "x".join(str(s) for s in t.shape) or "scalar"
+        label = b"\t".join((plan.name, str(t.dtype).encode(), shape.encode(), stack))
+        hook.emit(REC_ACCESS, device, 0, t.data_ptr(), t.numel() * t.element_size(), 0, kind, label)
+
+
 class StompwatchMode(TorchDispatchMode):
     """Brackets Aten ops for watches and records the storages they create."""
 
@@ -101,6 +144,8 @@ class StompwatchMode(TorchDispatchMode):
                 hook.op_end(plan.name, seq, 0)
         if CLIENT.recording and plan.fresh:
             _record(hook, plan, out)
+        if CLIENT.access:
+            _access(hook, plan, args, kwargs, out)
         return out
 
 

@@ -26,3 +26,24 @@ Deno.test("a labelled allocation's row names its op, carries its owners in Attr 
     '9,MALLOC,HOST,torch._ops.aten.mul.Tensor,5,7,8,cpu,0x0000000000001000,"{allocation_id:3,addr:0x0000000000001000,size:64,owner:model@encoder,used:64}",train.py(19): loss_of;train.py(27): <module>,\n',
   );
 });
+
+Deno.test("an access is an ACCESS row typed READ, WRITE or UNKNOWN, naming the op, the tensor, its dtype, shape and bytes", () => {
+  const w = new RowWriter();
+  writeEventRow(w, 4, {
+    kind: "access",
+    pid: 7,
+    tid: 8,
+    ts: 5,
+    device: 0,
+    op: "torch._ops.aten.add_.Tensor",
+    addr: 0x2000,
+    size: 48,
+    access: "WRITE",
+    dtype: "torch.float32",
+    shape: "4x3",
+  }, 0);
+  assert.equal(
+    new TextDecoder().decode(w.view()),
+    '4,ACCESS,WRITE,torch._ops.aten.add_.Tensor,5,7,8,0,0x0000000000002000,"{dtype:torch.float32,shape:4x3,size:48}",,\n',
+  );
+});
