@@ -473,3 +473,35 @@ SW_EXPORT int stompwatch_emit(int type, int device, int result, uint64_t addr, u
 
 /* Whether this process has a live ring to the daemon. */
 SW_EXPORT int stompwatch_attached(void) { return sw_producer_ready(); }
+
+/* A batch of events gathered by a framework and handed over in one call
+ * (the Python client records tensor storages this way: one ctypes call per
+ * storage would cost more than the op that made it). Each event is four
+ * words: { type | aux << 8 | (device + 1) << 16 | has_name << 32, stamp (ns,
+ * CLOCK_REALTIME; 0 = now), addr, len }; events with has_name take the next
+ * NUL-terminated string of the `names_len` bytes at `names`, in order.
+ * Types as stompwatch_emit
+ * takes them. Returns the events written, or -1 when the process is not
+ * traced or the daemon is gone. */
+SW_EXPORT int stompwatch_emit_batch(const uint64_t *events, uint32_t n, const char *names, size_t names_len) {
+  if (!sw_producer_ready() || !events) return -1;
+  const char *name = names, *end = names ? names + names_len : NULL;
+  int written = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint64_t *e = events + 4 * (size_t)i;
+    uint32_t type = (uint32_t)(e[0] & 0xff), aux = (uint32_t)((e[0] >> 8) & 0xff);
+    int32_t device = (int32_t)((e[0] >> 16) & 0xffff) - 1;
+    const char *this_name = NULL;
+    if ((e[0] >> 32) & 1) {
+      if (!name || name >= end) break; /* fewer names than events say: stop where they end */
+      size_t len = strnlen(name, (size_t)(end - name));
+      if (name + len == end) break; /* not NUL-terminated inside the buffer */
+      this_name = name;
+      name += len + 1;
+    }
+    if (type <= SW_REC_PAD || type > SW_REC_ACCESS || type == SW_REC_DUMP || type == SW_REC_DUMP_DATA) continue;
+    sw_emit_at(e[1], (uint16_t)type, 0, device, 0, e[2], e[3], 0, aux, this_name, NULL, 0);
+    written++;
+  }
+  return (__atomic_load_n(&g_hdr->flags, __ATOMIC_RELAXED) & SW_FLAG_CONSUMER_GONE) ? -1 : written;
+}

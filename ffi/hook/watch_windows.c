@@ -247,8 +247,10 @@ static int copy_out(const struct sw_real *real, struct sampling *t, struct local
 }
 
 /* Checksums the bytes of a host block that lie outside every extent the
- * current framework op may write (the extents are few: a sort by hand). */
-static uint64_t outside_checksum(struct sampling *t, const struct local_watch *w, uint32_t algo) {
+ * current framework op may write (the extents are few: a sort by hand) into
+ * *out. Returns 0, computing nothing, when no extent overlaps the block or
+ * the extents cover it whole: the daemon's overlap test then says it all. */
+static int outside_checksum(struct sampling *t, const struct local_watch *w, uint32_t algo, uint64_t *out) {
   enum { MAX_CUTS = 64 };
   uint64_t cut[MAX_CUTS][2];
   int n = 0;
@@ -264,6 +266,11 @@ static uint64_t outside_checksum(struct sampling *t, const struct local_watch *w
       cut[k - 1][0] = s0, cut[k - 1][1] = s1;
     }
   }
+  if (n == 0) return 0;
+  uint64_t covered = lo;
+  for (int k = 0; k < n && cut[k][0] <= covered; k++)
+    if (cut[k][1] > covered) covered = cut[k][1];
+  if (covered >= hi) return 0;
   sw_hasher_reset(&t->outside, algo);
   uint64_t at = lo;
   for (int k = 0; k < n; k++) {
@@ -271,7 +278,8 @@ static uint64_t outside_checksum(struct sampling *t, const struct local_watch *w
     if (cut[k][1] > at) at = cut[k][1];
   }
   if (hi > at) sw_hasher_update(&t->outside, (const void *)(uintptr_t)at, hi - at);
-  return sw_hasher_digest(&t->outside);
+  *out = sw_hasher_digest(&t->outside);
+  return 1;
 }
 
 static void sample(struct sampling *t, struct local_watch *w, uint64_t op_seq, int after) {
@@ -289,8 +297,7 @@ static void sample(struct sampling *t, struct local_watch *w, uint64_t op_seq, i
   int rc = copy_out(real, t, w, content, payload.dump.dump_seq);
   if (rc == -1) return; /* daemon gone or no memory: nothing to report */
   payload.dump.checksum = sw_hasher_digest(&t->hasher);
-  const int outside = host && t->n_allowed >= 0;
-  if (outside) payload.outside = outside_checksum(t, w, algo);
+  const int outside = host && t->n_allowed > 0 && outside_checksum(t, w, algo, &payload.outside);
   uint16_t flags = (after ? SW_REC_FLAG_AFTER : 0) | (content ? SW_REC_FLAG_CONTENT : 0) |
                    (rc ? SW_REC_FLAG_FAILED : 0) | (outside ? SW_REC_FLAG_OUTSIDE : 0);
   sw_emit(SW_REC_DUMP, flags, sw_current_device(), (int32_t)w->outid, w->addr, w->len, op_seq, w->id, NULL,

@@ -37,6 +37,7 @@ Deno.test("the preloaded library exports the interposers and the producer API, a
     "mstxRangeStartA",
     "stompwatch_attached",
     "stompwatch_emit",
+    "stompwatch_emit_batch",
     "stompwatch_may_sample",
     "stompwatch_op_begin",
     "stompwatch_op_end",

@@ -4,7 +4,7 @@ which daemon it reports to."""
 import json
 import os
 
-from . import _checks, _daemon, _ring
+from . import _daemon, _memory, _ring
 from ._client import CLIENT, _call_stack_depth
 
 # msMemScope's config keys that mean something here; its others are refused by name.
@@ -34,6 +34,7 @@ def step() -> None:
     the one the daemon's online leak and fluctuation analyses count steps by."""
     global _step_range
     hook = CLIENT.hook()
+    _memory.flush()
     if _step_range is not None:
         hook.range_end(_step_range)
     _step_range = int(hook.range_start(b"step start", None))

@@ -26,7 +26,7 @@ _Tensor = torch.Tensor
 class _Plan:
     """What one op overload needs from each call, worked out once."""
 
-    __slots__ = ("name", "writes", "fresh", "single", "tensor_args")
+    __slots__ = ("name", "writes", "fresh", "single", "one_tensor", "tensor_args", "view_only")
 
     def __init__(self, func) -> None:
         schema = func._schema
@@ -35,12 +35,23 @@ class _Plan:
                             if a.alias_info is not None and a.alias_info.is_write)
         self.fresh = tuple(i for i, r in enumerate(schema.returns) if r.alias_info is None)
         self.single = len(schema.returns) == 1
+        # A view (t, view, detach, expand...): it only makes metadata, so it
+        # cannot write memory and is not bracketed; a change around it shows
+        # as one between the ops before and after.
+        self.view_only = bool(schema.returns) and not self.writes and not self.fresh
+        # The common case, given a path of its own: one new tensor out.
+        self.one_tensor = self.single and self.fresh == (0,) and str(schema.returns[0].type) == "Tensor"
         # (position, name, written) of every argument that may hold tensors.
         self.tensor_args = tuple((i, a.name, bool(a.alias_info is not None and a.alias_info.is_write))
                                  for i, a in enumerate(schema.arguments) if "Tensor" in str(a.type))
 
 
 _plans = {}
+
+
+def _plan(func) -> _Plan:
+    plan = _plans[func] = _Plan(func)
+    return plan
 
 
 def extent(t):
@@ -58,33 +69,6 @@ def extent(t):
     return t.data_ptr() + lo * itemsize, (hi - lo + 1) * itemsize
 
 
-def _written(plan, args, kwargs) -> list:
-    flat = []
-    for i, name in plan.writes:
-        v = args[i] if i < len(args) else kwargs.get(name)
-        for t in (v if isinstance(v, (list, tuple)) else (v,)):
-            if isinstance(t, _Tensor):
-                e = extent(t)
-                if e:
-                    flat.extend(e)
-    return flat
-
-
-def _record(hook, plan, out) -> None:
-    label = _memory.label(plan.name)
-    outs = (out,) if plan.single else out
-    for i in plan.fresh:
-        v = outs[i]
-        for t in (v if isinstance(v, (list, tuple)) else (v,)):
-            if isinstance(t, _Tensor):
-                device, pool = _memory.device_of(t)
-                _memory.record(hook, t.untyped_storage(), device, pool, label)
-
-
-REC_ACCESS = 17
-READ, WRITE, UNKNOWN = 0, 1, 2
-
-
 def _tensors(v):
     if isinstance(v, _Tensor):
         yield v
@@ -94,14 +78,37 @@ def _tensors(v):
                 yield t
 
 
+def _written(plan, args, kwargs) -> list:
+    flat = []
+    for i, name in plan.writes:
+        for t in _tensors(args[i] if i < len(args) else kwargs.get(name)):
+            e = extent(t)
+            if e:
+                flat.extend(e)
+    return flat
+
+
+def _record(plan, out) -> None:
+    name = _memory.label(plan.name)
+    outs = (out,) if plan.single else out
+    for i in plan.fresh:
+        for t in _tensors(outs[i]):
+            device, pool = _memory.device_of(t)
+            _memory.record(t.untyped_storage(), device, pool, name)
+
+
+REC_ACCESS = 17
+READ, WRITE, UNKNOWN = 0, 1, 2
+
+
 def _access(hook, plan, args, kwargs, out) -> None:
     """ACCESS rows: each tensor argument read or written, each new output written."""
+    _memory.flush()
     stack = _memory.python_stack(CLIENT.call_stack).encode() if CLIENT.call_stack else b""
     seen = set()
     rows = []
     for i, name, written in plan.tensor_args:
-        v = args[i] if i < len(args) else kwargs.get(name)
-        for t in _tensors(v):
+        for t in _tensors(args[i] if i < len(args) else kwargs.get(name)):
             seen.add(id(t))
             rows.append((t, WRITE if written else READ))
     for v in kwargs.values():
@@ -121,31 +128,72 @@ def _access(hook, plan, args, kwargs, out) -> None:
         hook.emit(REC_ACCESS, device, 0, t.data_ptr(), t.numel() * t.element_size(), 0, kind, label)
 
 
+class _Work:
+    """What the mode does per op, refreshed by :func:`sync` (read per op:
+    plain attributes of one object, no calls)."""
+
+    hook = None
+    watching = False
+    recording = False
+    access = False
+    plain_record = False  # recording with no owners and no call stack
+    fast = False  # only plain recording to do
+
+
+_work = _Work()
+_live = _memory._live
+_record_host = _memory.record_host
+
+
+def _bracketed(func, plan, args, kwargs):
+    """The op between the hook's before and after samples of every watch."""
+    _memory.flush()
+    flat = _written(plan, args, kwargs)
+    extents = (ctypes.c_uint64 * len(flat))(*flat)
+    hook = _work.hook
+    seq = hook.op_begin(plan.name, extents, len(flat) // 2)
+    try:
+        return func(*args, **kwargs)
+    finally:
+        if seq:
+            hook.op_end(plan.name, seq, 0)
+
+
 class StompwatchMode(TorchDispatchMode):
     """Brackets Aten ops for watches and records the storages they create."""
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        plan = _plans.get(func)
-        if plan is None:
-            plan = _plans[func] = _Plan(func)
-        hook = CLIENT.hook(required=False)
-        if hook is None:
-            return func(*args, **kwargs)
-        seq = 0
-        if CLIENT.watches:
-            flat = _written(plan, args, kwargs)
-            extents = (ctypes.c_uint64 * len(flat))(*flat)
-            seq = hook.op_begin(plan.name, extents, len(flat) // 2)
-        try:
+        plan = _plans.get(func) or _plan(func)
+        work = _work
+        if work.fast and plan.one_tensor:
+            # Recording only, nothing to label, one new tensor out: inline.
+            out = func(*args, **kwargs) if kwargs else func(*args)
+            if out.is_cpu:
+                st = out.untyped_storage()
+                addr = st.data_ptr()
+                if addr not in _live:
+                    _record_host(st, addr, plan.name)
+                return out
+            if plan.fresh:
+                _record(plan, out)
+            return out
+        if kwargs is None:
+            kwargs = {}
+        if work.watching and not plan.view_only:
+            out = _bracketed(func, plan, args, kwargs)
+        else:
             out = func(*args, **kwargs)
-        finally:
-            if seq:
-                hook.op_end(plan.name, seq, 0)
-        if CLIENT.recording and plan.fresh:
-            _record(hook, plan, out)
-        if CLIENT.access:
-            _access(hook, plan, args, kwargs, out)
+        if work.recording:
+            if plan.one_tensor and work.plain_record and out.is_cpu:
+                # The common case inline: a new CPU tensor, nothing to label.
+                st = out.untyped_storage()
+                addr = st.data_ptr()
+                if addr not in _live:
+                    _record_host(st, addr, plan.name)
+            elif plan.fresh:
+                _record(plan, out)
+        if work.access:
+            _access(work.hook, plan, args, kwargs, out)
         return out
 
 
@@ -158,6 +206,12 @@ def sync(client) -> None:
     global _mode
     with _lock:
         want = client.active
+        _work.hook = client.hook(required=False)
+        _work.watching = client.started and bool(client.watches)
+        _work.recording = client.started and client.recording
+        _work.access = client.started and client.access
+        _work.plain_record = not client.owners and not client.call_stack
+        _work.fast = _work.recording and _work.plain_record and not _work.watching and not _work.access
         if want and _mode is None:
             _mode = StompwatchMode()
             _push_mode(_mode)

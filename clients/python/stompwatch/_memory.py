@@ -3,30 +3,85 @@ MALLOC row (pool HOST for CPU tensors, PTA for device ones) and its release a
 FREE row. The free is exact: a weak reference to the untyped storage, whose
 Python object lives exactly as long as the storage from torch 2.1 on. Each
 storage is reported once, however many tensors view it.
+
+Events are stamped when they happen and handed to the hook in batches
+(``stompwatch_emit_batch``): one ctypes call per storage would cost more than
+the op that made it. Everything else the client writes (marks, watches,
+access rows, framework ops) flushes the batch first, so the ring keeps the
+order the job did things in.
 """
 
+import array
 import os
 import sys
+import time
 import weakref
 
 from . import _ring
 from ._client import CLIENT
 
+BATCH = 256
+_NAMED = 1 << 32
+
 # data_ptr -> weak reference to the storage recorded there.
 _live = {}
 _closing = False
 _SKIP = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_events = array.array("Q")
+_names = []
+_now = time.time_ns
 
 
 class _Ref(weakref.ref):
-    __slots__ = ("device", "pool")
+    __slots__ = ("addr", "word")
 
 
-def _freed(ref, hook=None, device=-1, pool=_ring.POOL_HOST, addr=0):
+def _code(rec: int, device: int, pool: int) -> int:
+    return rec | pool << 8 | (device + 1) << 16
+
+
+# The words of the common case, a CPU storage, worked out once.
+HOST_ALLOC = _code(_ring.REC_ALLOC, -1, _ring.POOL_HOST) | _NAMED
+HOST_FREE = _code(_ring.REC_FREE, -1, _ring.POOL_HOST)
+
+
+def record_host(storage, addr: int, name: bytes) -> None:
+    """:func:`record` for a CPU storage at ``addr`` not recorded yet: the
+    dispatch mode's path for the common case."""
+    size = storage.nbytes()
+    if not addr or not size:
+        return
+    ref = _Ref(storage, _freed)
+    ref.addr = addr
+    ref.word = HOST_FREE
+    _live[addr] = ref
+    _events.extend((HOST_ALLOC, _now(), addr, size))
+    _names.append(name)
+    if len(_events) >= 4 * BATCH:
+        flush()
+
+
+def flush() -> None:
+    """Hands the batched events to the hook."""
+    n = len(_events) // 4
+    if not n:
+        return
+    hook = CLIENT.hook(required=False)
+    if hook is not None:
+        blob = b"\0".join(_names) + b"\0" if _names else b""
+        hook.emit_batch(_events.buffer_info()[0], n, blob, len(blob))
+    del _events[:]
+    _names.clear()
+
+
+def _freed(ref) -> None:
+    addr = ref.addr
     if _live.get(addr) is ref:
         del _live[addr]
     if not _closing:
-        hook.emit(_ring.REC_FREE, device, 0, addr, 0, 0, pool, None)
+        _events.extend((ref.word, _now(), addr, 0))
+        if len(_events) >= 4 * BATCH:
+            flush()
 
 
 def python_stack(depth: int) -> str:
@@ -53,32 +108,37 @@ def label(op: bytes, owners=None) -> bytes:
 
 def device_of(t):
     """(device id, pool) of a tensor: -1 and HOST for CPU tensors."""
-    d = t.device
-    if d.type == "cpu":
+    if t.is_cpu:
         return -1, _ring.POOL_HOST
+    d = t.device
     return (d.index if d.index is not None else 0), _ring.POOL_PTA
 
 
-def record(hook, storage, device: int, pool: int, label: bytes) -> None:
-    """Reports ``storage`` as allocated by the op in ``label`` (op name, tab,
-    owners), unless it was already."""
+def record(storage, device: int, pool: int, name: bytes) -> None:
+    """Reports ``storage`` as allocated by what ``name`` says (see
+    :func:`label`), unless it was already."""
     addr = storage.data_ptr()
     if not addr or addr in _live:
         return
     size = storage.nbytes()
     if not size:
         return
-    ref = _Ref(storage, lambda r, h=hook, d=device, p=pool, a=addr: _freed(r, h, d, p, a))
-    ref.device, ref.pool = device, pool
+    ref = _Ref(storage, _freed)
+    ref.addr = addr
+    ref.word = _code(_ring.REC_FREE, device, pool)
     _live[addr] = ref
-    hook.emit(_ring.REC_ALLOC, device, 0, addr, size, 0, pool, label)
+    _events.extend((_code(_ring.REC_ALLOC, device, pool) | _NAMED, _now(), addr, size))
+    _names.append(name)
+    if len(_events) >= 4 * BATCH:
+        flush()
 
 
-def ensure_recorded(hook, tensor, label: bytes = b"") -> None:
+def ensure_recorded(tensor) -> None:
     """Reports a tensor's storage made before recording began (so the
     daemon can validate a watch on it)."""
     device, pool = device_of(tensor)
-    record(hook, tensor.untyped_storage(), device, pool, label)
+    record(tensor.untyped_storage(), device, pool, b"")
+    flush()
 
 
 def storage_holding(addr: int, length: int):
@@ -90,20 +150,18 @@ def storage_holding(addr: int, length: int):
     return None
 
 
-def close() -> None:
-    """At interpreter exit: storages freed during teardown are not reported."""
-    global _closing
-    _closing = True
-
-
-def _retag(hook, addr: int, size: int, device: int, pool: int, owner: str) -> None:
+def _retag(addr: int, size: int, word: int, owner: str) -> None:
     # A row already written cannot be amended: the block's row is closed and
     # a new one, carrying the owner, opens at the same address.
-    hook.emit(_ring.REC_FREE, device, 0, addr, 0, 0, pool, None)
-    hook.emit(_ring.REC_ALLOC, device, 0, addr, size, 0, pool, label(b"describe", [*CLIENT.owners, owner]))
+    free_word = word
+    alloc_word = (word & ~0xff) | _ring.REC_ALLOC | _NAMED
+    now = _now()
+    _events.extend((free_word, now, addr, 0, alloc_word, now, addr, size))
+    _names.append(label(b"describe", [*CLIENT.owners, owner]))
+    flush()
 
 
-def tag(hook, tensor, owner: str) -> None:
+def tag(tensor, owner: str) -> None:
     """Tags a tensor's storage with ``owner`` (``describer(t, owner=...)``)."""
     device, pool = device_of(tensor)
     storage = tensor.untyped_storage()
@@ -111,18 +169,25 @@ def tag(hook, tensor, owner: str) -> None:
     if not addr or not storage.nbytes():
         raise ValueError("Cannot describe: the tensor has no memory (0 bytes)")
     if addr not in _live:
-        record(hook, storage, device, pool, label(b"describe", [*CLIENT.owners, owner]))
+        record(storage, device, pool, label(b"describe", [*CLIENT.owners, owner]))
+        flush()
         return
-    _retag(hook, addr, storage.nbytes(), device, pool, owner)
+    _retag(addr, storage.nbytes(), _live[addr].word, owner)
 
 
-def tag_address(hook, addr: int, owner: str) -> None:
+def tag_address(addr: int, owner: str) -> None:
     """Tags the recorded storage that holds ``addr``."""
     storage = storage_holding(addr, 1)
     if storage is None:
         raise ValueError(f"Cannot describe: {hex(addr)} is not inside a tensor storage this process recorded; "
                          "tag the tensor itself: describer(t, owner=...)")
     start = storage.data_ptr()
-    ref = _live[start]
-    device, pool = ref.device, ref.pool
-    _retag(hook, start, storage.nbytes(), device, pool, owner)
+    _retag(start, storage.nbytes(), _live[start].word, owner)
+
+
+def close() -> None:
+    """At interpreter exit: what is batched goes out; storages freed during
+    teardown are not reported."""
+    global _closing
+    flush()
+    _closing = True

@@ -41,6 +41,9 @@ class Hook:
         self.op_end = lib.stompwatch_op_end
         self.op_end.argtypes = [ctypes.c_char_p, _u64, ctypes.c_int]
         self.op_end.restype = None
+        self.emit_batch = lib.stompwatch_emit_batch
+        self.emit_batch.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p, ctypes.c_size_t]
+        self.emit_batch.restype = ctypes.c_int
         self.may_sample = lib.stompwatch_may_sample
         self.may_sample.argtypes = []
         self.may_sample.restype = ctypes.c_int

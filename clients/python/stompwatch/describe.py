@@ -24,14 +24,13 @@ class _Context:
 
     def __init__(self, owner: str) -> None:
         self.owner = owner
-        self._entered = 0
 
     def __enter__(self):
         if len(CLIENT.owners) >= _checks.OWNER_DEPTH:
             raise ValueError(f"Cannot describe: at most {_checks.OWNER_DEPTH} owner tags nest "
                              f"({'@'.join(CLIENT.owners)} are open); close one before opening {self.owner}")
         CLIENT.owners.append(self.owner)
-        self._entered += 1
+        CLIENT.changed()  # the dispatch mode's fast path is for unlabelled storages
         return self
 
     def __exit__(self, exc_type=None, exc_val=None, exc_tb=None):
@@ -41,6 +40,7 @@ class _Context:
             if CLIENT.owners[i] == self.owner:
                 del CLIENT.owners[i]
                 break
+        CLIENT.changed()
         return False
 
     def __call__(self, func):
@@ -63,12 +63,13 @@ class Describer:
         if obj is None:
             return _Context(owner)
         from . import _memory
-        hook = CLIENT.hook()
         if _checks.is_tensor(obj):
-            _memory.tag(hook, obj, owner)
+            CLIENT.hook()
+            _memory.tag(obj, owner)
         elif isinstance(obj, int) and not isinstance(obj, bool):
             _checks.check_int("Cannot describe: the address", obj, 1)
-            _memory.tag_address(hook, obj, owner)
+            CLIENT.hook()
+            _memory.tag_address(obj, owner)
         else:
             raise TypeError(f"Cannot describe: expected a tensor, an int address or no object, got "
                             f"{type(obj).__name__}")

@@ -8,7 +8,7 @@ They go through the hook's own ``mstxMarkA``/``mstxRangeStartA``/
 >>> mstx.range_end(rid)                  # doctest: +SKIP
 """
 
-from . import _checks
+from . import _checks, _memory
 from ._client import CLIENT
 
 __all__ = ["mark", "range_start", "range_end"]
@@ -24,17 +24,23 @@ def mark(msg: str, stream=None) -> None:
     """Writes an MSTX Mark row named ``msg`` (1 to 156 bytes)."""
     data = _checks.check_message("mark", msg)
     _checks.check_stream("mark", stream)
-    CLIENT.hook().mark(data, _stream(stream))
+    hook = CLIENT.hook()
+    _memory.flush()
+    hook.mark(data, _stream(stream))
 
 
 def range_start(msg: str, stream=None) -> int:
     """Opens a range named ``msg``; returns its id for :func:`range_end`."""
     data = _checks.check_message("start a range", msg)
     _checks.check_stream("start a range", stream)
-    return int(CLIENT.hook().range_start(data, _stream(stream)))
+    hook = CLIENT.hook()
+    _memory.flush()
+    return int(hook.range_start(data, _stream(stream)))
 
 
 def range_end(range_id: int) -> None:
     """Closes the range ``range_start`` returned ``range_id`` for."""
     _checks.check_int("Cannot end a range: the range id", range_id, 1)
-    CLIENT.hook().range_end(range_id)
+    hook = CLIENT.hook()
+    _memory.flush()
+    hook.range_end(range_id)

@@ -53,13 +53,14 @@ def watch(obj, length: int = None, name: str = None, dump_nums: int = -1) -> Non
     dump_nums = _checks.check_dump_nums(dump_nums)
     if name in CLIENT.watches:
         raise ValueError(f"Cannot watch: a watch named {name} is already open; remove it first or pick another name")
-    hook = CLIENT.hook()
+    CLIENT.hook()
     from . import _memory
     if tensor is not None:
-        _memory.ensure_recorded(hook, tensor)
+        _memory.ensure_recorded(tensor)
         keep = tensor.untyped_storage()
     else:
         keep = _memory.storage_holding(addr, length)
+    _memory.flush()
     body = {"pid": os.getpid(), "name": name, "addr": hex(addr), "length": length, "dump_nums": dump_nums}
     if CLIENT.full_content:
         body["full_content"] = True
@@ -88,6 +89,8 @@ def remove(obj, length: int = None) -> None:
     if not names:
         raise ValueError(f"Cannot remove watch: no open watch overlaps {hex(addr)} (+{length} bytes)")
     CLIENT.hook()
+    from . import _memory
+    _memory.flush()
     failed = None
     for n in names:
         status, answer = _daemon.request("POST", "/remove", {"pid": os.getpid(), "name": n}, sock=CLIENT.socket)
