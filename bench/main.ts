@@ -9,6 +9,7 @@ import { figure, median, timeJob, workload } from "./_jobs.ts";
 import { benchApiLatency } from "./api_latency.ts";
 import { benchCheckLeaks } from "./check_leaks.ts";
 import { benchSnapshot } from "./snapshot.ts";
+import { benchPythonClient } from "./python_client.ts";
 
 function countLines(path: string): number {
   const bytes = Deno.readFileSync(path);
@@ -165,6 +166,8 @@ await benchCheckLeaks(row);
 
 // 8. Snapshots: conversion rate and memory, OOM file delay (no daemon of ours).
 await benchSnapshot(row);
+// 9. The Python client's dispatch mode, per Aten op and per training step.
+await benchPythonClient(daemon, row);
 
 await daemon.stop();
 Deno.removeSync(out, { recursive: true });
