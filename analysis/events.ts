@@ -68,6 +68,11 @@ export type TracedEvent =
     name: string;
     /** aclError the launch returned. */
     result: number;
+    /**
+     * A framework (Aten) op's start or end, `OP_LAUNCH,ATEN_START/ATEN_END`
+     * rows; absent for a runtime op launch.
+     */
+    framework?: "start" | "end";
   }
   | EventBase & {
     /** A framework op's access to a tensor (ACCESS rows, `--events access`). */

@@ -360,13 +360,18 @@ export class TracedProcess implements RecordHandler {
         return;
       }
       case REC.OP_BEGIN: {
-        this.#ops.set(r.id, this.#opOf(r));
+        const op = this.#opOf(r);
+        this.#ops.set(r.id, op);
+        if (r.flags & REC.FLAG_FRAMEWORK) this.#framework(op, "start", 0, r.ts);
         return;
       }
       case REC.OP_END: {
         const op = this.#ops.get(r.id);
         this.#ops.delete(r.id);
-        if (op) this.#launched(op.tid, op.ts, op.device, op.name, r.result);
+        if (!op) return;
+        if (r.flags & REC.FLAG_FRAMEWORK) {
+          this.#framework(op, "end", r.result, r.ts);
+        } else this.#launched(op.tid, op.ts, op.device, op.name, r.result);
         return;
       }
       case REC.OP: {
@@ -459,6 +464,26 @@ export class TracedProcess implements RecordHandler {
     const callCount = this.#countCall(id, name);
     this.#lastOp = id;
     return { name, callCount, outputs, tid: r.tid, ts: r.ts, device: r.device };
+  }
+
+  // A framework op's start or end row: not a launch onto the device.
+  #framework(
+    op: OpInFlight,
+    phase: "start" | "end",
+    result: number,
+    ts: number,
+  ): void {
+    const { tid, device, name } = op;
+    this.#emit({
+      pid: this.pid,
+      tid,
+      ts,
+      device,
+      kind: "op",
+      name,
+      result,
+      framework: phase,
+    });
   }
 
   // One event per op, whether the hook wrote it as one record or two.

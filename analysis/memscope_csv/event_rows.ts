@@ -45,6 +45,8 @@ const W = {
   HOST: ascii("HOST,N/A,"),
   PTA: ascii("PTA,N/A,"),
   KERNEL: ascii("KERNEL_LAUNCH,KERNEL_LAUNCH,"),
+  ATEN_START: ascii("OP_LAUNCH,ATEN_START,"),
+  ATEN_END: ascii("OP_LAUNCH,ATEN_END,"),
   MARK: ascii("MSTX,Mark,"),
   RANGE_START: ascii("MSTX,Range_start,"),
   RANGE_END: ascii("MSTX,Range_end,Range end from id "),
@@ -234,7 +236,17 @@ export function writeEventRow(
       break;
     case "op":
     case "mark":
-      at = putBytes(b, at, e.kind === "op" ? W.KERNEL : W.MARK);
+      at = putBytes(
+        b,
+        at,
+        e.kind === "mark"
+          ? W.MARK
+          : e.framework === undefined
+          ? W.KERNEL
+          : e.framework === "start"
+          ? W.ATEN_START
+          : W.ATEN_END,
+      );
       at = putText(b, at, text);
       b[at++] = COMMA;
       at = putIds(b, at, e);

@@ -119,6 +119,16 @@ Deno.test("a script written for msMemScope's API runs unchanged under --as-msmem
     `${r.out}/device_0/${[...Deno.readDirSync(`${r.out}/device_0`)][0].name}`,
   );
   assert.deepEqual(log.match(/,MSTX,Range_start,step start,/g)?.length, 2);
+  // Watched Aten ops are msMemScope's OP_LAUNCH rows, start and end.
+  assert.deepEqual(
+    log.match(/,OP_LAUNCH,ATEN_(START|END),torch\._ops\.aten\.\w+_\.Tensor,/g),
+    [
+      ",OP_LAUNCH,ATEN_START,torch._ops.aten.mul_.Tensor,",
+      ",OP_LAUNCH,ATEN_END,torch._ops.aten.mul_.Tensor,",
+      ",OP_LAUNCH,ATEN_START,torch._ops.aten.add_.Tensor,",
+      ",OP_LAUNCH,ATEN_END,torch._ops.aten.add_.Tensor,",
+    ],
+  );
 });
 
 Deno.test("without a daemon the client imports with the standard library only and fails fast, saying how to start one", async () => {

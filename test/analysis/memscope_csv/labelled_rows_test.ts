@@ -47,3 +47,24 @@ Deno.test("an access is an ACCESS row typed READ, WRITE or UNKNOWN, naming the o
     '4,ACCESS,WRITE,torch._ops.aten.add_.Tensor,5,7,8,0,0x0000000000002000,"{dtype:torch.float32,shape:4x3,size:48}",,\n',
   );
 });
+
+Deno.test("a framework op's start and end are OP_LAUNCH rows, ATEN_START and ATEN_END", () => {
+  const w = new RowWriter();
+  for (const framework of ["start", "end"] as const) {
+    writeEventRow(w, 1, {
+      kind: "op",
+      pid: 7,
+      tid: 8,
+      ts: 5,
+      device: 0,
+      name: "torch._ops.aten.add_.Tensor",
+      result: 0,
+      framework,
+    }, 0);
+  }
+  assert.equal(
+    new TextDecoder().decode(w.view()),
+    "1,OP_LAUNCH,ATEN_START,torch._ops.aten.add_.Tensor,5,7,8,0,N/A,,,\n" +
+      "1,OP_LAUNCH,ATEN_END,torch._ops.aten.add_.Tensor,5,7,8,0,N/A,,,\n",
+  );
+});
