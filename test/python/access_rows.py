@@ -24,6 +24,12 @@ stompwatch.config(events="access")
 print("access", installed())
 a.add_(b)  # writes a, reads b
 c = torch.mul(a, b)  # reads a and b, writes c
+stompwatch.config(events="alloc,free")
+# Tensors without strided memory (sparse, meta) make no rows and no errors.
+sparse = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.tensor([1.0, 2.0]), (2, 2),
+                                 check_invariants=True)
+dense = (sparse + sparse).to_dense()
+meta = torch.empty(3, device="meta") + 1
 stompwatch.config(events="launch")
 print("off", installed())
 a.add_(b)  # no rows

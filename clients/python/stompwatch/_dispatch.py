@@ -55,9 +55,11 @@ def _plan(func) -> _Plan:
 
 
 def extent(t):
-    """(addr, bytes) of the memory a tensor's elements span, strides included."""
+    """(addr, bytes) of the memory a tensor's elements span, strides
+    included; None for an empty tensor or one without strided memory
+    (sparse, meta, nested)."""
     n = t.numel()
-    if not n:
+    if not n or t.layout != torch.strided or t.is_meta or t.is_nested:
         return None
     lo = hi = 0
     for size, stride in zip(t.shape, t.stride()):
@@ -88,13 +90,31 @@ def _written(plan, args, kwargs) -> list:
     return flat
 
 
+def _has_storage(t) -> bool:
+    return t.layout == torch.strided and not t.is_meta and not t.is_nested and \
+        type(t) in (_Tensor, torch.nn.Parameter)
+
+
 def _record(plan, out) -> None:
     name = _memory.label(plan.name)
     outs = (out,) if plan.single else out
     for i in plan.fresh:
         for t in _tensors(outs[i]):
-            device, pool = _memory.device_of(t)
-            _memory.record(t.untyped_storage(), device, pool, name)
+            if _has_storage(t):
+                device, pool = _memory.device_of(t)
+                _memory.record(t.untyped_storage(), device, pool, name)
+
+
+_said = set()
+
+
+def _trouble(plan, what: str, e: Exception) -> None:
+    """Our bookkeeping failed on an op: the job goes on, told once per op."""
+    key = (plan.name, what)
+    if key not in _said:
+        _said.add(key)
+        print(f"stompwatch: cannot {what} for {plan.name.decode()}: {type(e).__name__}: {e}; "
+              "that op's calls are left out", file=sys.stderr)
 
 
 REC_ACCESS = 17
@@ -120,7 +140,7 @@ def _access(hook, plan, args, kwargs, out) -> None:
         for t in _tensors(outs[i]):
             rows.append((t, WRITE))
     for t, kind in rows:
-        if not t.numel():
+        if not _has_storage(t) or not t.numel():
             continue
         device, _ = _memory.device_of(t)
         shape = "x".join(str(s) for s in t.shape) or "scalar"
@@ -143,12 +163,17 @@ class _Work:
 _work = _Work()
 _live = _memory._live
 _record_host = _memory.record_host
+_STRIDED = torch.strided
 
 
 def _bracketed(func, plan, args, kwargs):
     """The op between the hook's before and after samples of every watch."""
-    _memory.flush()
-    flat = _written(plan, args, kwargs)
+    try:
+        _memory.flush()
+        flat = _written(plan, args, kwargs)
+    except Exception as e:  # never the job's problem; the op may then write nothing
+        _trouble(plan, "find the memory an op may write", e)
+        flat = []
     extents = (ctypes.c_uint64 * len(flat))(*flat)
     hook = _work.hook
     seq = hook.op_begin(plan.name, extents, len(flat) // 2)
@@ -168,14 +193,16 @@ class StompwatchMode(TorchDispatchMode):
         if work.fast and plan.one_tensor:
             # Recording only, nothing to label, one new tensor out: inline.
             out = func(*args, **kwargs) if kwargs else func(*args)
-            if out.is_cpu:
-                st = out.untyped_storage()
-                addr = st.data_ptr()
-                if addr not in _live:
-                    _record_host(st, addr, plan.name)
-                return out
-            if plan.fresh:
-                _record(plan, out)
+            try:
+                if out.is_cpu and type(out) is _Tensor and out.layout == _STRIDED:
+                    st = out.untyped_storage()
+                    addr = st.data_ptr()
+                    if addr not in _live:
+                        _record_host(st, addr, plan.name)
+                else:
+                    _record(plan, out)
+            except Exception as e:  # never the job's problem
+                _trouble(plan, "record memory", e)
             return out
         if kwargs is None:
             kwargs = {}
@@ -183,17 +210,13 @@ class StompwatchMode(TorchDispatchMode):
             out = _bracketed(func, plan, args, kwargs)
         else:
             out = func(*args, **kwargs)
-        if work.recording:
-            if plan.one_tensor and work.plain_record and out.is_cpu:
-                # The common case inline: a new CPU tensor, nothing to label.
-                st = out.untyped_storage()
-                addr = st.data_ptr()
-                if addr not in _live:
-                    _record_host(st, addr, plan.name)
-            elif plan.fresh:
+        try:
+            if work.recording and plan.fresh:
                 _record(plan, out)
-        if work.access:
-            _access(work.hook, plan, args, kwargs, out)
+            if work.access:
+                _access(work.hook, plan, args, kwargs, out)
+        except Exception as e:  # never the job's problem
+            _trouble(plan, "record memory or accesses", e)
         return out
 
 

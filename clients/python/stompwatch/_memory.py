@@ -75,6 +75,8 @@ def flush() -> None:
 
 
 def _freed(ref) -> None:
+    if not ref.word:
+        return  # recorded by the parent of this forked process
     addr = ref.addr
     if _live.get(addr) is ref:
         del _live[addr]
@@ -183,6 +185,19 @@ def tag_address(addr: int, owner: str) -> None:
                          "tag the tensor itself: describer(t, owner=...)")
     start = storage.data_ptr()
     _retag(start, storage.nbytes(), _live[start].word, owner)
+
+
+def _after_fork_in_child() -> None:
+    # The child has a ring of its own (the hook starts one) and none of the
+    # parent's rows: forget what the parent recorded and had not sent.
+    for ref in _live.values():
+        ref.word = 0
+    _live.clear()
+    del _events[:]
+    _names.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def close() -> None:
