@@ -3,6 +3,7 @@ which daemon it reports to."""
 
 import json
 import os
+import sys
 
 from . import _daemon, _memory, _ring
 from ._client import CLIENT, _call_stack_depth
@@ -117,6 +118,13 @@ def connect(target: str) -> None:
         raise RuntimeError(f"Cannot connect: the daemon at {paths['socket']} answered {status}")
     hook = _ring.loaded_hook()
     if hook is None:
+        if os.environ.get("ASCEND_LAUNCH_BLOCKING", "1") != "1" and "torch_npu" in sys.modules:
+            raise RuntimeError("Cannot connect: this job runs NPU ops asynchronously (ASCEND_LAUNCH_BLOCKING is not 1), "
+                               "so samples would not bracket them; start it with ASCEND_LAUNCH_BLOCKING=1 or through "
+                               "./stompwatch run")
+        # Read by the hook when it makes the ring: ops are synchronous here
+        # (CPU), or will be (NPU, before torch_npu starts its queue).
+        os.environ["ASCEND_LAUNCH_BLOCKING"] = "1"
         hook = _ring.load_hook(paths["hookLibrary"], paths["ringDir"])
     if not hook.attached():
         raise RuntimeError("Cannot connect: the stompwatch hook in this process has no ring to that daemon; "

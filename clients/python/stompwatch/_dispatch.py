@@ -159,6 +159,9 @@ class _Work:
     plain_record = False  # recording with no owners and no call stack
     fast = False  # only plain recording to do
 
+    def refresh(self) -> None:
+        self.fast = self.recording and self.plain_record and not self.watching and not self.access
+
 
 _work = _Work()
 _live = _memory._live
@@ -177,6 +180,11 @@ def _bracketed(func, plan, args, kwargs):
     extents = (ctypes.c_uint64 * len(flat))(*flat)
     hook = _work.hook
     seq = hook.op_begin(plan.name, extents, len(flat) // 2)
+    if not seq:
+        # Every watch has closed in the hook (dump_nums ran out, end op):
+        # stop bracketing until the next watch or remove.
+        _work.watching = False
+        _work.refresh()
     try:
         return func(*args, **kwargs)
     finally:
@@ -234,7 +242,7 @@ def sync(client) -> None:
         _work.recording = client.started and client.recording
         _work.access = client.started and client.access
         _work.plain_record = not client.owners and not client.call_stack
-        _work.fast = _work.recording and _work.plain_record and not _work.watching and not _work.access
+        _work.refresh()
         if want and _mode is None:
             _mode = StompwatchMode()
             _push_mode(_mode)
