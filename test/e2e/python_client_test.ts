@@ -302,8 +302,44 @@ Deno.test("a job started without run attaches to a running daemon with connect()
     const [w] = (r.body as { watches: Watch[] }).watches;
     assert.equal(w.name, "t");
     assert.deepEqual(ops(w), [["torch._ops.aten.copy_.default", 1, true]]);
+    // What `env` prints for a job started by hand includes the client.
+    const env2 = await stompwatch(["env", "--output", out]);
+    assert.match(
+      env2.stdout,
+      new RegExp(
+        `^export PYTHONPATH="${root}clients/python\\$\\{PYTHONPATH:\\+:\\$PYTHONPATH\\}"$`,
+        "m",
+      ),
+    );
+    assert.match(
+      env2.stdout,
+      new RegExp(`^export STOMPWATCH_SOCKET="${out}/stompwatch.sock"$`, "m"),
+    );
   } finally {
     daemon.child.kill("SIGTERM");
     await daemon.done;
+  }
+});
+
+Deno.test("run refuses a bad --events or --call-stack value with one line saying what it takes", async () => {
+  for (
+    const [args, message] of [
+      [
+        ["--events", "alloc,bogus"],
+        /^stompwatch: Invalid --events value: alloc,bogus; use a comma-separated list of alloc, free, launch, access\n$/,
+      ],
+      [
+        ["--call-stack", "java:3"],
+        /^stompwatch: Invalid --call-stack value: java:3; use python:N and\/or c:N, N from 0 to 1000\n$/,
+      ],
+      [
+        ["--call-stack", "python:5000"],
+        /Invalid --call-stack value: python:5000/,
+      ],
+    ] as const
+  ) {
+    const r = await stompwatch(["run", ...args, "--", "true"]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, message);
   }
 });
