@@ -505,3 +505,26 @@ SW_EXPORT int stompwatch_emit_batch(const uint64_t *events, uint32_t n, const ch
   }
   return (__atomic_load_n(&g_hdr->flags, __ATOMIC_RELAXED) & SW_FLAG_CONSUMER_GONE) ? -1 : written;
 }
+
+/* Waits until the daemon has read every event this process published
+ * before the call and has begun a later round, so those events are in its
+ * files (the daemon writes a round's rows before it starts the next, and
+ * stamps the heartbeat at the start of a round). For a framework that
+ * reads the daemon's event log from inside the job (check_leaks).
+ * Returns 0, or -1 when not traced or after `timeout_ms`. */
+SW_EXPORT int stompwatch_wait_consumed(uint32_t timeout_ms) {
+  if (!sw_producer_ready()) return -1;
+  const uint64_t target = __atomic_load_n(&g_hdr->head, __ATOMIC_ACQUIRE);
+  const uint64_t deadline = sw_now_ns() + (uint64_t)timeout_ms * 1000000u;
+  struct timespec pause = {0, 200000};
+  while (__atomic_load_n(&g_hdr->tail, __ATOMIC_ACQUIRE) < target) {
+    if (sw_now_ns() > deadline) return -1;
+    nanosleep(&pause, NULL);
+  }
+  const uint64_t caught_up = sw_now_ns();
+  while (__atomic_load_n(&g_hdr->heartbeat_ns, __ATOMIC_ACQUIRE) <= caught_up) {
+    if (sw_now_ns() > deadline) return -1;
+    nanosleep(&pause, NULL);
+  }
+  return 0;
+}

@@ -163,6 +163,11 @@ Deno.test("check-leaks --event-type HOST finds exactly the tensor a training loo
   assert.equal(r.code, 0, r.stderr);
   const kept = JSON.parse(/^kept (.*)$/m.exec(r.stdout)![1]) as number[];
   assert.equal(kept.length, 5);
+  // The job checked its own log before exiting: marks 3, 4, 5 bound step 3.
+  assert.match(
+    r.stdout,
+    new RegExp(`^own log leaks \\['0x0*${kept[3].toString(16)}'\\]$`, "m"),
+  );
   const log = eventLog(r.out);
   for (let i = 0; i < 4; i++) {
     const c = await stompwatch([

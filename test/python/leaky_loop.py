@@ -2,6 +2,9 @@
 mistake (appended to a list), among temporaries that are freed; the model is
 built under nested owner tags."""
 
+import glob
+import os
+
 import torch
 
 import stompwatch
@@ -28,3 +31,8 @@ for step in range(5):
     kept.append(torch.full((777,), float(step)))  # the leak: 3108 bytes a step
 mstx.mark("step")
 print("kept", [t.data_ptr() for t in kept])
+# Its own log, read from inside the job: every row so far must be in it.
+out = os.path.dirname(os.environ["STOMPWATCH_SOCKET"])
+log = glob.glob(os.path.join(out, "device_0", "memscope_dump_*.csv"))[0]
+leaks = stompwatch.check_leaks(log, "step", 3, event_type="HOST")
+print("own log leaks", [leak["ptr"] for leak in leaks])

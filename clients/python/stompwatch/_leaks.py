@@ -10,6 +10,7 @@ import subprocess
 from . import _checks
 
 TIMEOUT_S = 600
+WAIT_MS = 3000
 
 
 def _launcher() -> str:
@@ -44,6 +45,13 @@ def check_leaks(input_path: str, mstx_info: str, start_index: int = 0, event_typ
     _checks.check_int("Cannot check leaks: start_index", start_index, 0)
     if event_type is not None and event_type not in ("HAL", "HOST", "PTA", "HOST_PINNED", "ATB", "MINDSPORE"):
         raise ValueError(f"Cannot check leaks: event_type {event_type!r} is not a pool; use HAL, HOST or PTA")
+    from . import _memory
+    from ._client import CLIENT
+    hook = CLIENT.hook(required=False)
+    if hook is not None:
+        # Checking this job's own log: what it did so far must be in it.
+        _memory.flush()
+        hook.wait_consumed(WAIT_MS)
     args = [_launcher(), "check-leaks", "--input", os.path.abspath(input_path), "--mstx-info", mstx_info,
             "--start-index", str(start_index)]
     if event_type:

@@ -44,6 +44,9 @@ class Hook:
         self.emit_batch = lib.stompwatch_emit_batch
         self.emit_batch.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p, ctypes.c_size_t]
         self.emit_batch.restype = ctypes.c_int
+        self.wait_consumed = lib.stompwatch_wait_consumed
+        self.wait_consumed.argtypes = [ctypes.c_uint32]
+        self.wait_consumed.restype = ctypes.c_int
         self.may_sample = lib.stompwatch_may_sample
         self.may_sample.argtypes = []
         self.may_sample.restype = ctypes.c_int
