@@ -225,7 +225,7 @@ Deno.test("tensor memory rows carry the op that made them, nested describer owne
   const [weight] = malloc("torch._ops.aten.randn.default");
   assert.match(
     weight,
-    /,cpu,0x[0-9a-f]{16},"\{allocation_id:1,addr:0x[0-9a-f]{16},size:16384,owner:model@encoder,used:16384\}",.*leaky_loop\.py\(13\): <module>,$/,
+    /,cpu,0x[0-9a-f]{16},"\{allocation_id:1,addr:0x[0-9a-f]{16},size:16384,owner:model@encoder,used:16384\}",.*leaky_loop\.py\(17\): <module>,$/,
   );
   const [bias] = malloc("torch._ops.aten.zeros.default");
   assert.match(bias, /size:256,owner:model,used:/);
@@ -235,7 +235,7 @@ Deno.test("tensor memory rows carry the op that made them, nested describer owne
     assert.match(row, /owner:loss,/);
     assert.match(
       row,
-      /leaky_loop\.py\(19\): loss_of;[^;]*leaky_loop\.py\(27\): <module>,$/,
+      /leaky_loop\.py\(23\): loss_of;[^;]*leaky_loop\.py\(31\): <module>,$/,
     );
   }
   for (const row of malloc("torch._ops.aten.full.default")) {

@@ -4,6 +4,7 @@ built under nested owner tags."""
 
 import glob
 import os
+import time
 
 import torch
 
@@ -32,7 +33,13 @@ for step in range(5):
 mstx.mark("step")
 print("kept", [t.data_ptr() for t in kept])
 # Its own log, read from inside the job: every row so far must be in it.
+# (The daemon makes the file when the first row for the device arrives.)
 out = os.path.dirname(os.environ["STOMPWATCH_SOCKET"])
-log = glob.glob(os.path.join(out, "device_0", "memscope_dump_*.csv"))[0]
+for _ in range(1000):
+    logs = glob.glob(os.path.join(out, "device_0", "memscope_dump_*.csv"))
+    if logs:
+        break
+    time.sleep(0.01)
+log = logs[0]
 leaks = stompwatch.check_leaks(log, "step", 3, event_type="HOST")
 print("own log leaks", [leak["ptr"] for leak in leaks])
