@@ -55,6 +55,22 @@ static int g_cli_parsed; /* set after parse_cli: every op checks it, pthread_onc
 static uint32_t g_cli_windows;
 static uint64_t g_dump_seq;
 
+/* A framework's device-to-host copy, for device memory the runtime we
+ * interpose cannot copy (CUDA tensors under PyTorch): the Python client
+ * registers one. Returns 0 on success. */
+typedef int (*sw_copier)(void *dst, uint64_t src, uint64_t n);
+static sw_copier g_copier;
+
+SW_EXPORT void stompwatch_set_copier(sw_copier fn) { __atomic_store_n(&g_copier, fn, __ATOMIC_RELEASE); }
+
+/* Copies n device bytes at src to dst: the runtime's aclrtMemcpy, else the
+ * framework's copier. */
+static int device_copy(const struct sw_real *real, void *dst, const void *src, uint64_t n) {
+  if (real->aclrtMemcpy) return real->aclrtMemcpy(dst, n, src, n, ACL_MEMCPY_DEVICE_TO_HOST);
+  sw_copier copy = __atomic_load_n(&g_copier, __ATOMIC_ACQUIRE);
+  return copy && copy(dst, (uint64_t)(uintptr_t)src, n) == 0 ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+}
+
 /* What a thread needs while it samples, on the heap from its first sampled
  * op: thread-locals this size would keep the hook out of the static TLS
  * block, and the op launch path reads its one thread-local from there. */
@@ -216,7 +232,7 @@ static int copy_out(const struct sw_real *real, struct sampling *t, struct local
     uint64_t n = w->len - off < chunk_max ? w->len - off : chunk_max;
     void *src = (void *)(uintptr_t)(w->addr + off);
     if (!content) {
-      failed |= real->aclrtMemcpy(t->staging, n, src, n, ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS;
+      failed |= device_copy(real, t->staging, src, n) != ACL_SUCCESS;
       sw_hasher_update(&t->hasher, t->staging, n);
       continue;
     }
@@ -226,7 +242,7 @@ static int copy_out(const struct sw_real *real, struct sampling *t, struct local
     if (!r) return -1;
     aclError err = ACL_SUCCESS;
     if (host) memcpy(r + 1, src, n);
-    else err = real->aclrtMemcpy(r + 1, n, src, n, ACL_MEMCPY_DEVICE_TO_HOST);
+    else err = device_copy(real, r + 1, src, n);
     failed |= err != ACL_SUCCESS;
     sw_hasher_update(&t->hasher, r + 1, n);
     r->type = SW_REC_DUMP_DATA;
@@ -286,7 +302,7 @@ static void sample(struct sampling *t, struct local_watch *w, uint64_t op_seq, i
   const struct sw_real *real = sw_real();
   const int host = (w->flags & SW_WATCH_HOST) != 0;
   if (!host) {
-    if (!real->aclrtMemcpy) return;
+    if (!real->aclrtMemcpy && !__atomic_load_n(&g_copier, __ATOMIC_ACQUIRE)) return;
     if (real->aclrtSynchronizeDevice) real->aclrtSynchronizeDevice();
   }
   int content = (w->flags & SW_WATCH_FULL_CONTENT) != 0;

@@ -6,8 +6,10 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { nativeChecksum, RING } from "../../ffi/bindings.ts";
 import {
   checksumRows,
+  floats,
   requestSocket,
   startDaemonProcess,
   stompwatch,
@@ -32,6 +34,7 @@ interface Watch {
 async function runPython(
   name: string,
   extra: string[] = [],
+  env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string; out: string }> {
   const out = tempDir();
   const r = await stompwatch([
@@ -42,7 +45,7 @@ async function runPython(
     "--",
     "python3",
     script(name),
-  ]);
+  ], env);
   return { ...r, out };
 }
 
@@ -347,4 +350,28 @@ Deno.test("run refuses a bad --events or --call-stack value with one line saying
     assert.equal(r.code, 2);
     assert.match(r.stderr, message);
   }
+});
+
+Deno.test("device memory the runtime cannot copy is copied to the host by the client's copier and checksummed the same", async () => {
+  const r = await runPython("device_copy.py", ["--events", "launch"], {
+    STOMPWATCH_TEST_DEVICE_COPY: "1",
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const hex = (b: Uint8Array) =>
+    nativeChecksum(RING.CHECKSUM_XXH3, b).toString(16).padStart(16, "0");
+  const zeros = hex(floats(64, 0)), ones = hex(floats(64, 1));
+  const rows = checksumRows(`${r.out}/watch_dump`).map((
+    [info, sum],
+  ) => [info.replace(/^0_\d+_/, ""), sum]);
+  assert.deepEqual(rows, [
+    ["torch._ops.aten.add_.Tensor_1-dev_0_before", zeros],
+    ["torch._ops.aten.add_.Tensor_1-dev_0_after", ones],
+    ["torch._ops.aten.add_.Tensor_2-dev_0_before", ones],
+    ["torch._ops.aten.add_.Tensor_2-dev_0_after", ones],
+  ]);
+  const log = Deno.readTextFileSync(eventLog(r.out));
+  assert.match(
+    log,
+    /,MALLOC,PTA,N\/A,\d+,\d+,\d+,0,0x[0-9a-f]{16},"\{allocation_id:1,[^"]*size:256,/,
+  );
 });

@@ -41,6 +41,7 @@ Deno.test("the preloaded library exports the interposers and the producer API, a
     "stompwatch_may_sample",
     "stompwatch_op_begin",
     "stompwatch_op_end",
+    "stompwatch_set_copier",
     "stompwatch_wait_consumed",
   ]);
 });

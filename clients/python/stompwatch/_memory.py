@@ -135,10 +135,11 @@ def record(storage, device: int, pool: int, name: bytes) -> None:
         flush()
 
 
-def ensure_recorded(tensor) -> None:
+def ensure_recorded(tensor, as_device: bool = False) -> None:
     """Reports a tensor's storage made before recording began (so the
-    daemon can validate a watch on it)."""
-    device, pool = device_of(tensor)
+    daemon can validate a watch on it); ``as_device``: a CPU tensor posing
+    as device memory, for tests of the device copy."""
+    device, pool = (0, _ring.POOL_PTA) if as_device else device_of(tensor)
     record(tensor.untyped_storage(), device, pool, b"")
     flush()
 

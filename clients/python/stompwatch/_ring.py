@@ -47,6 +47,9 @@ class Hook:
         self.wait_consumed = lib.stompwatch_wait_consumed
         self.wait_consumed.argtypes = [ctypes.c_uint32]
         self.wait_consumed.restype = ctypes.c_int
+        self.set_copier = lib.stompwatch_set_copier
+        self.set_copier.argtypes = [ctypes.c_void_p]
+        self.set_copier.restype = None
         self.may_sample = lib.stompwatch_may_sample
         self.may_sample.argtypes = []
         self.may_sample.restype = ctypes.c_int

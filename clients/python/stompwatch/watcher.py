@@ -56,7 +56,10 @@ def watch(obj, length: int = None, name: str = None, dump_nums: int = -1) -> Non
     CLIENT.hook()
     from . import _memory
     if tensor is not None:
-        _memory.ensure_recorded(tensor)
+        from . import _device
+        if not tensor.is_cpu or _device.pretend():
+            _device.register(CLIENT.hook())
+        _memory.ensure_recorded(tensor, as_device=_device.pretend())
         keep = tensor.untyped_storage()
     else:
         keep = _memory.storage_holding(addr, length)

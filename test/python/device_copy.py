@@ -1,0 +1,17 @@
+"""Test job: a watched tensor the hook cannot read in place or copy with
+the Ascend runtime (a CUDA tensor, here a CPU tensor posing as one with
+STOMPWATCH_TEST_DEVICE_COPY=1) is copied to the host by the client's
+copier; the verdict is the same as for host memory."""
+
+import torch
+
+import stompwatch
+from stompwatch import watcher
+
+t = torch.zeros(64)
+other = torch.zeros(64)
+watcher.watch(t, name="dev", dump_nums=4)
+t.add_(1)  # allowed: it writes t
+other.add_(1)  # does not touch t
+watcher.remove(t)
+print("done")
