@@ -32,6 +32,7 @@ SW_EXPORT uint64_t stompwatch_op_begin(const char *op, const uint64_t *extents, 
           (uint32_t)(n * 2 * sizeof(uint64_t)));
   sw_watch_allow(extents, n);
   sw_watch_before_op(op, seq, extents, n);
+  self->in_framework_op = 1;
   return seq;
 }
 
@@ -39,6 +40,7 @@ SW_EXPORT uint64_t stompwatch_op_begin(const char *op, const uint64_t *extents, 
 SW_EXPORT void stompwatch_op_end(const char *op, uint64_t seq, int result) {
   if (!seq) return;
   struct sw_thread *self = &sw_self;
+  self->in_framework_op = 0;
   sw_watch_after_op(op, seq);
   sw_watch_allow(NULL, -1);
   sw_emit(SW_REC_OP_END, SW_REC_FLAG_FRAMEWORK, sw_device_of(self), result, 0, 0, seq, 0, op, NULL, 0);

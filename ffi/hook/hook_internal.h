@@ -55,6 +55,10 @@ struct sw_thread {
   int32_t device;
   /* Kernel thread id; 0 until first asked. */
   uint32_t tid;
+  /* Set while a framework op (framework_ops.c) is bracketed on this
+   * thread: runtime ops it launches are its parts, sampled around it as a
+   * whole, not each on its own. */
+  int in_framework_op;
 };
 extern __thread struct sw_thread sw_self;
 

@@ -138,7 +138,7 @@ __attribute__((noinline)) static void sampled_begin(struct op_launch *op, struct
 static inline void op_begin(struct op_launch *op, struct sw_thread *self, const char *opType, int numOutputs,
                             aclDataBuffer *const outputs[]) {
   op->ts_ns = sw_event_ns();
-  op->sampled = sw_watch_may_sample();
+  op->sampled = !self->in_framework_op && sw_watch_may_sample();
   if (SW_UNLIKELY(op->sampled)) sampled_begin(op, self, opType, numOutputs, outputs);
 }
 

@@ -45,7 +45,7 @@ static int g_resuming;
 /* Either flag: records are not written, only counted. */
 #define PASS_THROUGH (SW_FLAG_CONSUMER_GONE | SW_FLAG_STALLED)
 
-__thread struct sw_thread sw_self = {.in_hook = 0, .device = -1, .tid = 0};
+__thread struct sw_thread sw_self = {.in_hook = 0, .device = -1, .tid = 0, .in_framework_op = 0};
 
 uint32_t sw_tid_slow(struct sw_thread *self) { return self->tid = (uint32_t)syscall(SYS_gettid); }
 

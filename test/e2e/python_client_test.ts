@@ -375,3 +375,20 @@ Deno.test("device memory the runtime cannot copy is copied to the host by the cl
     /,MALLOC,PTA,N\/A,\d+,\d+,\d+,0,0x[0-9a-f]{16},"\{allocation_id:1,[^"]*size:256,/,
   );
 });
+
+Deno.test("a runtime op launched inside an Aten op is sampled as part of it: the change is the Aten op's", async () => {
+  const r = await runPython("nested_runtime_op.py");
+  assert.equal(r.code, 0, r.stderr);
+  const w = report(r.out).get("device_block")!;
+  assert.deepEqual(ops(w), [[
+    "torch._ops.swnest.launch_fill.default",
+    1,
+    false,
+  ]]);
+  assert.equal(w.stomp, true);
+  const log = Deno.readTextFileSync(eventLog(r.out));
+  assert.match(
+    log,
+    /,OP_LAUNCH,ATEN_START,torch\._ops\.swnest\.launch_fill\.default,.*\n.*,KERNEL_LAUNCH,KERNEL_LAUNCH,Fill,.*\n.*,OP_LAUNCH,ATEN_END,torch\._ops\.swnest\.launch_fill\.default,/,
+  );
+});
