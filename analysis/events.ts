@@ -73,6 +73,8 @@ export type TracedEvent =
      * rows; absent for a runtime op launch.
      */
     framework?: "start" | "end";
+    /** The Python call stack of a framework op, for `Call Stack(Python)`. */
+    pythonStack?: string;
   }
   | EventBase & {
     /** A framework op's access to a tensor (ACCESS rows, `--events access`). */

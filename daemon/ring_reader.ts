@@ -128,6 +128,12 @@ export class RecordCursor {
   get name(): string {
     return this.nameOf(this.nameId);
   }
+  /** The name decoded afresh, not kept in the name table: for text that
+   * seldom repeats (call stacks), which would crowd op names out of it. */
+  get text(): string {
+    const start = this.off + REC.SIZE;
+    return decoder.decode(this.#bytes.subarray(start, start + this.#nameLen));
+  }
   /** The name, given the {@linkcode nameId} already asked for. */
   nameOf(id: number): string {
     if (id >= 0) return this.#names.texts[id];

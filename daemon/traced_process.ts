@@ -362,7 +362,9 @@ export class TracedProcess implements RecordHandler {
       case REC.OP_BEGIN: {
         const op = this.#opOf(r);
         this.#ops.set(r.id, op);
-        if (r.flags & REC.FLAG_FRAMEWORK) this.#framework(op, "start", 0, r.ts);
+        if (r.flags & REC.FLAG_FRAMEWORK) {
+          this.#framework(op, "start", 0, r.ts, undefined);
+        }
         return;
       }
       case REC.OP_END: {
@@ -370,7 +372,9 @@ export class TracedProcess implements RecordHandler {
         this.#ops.delete(r.id);
         if (!op) return;
         if (r.flags & REC.FLAG_FRAMEWORK) {
-          this.#framework(op, "end", r.result, r.ts);
+          // The end row carries the call stack (known once the op is done).
+          const stack = r.hasName ? r.text : undefined;
+          this.#framework(op, "end", r.result, r.ts, stack);
         } else this.#launched(op.tid, op.ts, op.device, op.name, r.result);
         return;
       }
@@ -472,6 +476,7 @@ export class TracedProcess implements RecordHandler {
     phase: "start" | "end",
     result: number,
     ts: number,
+    pythonStack: string | undefined,
   ): void {
     const { tid, device, name } = op;
     this.#emit({
@@ -483,6 +488,7 @@ export class TracedProcess implements RecordHandler {
       name,
       result,
       framework: phase,
+      ...(pythonStack ? { pythonStack } : {}),
     });
   }
 

@@ -53,6 +53,7 @@ const W = {
   NA: ascii("N/A"),
   CPU: ascii("cpu"),
   NO_PTR_NO_ATTR: ascii(",N/A,,,"),
+  NO_PTR_NO_ATTR_STACK: ascii(",N/A,,"),
   NO_PTR: ascii(",N/A,"),
   NO_STACKS: ascii(",,"),
   ALLOCATION_ID: ascii('"{allocation_id:'),
@@ -141,7 +142,9 @@ export function writeEventRow(
 ): boolean {
   if (e.kind === "free" && e.result !== 0) return false;
   const text = textOf(e);
-  const label = e.kind === "alloc" || e.kind === "access" ? e : undefined;
+  const label = e.kind === "alloc" || e.kind === "access" || e.kind === "op"
+    ? e
+    : undefined;
   const b = w.room(
     ROW_ROOM + (text ? textRoom(text) : 0) +
       (label?.kind === "alloc" && label.owner ? textRoom(label.owner) : 0) +
@@ -251,7 +254,13 @@ export function writeEventRow(
       b[at++] = COMMA;
       at = putIds(b, at, e);
       at = putDevice(b, at, e.device, W.NA);
-      at = putBytes(b, at, W.NO_PTR_NO_ATTR);
+      if (e.kind === "op" && e.pythonStack) {
+        at = putBytes(b, at, W.NO_PTR_NO_ATTR_STACK);
+        at = putText(b, at, e.pythonStack);
+        b[at++] = COMMA;
+      } else {
+        at = putBytes(b, at, W.NO_PTR_NO_ATTR);
+      }
       break;
     case "range_start":
     case "range_end":

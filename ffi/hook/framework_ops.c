@@ -36,14 +36,16 @@ SW_EXPORT uint64_t stompwatch_op_begin(const char *op, const uint64_t *extents, 
   return seq;
 }
 
-/* Closes the op opened with sequence number `seq`: samples after it. */
-SW_EXPORT void stompwatch_op_end(const char *op, uint64_t seq, int result) {
+/* Closes the op opened with sequence number `seq`: samples after it.
+ * `stack` (may be NULL): the caller's call stack, for the op's rows. */
+SW_EXPORT void stompwatch_op_end(const char *op, uint64_t seq, int result, const char *stack) {
   if (!seq) return;
   struct sw_thread *self = &sw_self;
   self->in_framework_op = 0;
   sw_watch_after_op(op, seq);
   sw_watch_allow(NULL, -1);
-  sw_emit(SW_REC_OP_END, SW_REC_FLAG_FRAMEWORK, sw_device_of(self), result, 0, 0, seq, 0, op, NULL, 0);
+  (void)op;
+  sw_emit(SW_REC_OP_END, SW_REC_FLAG_FRAMEWORK, sw_device_of(self), result, 0, 0, seq, 0, stack, NULL, 0);
 }
 
 /* Whether any watch may sample around the next op: a framework may skip

@@ -142,6 +142,15 @@ Deno.test("a script written for msMemScope's API runs unchanged under --as-msmem
       ",OP_LAUNCH,ATEN_END,torch._ops.aten.add_.Tensor,",
     ],
   );
+  // config(call_stack="python:4") fills their Call Stack(Python).
+  for (const [op, line] of [["mul_", 12], ["add_", 13]]) {
+    assert.match(
+      log,
+      new RegExp(
+        `,OP_LAUNCH,ATEN_END,torch\\._ops\\.aten\\.${op}\\.Tensor,[^\\n]*,N/A,,[^,\\n]*msmemscope_script\\.py\\(${line}\\): <module>,\n`,
+      ),
+    );
+  }
 });
 
 Deno.test("without a daemon the client imports with the standard library only and fails fast, saying how to start one", async () => {

@@ -189,7 +189,8 @@ def _bracketed(func, plan, args, kwargs):
         return func(*args, **kwargs)
     finally:
         if seq:
-            hook.op_end(plan.name, seq, 0)
+            stack = _memory.python_stack(CLIENT.call_stack).encode() if CLIENT.call_stack else None
+            hook.op_end(plan.name, seq, 0, stack)
 
 
 class StompwatchMode(TorchDispatchMode):

@@ -39,7 +39,7 @@ class Hook:
         self.op_begin.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int]
         self.op_begin.restype = _u64
         self.op_end = lib.stompwatch_op_end
-        self.op_end.argtypes = [ctypes.c_char_p, _u64, ctypes.c_int]
+        self.op_end.argtypes = [ctypes.c_char_p, _u64, ctypes.c_int, ctypes.c_char_p]
         self.op_end.restype = None
         self.emit_batch = lib.stompwatch_emit_batch
         self.emit_batch.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p, ctypes.c_size_t]

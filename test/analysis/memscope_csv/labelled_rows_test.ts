@@ -68,3 +68,22 @@ Deno.test("a framework op's start and end are OP_LAUNCH rows, ATEN_START and ATE
       "1,OP_LAUNCH,ATEN_END,torch._ops.aten.add_.Tensor,5,7,8,0,N/A,,,\n",
   );
 });
+
+Deno.test("a framework op's row carries its Python call stack", () => {
+  const w = new RowWriter();
+  writeEventRow(w, 2, {
+    kind: "op",
+    pid: 7,
+    tid: 8,
+    ts: 5,
+    device: 0,
+    name: "torch._ops.aten.add_.Tensor",
+    result: 0,
+    framework: "end",
+    pythonStack: "train.py(3): <module>",
+  }, 0);
+  assert.equal(
+    new TextDecoder().decode(w.view()),
+    "2,OP_LAUNCH,ATEN_END,torch._ops.aten.add_.Tensor,5,7,8,0,N/A,,train.py(3): <module>,\n",
+  );
+});
