@@ -247,7 +247,7 @@ Deno.test("tensor memory rows carry the op that made them, nested describer owne
     assert.match(row, /owner:loss,/);
     assert.match(
       row,
-      /leaky_loop\.py\(23\): loss_of;[^;]*leaky_loop\.py\(31\): <module>,$/,
+      /leaky_loop\.py\(31\): loss_of;[^;]*leaky_loop\.py\(39\): <module>,$/,
     );
   }
   for (const row of malloc("torch._ops.aten.full.default")) {
@@ -269,7 +269,7 @@ Deno.test("ACCESS rows name the op, the tensor and whether it was read or writte
   assert.equal(r.code, 0, r.stderr);
   assert.match(
     r.stdout,
-    /^idle False\nwatching True\nremoved False\naccess True\noff False\n/,
+    /^idle False\nwatching True\nremoved False\nstopped False\naccess True\noff False\n/,
   );
   // Sparse and meta tensors were recorded around, not failed on.
   assert.doesNotMatch(r.stderr, /stompwatch: cannot|Traceback/);
@@ -293,7 +293,7 @@ Deno.test("ACCESS rows name the op, the tensor and whether it was read or writte
   ]);
   for (const f of rows) {
     assert.deepEqual(f.slice(9, 11), ["shape:4x3", 'size:48}"']);
-    assert.match(f[11], /access_rows\.py\(2[56]\): <module>/);
+    assert.match(f[11], /access_rows\.py\(2[89]\): <module>/);
   }
 });
 

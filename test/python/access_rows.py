@@ -21,6 +21,9 @@ print("watching", installed())
 watcher.remove(a)
 print("removed", installed())
 stompwatch.config(events="access")
+stompwatch.stop()
+print("stopped", installed())
+stompwatch.start()
 print("access", installed())
 a.add_(b)  # writes a, reads b
 c = torch.mul(a, b)  # reads a and b, writes c

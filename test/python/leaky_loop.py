@@ -18,6 +18,14 @@ with describe.describer(owner="model"):
     bias = torch.zeros(64)
 
 
+# Tagged after the fact: a recorded storage's row is reopened with the
+# owner; one made outside any op (over a Python buffer) is recorded with it.
+describe.describer(bias, owner="bias")
+raw = bytearray(400)
+outside = torch.frombuffer(raw, dtype=torch.float32)
+describe.describer(outside, owner="outside")
+
+
 @describe.describer(owner="loss")
 def loss_of(y):
     return (y * y).mean()
