@@ -62,7 +62,7 @@ def _watch(value: str):
     return start, end, full
 
 
-def config(**kwargs) -> None:
+def config(**kwargs: str) -> None:
     """Sets what is recorded, with msMemScope's keys and string values:
     ``call_stack="python:10"``, ``events="alloc,free,access"``,
     ``watch="start_op,end_op,full-content"``, ``analysis="leaks"``,

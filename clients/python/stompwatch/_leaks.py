@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+from typing import List, Optional
 
 from . import _checks
 
@@ -26,7 +27,8 @@ def _launcher() -> str:
                        "stompwatch checkout")
 
 
-def check_leaks(input_path: str, mstx_info: str, start_index: int = 0, event_type: str = None) -> list:
+def check_leaks(input_path: str, mstx_info: str, start_index: int = 0,
+                event_type: Optional[str] = None) -> List[dict]:
     """Prints msMemScope's leak lines for the blocks allocated between marks
     A and B (the ``start_index``-th mark named ``mstx_info`` and the next)
     and not freed by mark C; returns those leaks as dicts (``device``,

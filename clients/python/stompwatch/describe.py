@@ -12,6 +12,7 @@ MALLOC row. At most 3 tags nest; a fourth is refused.
 """
 
 import functools
+from typing import Any, Callable, Optional
 
 from . import _checks
 from ._client import CLIENT
@@ -43,7 +44,7 @@ class _Context:
         CLIENT.changed()
         return False
 
-    def __call__(self, func):
+    def __call__(self, func: Callable) -> Callable:
         if not callable(func):
             raise TypeError(f"Cannot describe: a describer decorates a function, got {type(func).__name__}")
 
@@ -58,7 +59,7 @@ class Describer:
     """``describer(owner=...)`` opens a context; ``describer(t, owner=...)``
     tags a tensor's storage (or an address) at once."""
 
-    def __call__(self, obj=None, owner: str = ""):
+    def __call__(self, obj: Any = None, owner: str = "") -> Optional[_Context]:
         owner = _checks.check_owner(owner)
         if obj is None:
             return _Context(owner)

@@ -8,6 +8,8 @@ They go through the hook's own ``mstxMarkA``/``mstxRangeStartA``/
 >>> mstx.range_end(rid)                  # doctest: +SKIP
 """
 
+from typing import Any
+
 from . import _checks, _memory
 from ._client import CLIENT
 
@@ -20,7 +22,7 @@ def _stream(stream):
     return getattr(stream, "npu_stream", None) or getattr(stream, "cuda_stream", None)
 
 
-def mark(msg: str, stream=None) -> None:
+def mark(msg: str, stream: Any = None) -> None:
     """Writes an MSTX Mark row named ``msg`` (1 to 156 bytes)."""
     data = _checks.check_message("mark", msg)
     _checks.check_stream("mark", stream)
@@ -29,7 +31,7 @@ def mark(msg: str, stream=None) -> None:
     hook.mark(data, _stream(stream))
 
 
-def range_start(msg: str, stream=None) -> int:
+def range_start(msg: str, stream: Any = None) -> int:
     """Opens a range named ``msg``; returns its id for :func:`range_end`."""
     data = _checks.check_message("start a range", msg)
     _checks.check_stream("start a range", stream)

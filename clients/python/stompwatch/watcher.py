@@ -7,6 +7,7 @@
 """
 
 import os
+from typing import Any, Optional
 
 from . import _checks, _daemon
 from ._client import CLIENT
@@ -40,7 +41,7 @@ def _block(obj, length, what: str):
     raise TypeError(f"Cannot {what}: expected a tensor or an int address, got {type(obj).__name__}")
 
 
-def watch(obj, length: int = None, name: str = None, dump_nums: int = -1) -> None:
+def watch(obj: Any, length: Optional[int] = None, name: Optional[str] = None, dump_nums: int = -1) -> None:
     """Starts watching a tensor, or ``length`` bytes at address ``obj``:
     before and after every op until :func:`remove`, the block is checksummed
     (or written whole with ``config(watch="full-content")``); the daemon
@@ -79,7 +80,7 @@ def watch(obj, length: int = None, name: str = None, dump_nums: int = -1) -> Non
     CLIENT.changed()
 
 
-def remove(obj, length: int = None) -> None:
+def remove(obj: Any, length: Optional[int] = None) -> None:
     """Stops watching a tensor, or the block at ``obj`` of ``length`` bytes.
 
     >>> watcher.remove(t)  # doctest: +SKIP
