@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -91,9 +92,26 @@ static void name_missing(size_t i) {
           SYMBOLS[i].without ? SYMBOLS[i].without : FAILS);
 }
 
+/* How many objects the process has loaded so far (glibc counts them for
+ * dl_iterate_phdr; the first object's callback already has the count). */
+static int loads_of(struct dl_phdr_info *info, size_t size, void *out) {
+  if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds)
+    *(unsigned long long *)out = info->dlpi_adds;
+  return 1;
+}
+
+/* Searching for the runtime's symbols walks every loaded library (a
+ * PyTorch job has hundreds, and a framework op asks several times): while
+ * none is found, search again only after the process loaded something new. */
+static unsigned long long g_loads_searched = ~0ull;
+
 /* Fills and publishes the table once any symbol is found; called with g_lock held. */
 static void resolve_locked(void) {
   if (__atomic_load_n(&g_resolved, __ATOMIC_RELAXED)) return;
+  unsigned long long loads = 0;
+  dl_iterate_phdr(loads_of, &loads);
+  if (loads != 0 && loads == g_loads_searched) return;
+  g_loads_searched = loads;
   void *found[NSYMBOLS];
   int any = 0;
   for (size_t i = 0; i < NSYMBOLS; i++) any |= (found[i] = find(SYMBOLS[i].name)) != NULL;
