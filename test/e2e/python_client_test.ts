@@ -324,13 +324,13 @@ Deno.test("a job started without run attaches to a running daemon with connect()
     assert.match(
       env2.stdout,
       new RegExp(
-        `^export PYTHONPATH="${root}clients/python\\$\\{PYTHONPATH:\\+:\\$PYTHONPATH\\}"$`,
+        `^export PYTHONPATH='${root}clients/python'"\\$\\{PYTHONPATH:\\+:\\$PYTHONPATH\\}"$`,
         "m",
       ),
     );
     assert.match(
       env2.stdout,
-      new RegExp(`^export STOMPWATCH_SOCKET="${out}/stompwatch.sock"$`, "m"),
+      new RegExp(`^export STOMPWATCH_SOCKET='${out}/stompwatch.sock'$`, "m"),
     );
   } finally {
     daemon.child.kill("SIGTERM");
