@@ -201,8 +201,10 @@ export function formatVerdictLine(w: WatchInfo): string {
     return `${who}: STOMPED outside any op, between ${c.previous_op} #${c.previous_call_count} and ${c.op} #${c.call_count} (${c.before_file} -> ${c.after_file})`;
   }
   const verdict = w.stomp ? "STOMPED by" : "written by";
-  const note = w.stomp
-    ? ", which was not allowed to write it (not one of its outputs)"
-    : ", one of its outputs";
+  const note = !w.stomp
+    ? ", one of its outputs"
+    : c.beyond_writable
+    ? ", which changed bytes of it beside the part it may write"
+    : ", which was not allowed to write it (not one of its outputs)";
   return `${who}: ${verdict} ${c.op} #${c.call_count}${note} (${c.before_file} -> ${c.after_file})`;
 }

@@ -98,6 +98,11 @@ export interface FirstChange {
   /** For a change outside any op: the op whose after was the last clean sample. */
   previous_op?: string;
   previous_call_count?: number;
+  /**
+   * True when the op may write part of the block but changed bytes beside
+   * that part (a write past the end of an output into the same storage).
+   */
+  beyond_writable?: boolean;
 }
 
 /** One change of a watched block, in order of observation. */

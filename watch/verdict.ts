@@ -72,6 +72,9 @@ export class WatchVerdict {
         call_count: sample.callCount,
         before_file: last.file,
         after_file: sample.file,
+        ...(sample.allowed && last.outside !== sample.outside
+          ? { beyond_writable: true }
+          : {}),
         allowed: sample.allowed && last.outside === sample.outside,
       });
     } else if (last.phase === "after" && sample.phase === "before") {

@@ -82,7 +82,11 @@ Deno.test("a custom op writing past its output into a watched neighbour is a sto
   }
   assert.match(
     r.stderr,
-    /watch neighbour .*STOMPED by torch\._ops\.swtest\.scale_into\.default #3/,
+    /watch neighbour .*STOMPED by torch\._ops\.swtest\.scale_into\.default #3, which was not allowed to write it/,
+  );
+  assert.match(
+    r.stderr,
+    /watch straddle .*STOMPED by torch\._ops\.swtest\.scale_into\.default #3, which changed bytes of it beside the part it may write/,
   );
 });
 

@@ -203,4 +203,6 @@ Deno.test("verdict: a change by an op that may write part of the block is a stom
   beside.add(sample("before", 1n, 7n));
   beside.add(sample("after", 2n, 8n));
   assert.equal(beside.stomp, true);
+  assert.equal(beside.firstChange?.beyond_writable, true);
+  assert.equal(inside.changes[0].beyond_writable, undefined);
 });
