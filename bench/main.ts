@@ -166,6 +166,7 @@ await benchCheckLeaks(row);
 
 // 8. Snapshots: conversion rate and memory, OOM file delay (no daemon of ours).
 await benchSnapshot(row);
+
 // 9. The Python client's dispatch mode, per Aten op and per training step.
 await benchPythonClient(daemon, row);
 

@@ -458,15 +458,20 @@ void sw_emit_op(struct sw_thread *self, uint64_t ts_ns, const char *op_type, int
 
 /* ---- the producer API other producers call (the Python client, via ctypes) ---- */
 
+/* Record types another producer may write: not padding, not the hook's own
+ * samples and their data, not its gap reports. */
+static int external_type(int type) {
+  return type > SW_REC_PAD && type <= SW_REC_ACCESS && type != SW_REC_DUMP && type != SW_REC_DUMP_DATA &&
+         type != SW_REC_GAP;
+}
+
 /* Emits one event into this process's ring; returns 0, or -1 when the
  * process is not traced (no STOMPWATCH_RING_DIR) or the daemon is gone or
  * stalled (the event is counted as lost). */
 SW_EXPORT int stompwatch_emit(int type, int device, int result, uint64_t addr, uint64_t len, uint64_t id,
                               uint32_t aux, const char *name) {
   if (!sw_producer_ready()) return -1;
-  if (type <= SW_REC_PAD || type > SW_REC_ACCESS || type == SW_REC_DUMP || type == SW_REC_DUMP_DATA ||
-      type == SW_REC_GAP)
-    return -1;
+  if (!external_type(type)) return -1;
   sw_emit((uint16_t)type, 0, device, result, addr, len, id, aux, name, NULL, 0);
   return (__atomic_load_n(&g_hdr->flags, __ATOMIC_RELAXED) & PASS_THROUGH) ? -1 : 0;
 }
@@ -499,7 +504,7 @@ SW_EXPORT int stompwatch_emit_batch(const uint64_t *events, uint32_t n, const ch
       this_name = name;
       name += len + 1;
     }
-    if (type <= SW_REC_PAD || type > SW_REC_ACCESS || type == SW_REC_DUMP || type == SW_REC_DUMP_DATA) continue;
+    if (!external_type((int)type)) continue;
     sw_emit_at(e[1], (uint16_t)type, 0, device, 0, e[2], e[3], 0, aux, this_name, NULL, 0);
     written++;
   }
