@@ -6,6 +6,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { joinNegative } from "./_args.ts";
 import {
   CheckLeaksError,
   checkLeaksFile,
@@ -41,17 +42,6 @@ const VALUED = [
   "--max-leaks",
 ];
 
-/** `--start-index -1` as `--start-index=-1`, so the value gets its message. */
-function joinNegative(args: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    if (VALUED.includes(args[i]) && /^-\d/.test(args[i + 1] ?? "")) {
-      out.push(`${args[i]}=${args[++i]}`);
-    } else out.push(args[i]);
-  }
-  return out;
-}
-
 /**
  * Runs check-leaks with command-line arguments. Bad input throws
  * {@link CheckLeaksError} (or the reader's `MemscopeCsvError`) with one line
@@ -71,7 +61,7 @@ export async function checkLeaksCli(args: string[]): Promise<CliOutput> {
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
-      args: joinNegative(args),
+      args: joinNegative(args, VALUED),
       options: {
         input: { type: "string" },
         "mstx-info": { type: "string" },

@@ -7,6 +7,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { joinNegative } from "./_args.ts";
 import { openEventLog } from "../analysis/memscope_csv/mod.ts";
 import { writeSnapshot } from "../analysis/snapshot/mod.ts";
 import { createSnapshotFile } from "../analysis/snapshot/file.ts";
@@ -38,17 +39,6 @@ const VALUED = [
   "--max-entries",
 ];
 
-/** `--max-entries -1` as `--max-entries=-1`, so the value gets its message. */
-function joinNegative(args: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    if (VALUED.includes(args[i]) && /^-\d/.test(args[i + 1] ?? "")) {
-      out.push(`${args[i]}=${args[++i]}`);
-    } else out.push(args[i]);
-  }
-  return out;
-}
-
 /**
  * Runs the command; returns the lines to print (stdout, then warnings for
  * stderr). Bad input throws {@link SnapshotCliError} or the reader's
@@ -68,7 +58,7 @@ export async function snapshotCli(
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
-      args: joinNegative(args),
+      args: joinNegative(args, VALUED),
       options: {
         input: { type: "string" },
         output: { type: "string", short: "o" },
