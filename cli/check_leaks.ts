@@ -5,8 +5,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
-import { joinNegative } from "./_args.ts";
+import { parseCommandArgs } from "./_args.ts";
 import {
   CheckLeaksError,
   checkLeaksFile,
@@ -57,37 +56,20 @@ const VALUED = [
  * ```
  */
 export async function checkLeaksCli(args: string[]): Promise<CliOutput> {
-  let values: Record<string, string | boolean | undefined>;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: joinNegative(args, VALUED),
-      options: {
-        input: { type: "string" },
-        "mstx-info": { type: "string" },
-        "start-index": { type: "string" },
-        "event-type": { type: "string" },
-        "max-leaks": { type: "string" },
-        json: { type: "boolean" },
-      },
-      strict: true,
-      allowPositionals: true,
-    }));
-  } catch (e) {
-    const m = (e as Error).message;
-    const unknown = /Unknown option '([^']+)'/.exec(m);
-    const why = unknown
-      ? `Unknown option: ${unknown[1]}`
-      : m.split(/\.( |$)/)[0];
-    throw new CheckLeaksError(`${why}; check-leaks takes ${FLAGS}`);
-  }
-  if (positionals.length) {
-    throw new CheckLeaksError(
-      `Unexpected argument: ${
-        positionals[0]
-      }; give the log as --input FILE.csv`,
-    );
-  }
+  const { values } = parseCommandArgs(args, {
+    options: {
+      input: { type: "string" },
+      "mstx-info": { type: "string" },
+      "start-index": { type: "string" },
+      "event-type": { type: "string" },
+      "max-leaks": { type: "string" },
+      json: { type: "boolean" },
+    },
+    valued: VALUED,
+    command: "check-leaks",
+    flags: FLAGS,
+    fail: (m) => new CheckLeaksError(m),
+  });
   const input = values.input as string | undefined;
   if (!input) {
     throw new CheckLeaksError(

@@ -6,8 +6,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
-import { joinNegative } from "./_args.ts";
+import { parseCommandArgs } from "./_args.ts";
 import { openEventLog } from "../analysis/memscope_csv/mod.ts";
 import { writeSnapshot } from "../analysis/snapshot/mod.ts";
 import { createSnapshotFile } from "../analysis/snapshot/file.ts";
@@ -54,37 +53,20 @@ const VALUED = [
 export async function snapshotCli(
   args: string[],
 ): Promise<{ lines: string[]; warnings: string[] }> {
-  let values: Record<string, string | boolean | undefined>;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: joinNegative(args, VALUED),
-      options: {
-        input: { type: "string" },
-        output: { type: "string", short: "o" },
-        device: { type: "string" },
-        pid: { type: "string" },
-        format: { type: "string" },
-        "max-entries": { type: "string" },
-      },
-      strict: true,
-      allowPositionals: true,
-    }));
-  } catch (e) {
-    const m = (e as Error).message;
-    const unknown = /Unknown option '([^']+)'/.exec(m);
-    const why = unknown
-      ? `Unknown option: ${unknown[1]}`
-      : m.split(/\.( |$)/)[0];
-    throw new SnapshotCliError(`${why}; snapshot takes ${FLAGS}`);
-  }
-  if (positionals.length) {
-    throw new SnapshotCliError(
-      `Unexpected argument: ${
-        positionals[0]
-      }; give the log as --input FILE.csv`,
-    );
-  }
+  const { values } = parseCommandArgs(args, {
+    options: {
+      input: { type: "string" },
+      output: { type: "string", short: "o" },
+      device: { type: "string" },
+      pid: { type: "string" },
+      format: { type: "string" },
+      "max-entries": { type: "string" },
+    },
+    valued: VALUED,
+    command: "snapshot",
+    flags: FLAGS,
+    fail: (m) => new SnapshotCliError(m),
+  });
   const input = values.input as string | undefined;
   if (!input) {
     throw new SnapshotCliError(
