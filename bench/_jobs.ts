@@ -67,3 +67,41 @@ export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
 }
+
+/** Adds one row to the bench table: our figure beside its same-run baseline. */
+export type Row = (
+  what: string,
+  ours: string,
+  baseline: string,
+  target: string,
+  ok: boolean,
+) => void;
+
+/**
+ * The bench table: `row` adds a row, `print` writes them all in aligned
+ * columns once every figure is in.
+ *
+ * @example
+ * ```ts
+ * import { benchTable } from "./_jobs.ts";
+ * const table = benchTable();
+ * table.row("op launch", "40 ns", "12 ns direct", "<= +100 ns", true);
+ * table.print();
+ * ```
+ */
+export function benchTable(): { row: Row; print(): void } {
+  const rows: string[][] = [];
+  return {
+    row: (what, ours, baseline, target, ok) =>
+      rows.push([what, ours, baseline, target, ok ? "met" : "MISSED"]),
+    print() {
+      const head = ["what", "ours", "baseline (same run)", "target", ""];
+      const widths = head.map((_, i) =>
+        Math.max(...[head, ...rows].map((r) => r[i].length))
+      );
+      for (const r of [head, ...rows]) {
+        console.log(r.map((c, i) => c.padEnd(widths[i])).join("  "));
+      }
+    },
+  };
+}

@@ -9,16 +9,8 @@
  * @module
  */
 import { checkLeaksFile } from "../analysis/leaks/mod.ts";
+import { benchTable, type Row } from "./_jobs.ts";
 import { writeMemscopeLog } from "./_memscope_gen.ts";
-
-/** Adds one row to the bench table. */
-export type Row = (
-  what: string,
-  ours: string,
-  baseline: string,
-  target: string,
-  ok: boolean,
-) => void;
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 /** msMemScope's check_leaks on a 1M-row, 146 MB log (SPEC section 9). */
@@ -150,15 +142,7 @@ export async function benchCheckLeaks(row: Row): Promise<void> {
 }
 
 if (import.meta.main) {
-  const rows: string[][] = [];
-  await benchCheckLeaks((what, ours, baseline, target, ok) =>
-    rows.push([what, ours, baseline, target, ok ? "met" : "MISSED"])
-  );
-  const head = ["what", "ours", "baseline (same run)", "target", ""];
-  const widths = head.map((_, i) =>
-    Math.max(...[head, ...rows].map((r) => r[i].length))
-  );
-  for (const r of [head, ...rows]) {
-    console.log(r.map((c, i) => c.padEnd(widths[i])).join("  "));
-  }
+  const table = benchTable();
+  await benchCheckLeaks(table.row);
+  table.print();
 }

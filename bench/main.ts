@@ -5,7 +5,7 @@
  * @module
  */
 import { startDaemon } from "../daemon/daemon.ts";
-import { figure, median, timeJob, workload } from "./_jobs.ts";
+import { benchTable, figure, median, timeJob, workload } from "./_jobs.ts";
 import { benchApiLatency } from "./api_latency.ts";
 import { benchCheckLeaks } from "./check_leaks.ts";
 import { benchSnapshot } from "./snapshot.ts";
@@ -26,14 +26,8 @@ const daemon = await startDaemon({
   checksum: "xxh3",
   eventLog: false,
 });
-const rows: string[][] = [];
-const row = (
-  what: string,
-  ours: string,
-  baseline: string,
-  target: string,
-  ok: boolean,
-) => rows.push([what, ours, baseline, target, ok ? "met" : "MISSED"]);
+const table = benchTable();
+const row = table.row;
 
 // 1. Hook cost per op launch, nothing watched. The job times calls through
 // the hook and calls to the runtime's own function in alternating blocks
@@ -172,13 +166,4 @@ await benchPythonClient(daemon, row);
 
 await daemon.stop();
 Deno.removeSync(out, { recursive: true });
-const widths = [0, 1, 2, 3, 4].map((i) =>
-  Math.max(
-    ...[["what", "ours", "baseline", "target", ""], ...rows].map((r) =>
-      r[i].length
-    ),
-  )
-);
-const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join("  ");
-console.log(line(["what", "ours", "baseline (same run)", "target", ""]));
-for (const r of rows) console.log(line(r));
+table.print();

@@ -11,16 +11,9 @@
  */
 import { jobEnv } from "../daemon/config.ts";
 import { type Daemon, startDaemon } from "../daemon/daemon.ts";
+import type { Row } from "./_jobs.ts";
 
 const script = new URL("./python/dispatch_cost.py", import.meta.url).pathname;
-
-type Row = (
-  what: string,
-  ours: string,
-  baseline: string,
-  target: string,
-  ok: boolean,
-) => void;
 
 interface Figures {
   op_us: { plain: number; empty_mode: number; recording: number; idle: number };

@@ -10,7 +10,7 @@
  * @module
  */
 import { readMemscopeCsv } from "../analysis/memscope_csv/mod.ts";
-import type { Row } from "./check_leaks.ts";
+import { benchTable, type Row } from "./_jobs.ts";
 import { writeMemscopeLog } from "./_memscope_gen.ts";
 import { workload } from "./_jobs.ts";
 
@@ -189,15 +189,7 @@ export async function benchSnapshot(row: Row): Promise<void> {
 }
 
 if (import.meta.main) {
-  const rows: string[][] = [];
-  await benchSnapshot((what, ours, baseline, target, ok) =>
-    rows.push([what, ours, baseline, target, ok ? "met" : "MISSED"])
-  );
-  const head = ["what", "ours", "baseline (same run)", "target", ""];
-  const widths = head.map((_, i) =>
-    Math.max(...[head, ...rows].map((r) => r[i].length))
-  );
-  for (const r of [head, ...rows]) {
-    console.log(r.map((c, i) => c.padEnd(widths[i])).join("  "));
-  }
+  const table = benchTable();
+  await benchSnapshot(table.row);
+  table.print();
 }
