@@ -59,6 +59,9 @@ struct sw_thread {
    * thread: runtime ops it launches are its parts, sampled around it as a
    * whole, not each on its own. */
   int in_framework_op;
+  /* Set while host_memory.c writes pending MALLOC rows, which must not
+   * flush the list they come from. */
+  int writing_host_rows;
 };
 extern __thread struct sw_thread sw_self;
 
@@ -112,6 +115,14 @@ aclError sw_real_missing(void);
  * symbol is member `fn` of the table) called again once the symbol is found. */
 #define SW_CALL_AGAIN(fn, ...) \
   (sw_real_retry(offsetof(struct sw_real, fn)) ? fn(__VA_ARGS__) : sw_real_missing())
+
+/* ---- CPU storages (host_memory.c) ---- */
+
+/* MALLOC rows of CPU storages waiting for their op to end; emit_record
+ * writes them (sw_host_flush) before any other record, so they keep their
+ * place in the ring. */
+extern uint32_t sw_host_pending_count;
+void sw_host_flush(void);
 
 /* ---- watches (watch_windows.c) ---- */
 

@@ -415,6 +415,7 @@ static inline void emit_record(struct sw_thread *self, uint64_t ts_ns, uint16_t 
                                int32_t device, int32_t result, uint64_t addr, uint64_t len, uint64_t id,
                                uint32_t aux, const char *name, const void *payload, uint32_t payload_len) {
   if (SW_UNLIKELY(!sw_producer_ready())) return;
+  if (SW_UNLIKELY(__atomic_load_n(&sw_host_pending_count, __ATOMIC_RELAXED))) sw_host_flush();
   uint32_t name_len = name_length(name);
   uint32_t size = (uint32_t)SW_ALIGN_RECORD(sizeof(struct sw_record) + SW_ALIGN8(name_len) + payload_len);
   if (size > (g_mask + 1) / 4) return; /* never: names are capped and payloads small */

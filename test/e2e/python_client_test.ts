@@ -405,3 +405,44 @@ Deno.test("a runtime op launched inside an Aten op is sampled as part of it: the
     /,OP_LAUNCH,ATEN_START,torch\._ops\.swnest\.launch_fill\.default,.*\n.*,KERNEL_LAUNCH,KERNEL_LAUNCH,Fill,.*\n.*,OP_LAUNCH,ATEN_END,torch\._ops\.swnest\.launch_fill\.default,/,
   );
 });
+
+Deno.test("the hook records CPU storages where PyTorch allocates them: one row per storage an op keeps, none for in-place ops, views, scratch or a forked child's frees", async () => {
+  const r = await runPython("host_rows.py");
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^hook records True$/m);
+  const [, y] = /^y (0x[0-9a-f]+)$/m.exec(r.stdout)!;
+  const [, oldX, newX] = /^x (0x[0-9a-f]+) (0x[0-9a-f]+)$/m.exec(r.stdout)!;
+  const [, child, kept] = /^child (\d+) (0x[0-9a-f]+)$/m.exec(r.stdout)!;
+  const rows = Deno.readTextFileSync(eventLog(r.out)).trim().split("\n")
+    .slice(1).map((l) => l.split(","));
+  const between = (from: string, to: string) => {
+    const at = (m: string) =>
+      rows.findIndex((f) => f[1] === "MSTX" && f[3] === m);
+    return rows.slice(at(from) + 1, at(to))
+      .filter((f) => f[2] === "HOST")
+      .map((f) => [f[1], f[3], Number(f[8])]);
+  };
+  const addr = (hex: string) => Number(BigInt(hex));
+  assert.deepEqual(between("in-place and view", "temporary"), []);
+  assert.deepEqual(between("temporary", "resize"), [
+    ["MALLOC", "torch._ops.aten.add.Tensor", addr(y)],
+    ["FREE", "N/A", addr(y)],
+  ]);
+  const resized = between("resize", "fork");
+  assert.deepEqual(resized.slice(0, 2), [
+    ["MALLOC", "torch._ops.aten.resize_.default", addr(newX)],
+    ["FREE", "N/A", addr(oldX)],
+  ]);
+  // The conv layer's weight and bias, its input, its output: nothing of
+  // oneDNN's own.
+  assert.deepEqual(resized.slice(2).map(([e, op]) => [e, op]), [
+    ["MALLOC", "torch._ops.aten.empty.memory_format"],
+    ["MALLOC", "torch._ops.aten.empty.memory_format"],
+    ["MALLOC", "torch._ops.aten.randn.default"],
+    ["MALLOC", "torch._ops.aten.convolution.default"],
+  ]);
+  const ofChild = rows.filter((f) => f[5] === child && f[2] === "HOST");
+  assert.deepEqual(ofChild.map((f) => [f[1], f[3], Number(f[8])]), [
+    ["MALLOC", "torch._ops.aten.ones.default", addr(kept)],
+  ]);
+});

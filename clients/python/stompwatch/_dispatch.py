@@ -7,10 +7,14 @@ before and after it (``stompwatch_op_begin``/``_end``), told which byte
 extents the op may write: the arguments its schema marks written
 (``alias_info.is_write``, TensorLists included). Outputs that alias no
 input are new storages, which cannot hold a live watched block. After the
-op, storages it created are recorded (MALLOC/FREE rows).
+op, storages it created are recorded (MALLOC/FREE rows): by the hook itself
+for CPU storages when it sees the allocator (the op's id is then written
+into the hook's op word around the call, see ffi/hook/host_memory.c), here
+otherwise.
 """
 
 import ctypes
+import itertools
 import sys
 import threading
 
@@ -26,11 +30,12 @@ _Tensor = torch.Tensor
 class _Plan:
     """What one op overload needs from each call, worked out once."""
 
-    __slots__ = ("name", "writes", "fresh", "single", "one_tensor", "tensor_args", "view_only")
+    __slots__ = ("name", "id", "writes", "fresh", "single", "one_tensor", "tensor_args", "view_only")
 
-    def __init__(self, func) -> None:
+    def __init__(self, func, id: int) -> None:
         schema = func._schema
         self.name = ("torch._ops." + str(func)).encode()
+        self.id = id  # the op's name id in the hook's recorder
         self.writes = tuple((i, a.name) for i, a in enumerate(schema.arguments)
                             if a.alias_info is not None and a.alias_info.is_write)
         self.fresh = tuple(i for i, r in enumerate(schema.returns) if r.alias_info is None)
@@ -50,7 +55,9 @@ _plans = {}
 
 
 def _plan(func) -> _Plan:
-    plan = _plans[func] = _Plan(func)
+    plan = _plans[func] = _Plan(func, len(_plans) + 1)
+    if _work.native is not None:
+        _work.native.name_op(plan.id, plan.name)
     return plan
 
 
@@ -95,12 +102,14 @@ def _has_storage(t) -> bool:
         type(t) in (_Tensor, torch.nn.Parameter)
 
 
-def _record(plan, out) -> None:
+def _record(plan, out, cpu_recorded: bool = False) -> None:
+    """Records the storages of an op's new outputs; ``cpu_recorded``: the
+    hook recorded the CPU ones as they were allocated."""
     name = _memory.label(plan.name)
     outs = (out,) if plan.single else out
     for i in plan.fresh:
         for t in _tensors(outs[i]):
-            if _has_storage(t):
+            if _has_storage(t) and not (cpu_recorded and t.is_cpu):
                 device, pool = _memory.device_of(t)
                 _memory.record(t.untyped_storage(), device, pool, name)
 
@@ -158,12 +167,16 @@ class _Work:
     access = False
     plain_record = False  # recording with no owners and no call stack
     fast = False  # only plain recording to do
+    native = None  # the hook's CPU storage recorder, when it sees the allocator
+    native_word = None  # its op word, while plain recording is all there is to do
 
     def refresh(self) -> None:
         self.fast = self.recording and self.plain_record and not self.watching and not self.access
+        self.native_word = self.native.op_word if self.fast and self.native is not None else None
 
 
 _work = _Work()
+_next_call = itertools.count(1).__next__
 _live = _memory._live
 _record_host = _memory.record_host
 _STRIDED = torch.strided
@@ -199,6 +212,21 @@ class StompwatchMode(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         plan = _plans.get(func) or _plan(func)
         work = _work
+        word = work.native_word
+        if word is not None:
+            # Plain recording, left to the hook for CPU storages: it is told
+            # the op, and which call of it (ffi/hook/host_memory.c).
+            word[0] = plan.id | _next_call() << 16
+            try:
+                out = func(*args, **kwargs) if kwargs else func(*args)
+            finally:
+                word[0] = 0
+            if plan.fresh and not (plan.one_tensor and out.is_cpu):
+                try:
+                    _record(plan, out, cpu_recorded=True)  # device outputs
+                except Exception as e:  # never the job's problem
+                    _trouble(plan, "record memory", e)
+            return out
         if work.fast and plan.one_tensor:
             # Recording only, nothing to label, one new tensor out: inline.
             out = func(*args, **kwargs) if kwargs else func(*args)
@@ -233,6 +261,24 @@ _mode = None
 _lock = threading.Lock()
 
 
+def _use_native(hook) -> None:
+    """Lets the hook record CPU storages while recording is on and it can."""
+    native = hook.host_recorder() if hook is not None else None
+    if native is _work.native:
+        return
+    if _work.native is not None:
+        _work.native.recording(0, 0)
+    if native is not None:
+        for plan in _plans.values():
+            native.name_op(plan.id, plan.name)
+        native.recording(1, 0)
+    _work.native = native
+    _work.refresh()
+    if native is not None:
+        # Kept once set: the hook tracks what it recorded until freed.
+        _memory.use_native(native)
+
+
 def sync(client) -> None:
     """Installs the mode when the client has work for it, removes it when not."""
     global _mode
@@ -244,6 +290,7 @@ def sync(client) -> None:
         _work.access = client.started and client.access
         _work.plain_record = not client.owners and not client.call_stack
         _work.refresh()
+        _use_native(_work.hook if _work.recording else None)
         if want and _mode is None:
             _mode = StompwatchMode()
             _push_mode(_mode)

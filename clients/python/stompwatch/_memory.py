@@ -4,6 +4,10 @@ FREE row. The free is exact: a weak reference to the untyped storage, whose
 Python object lives exactly as long as the storage from torch 2.1 on. Each
 storage is reported once, however many tensors view it.
 
+When the hook sees PyTorch's CPU allocator (``_ring.HostRecorder``), CPU
+storages made by ops are recorded there instead, at their allocation and
+free, and ``_native`` is that recorder: the lookups below then ask it too.
+
 Events are stamped when they happen and handed to the hook in batches
 (``stompwatch_emit_batch``): one ctypes call per storage would cost more than
 the op that made it. Everything else the client writes (marks, watches,
@@ -25,6 +29,8 @@ _NAMED = 1 << 32
 
 # data_ptr -> weak reference to the storage recorded there.
 _live = {}
+# The hook's recorder of CPU storages once it has recorded any, else None.
+_native = None
 _closing = False
 _SKIP = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _events = array.array("Q")
@@ -62,7 +68,10 @@ def record_host(storage, addr: int, name: bytes) -> None:
 
 
 def flush() -> None:
-    """Hands the batched events to the hook."""
+    """Hands the batched events to the hook, and has it write the rows it
+    holds back (see ffi/hook/host_memory.c)."""
+    if _native is not None:
+        _native.flush()
     n = len(_events) // 4
     if not n:
         return
@@ -82,7 +91,9 @@ def _freed(ref) -> None:
         del _live[addr]
     if not _closing:
         _events.extend((ref.word, _now(), addr, 0))
-        if len(_events) >= 4 * BATCH:
+        # While the hook records CPU storages as they happen, its row for
+        # a new block at this address must not overtake this one.
+        if len(_events) >= 4 * BATCH or _native is not None:
             flush()
 
 
@@ -116,11 +127,15 @@ def device_of(t):
     return (d.index if d.index is not None else 0), _ring.POOL_PTA
 
 
+def _natively_recorded(addr: int, device: int) -> bool:
+    return _native is not None and device < 0 and bool(_native.recorded(addr))
+
+
 def record(storage, device: int, pool: int, name: bytes) -> None:
     """Reports ``storage`` as allocated by what ``name`` says (see
     :func:`label`), unless it was already."""
     addr = storage.data_ptr()
-    if not addr or addr in _live:
+    if not addr or addr in _live or _natively_recorded(addr, device):
         return
     size = storage.nbytes()
     if not size:
@@ -145,12 +160,23 @@ def ensure_recorded(tensor, as_device: bool = False) -> None:
 
 
 def storage_holding(addr: int, length: int):
-    """The live recorded storage that holds [addr, addr+length), or None."""
+    """The live storage this module recorded that holds [addr, addr+length), or None."""
     for start, ref in _live.items():
         st = ref()
         if st is not None and start <= addr and addr + length <= start + st.nbytes():
             return st
     return None
+
+
+def _block_holding(addr: int):
+    """(start, size, FREE word) of the recorded live block holding ``addr``,
+    by this module or by the hook; None if neither recorded one."""
+    st = storage_holding(addr, 1)
+    if st is not None:
+        start = st.data_ptr()
+        return start, st.nbytes(), _live[start].word
+    found = _native.block(addr, 1) if _native is not None else None
+    return (found[0], found[1], HOST_FREE) if found else None
 
 
 def _retag(addr: int, size: int, word: int, owner: str) -> None:
@@ -171,21 +197,29 @@ def tag(tensor, owner: str) -> None:
     addr = storage.data_ptr()
     if not addr or not storage.nbytes():
         raise ValueError("Cannot describe: the tensor has no memory (0 bytes)")
-    if addr not in _live:
+    if addr in _live:
+        _retag(addr, storage.nbytes(), _live[addr].word, owner)
+    elif _natively_recorded(addr, device):
+        _retag(addr, storage.nbytes(), HOST_FREE, owner)
+    else:
         record(storage, device, pool, label(b"describe", [*CLIENT.owners, owner]))
         flush()
-        return
-    _retag(addr, storage.nbytes(), _live[addr].word, owner)
 
 
 def tag_address(addr: int, owner: str) -> None:
     """Tags the recorded storage that holds ``addr``."""
-    storage = storage_holding(addr, 1)
-    if storage is None:
+    block = _block_holding(addr)
+    if block is None:
         raise ValueError(f"Cannot describe: {hex(addr)} is not inside a tensor storage this process recorded; "
                          "tag the tensor itself: describer(t, owner=...)")
-    start = storage.data_ptr()
-    _retag(start, storage.nbytes(), _live[start].word, owner)
+    _retag(*block, owner)
+
+
+def use_native(recorder) -> None:
+    """Says that the hook records CPU storages too (ask it of their blocks)."""
+    global _native
+    flush()
+    _native = recorder
 
 
 def _after_fork_in_child() -> None:
@@ -207,3 +241,5 @@ def close() -> None:
     global _closing
     flush()
     _closing = True
+    if _native is not None:
+        _native.recording(0, 1)

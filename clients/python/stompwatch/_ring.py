@@ -64,6 +64,62 @@ class Hook:
         self.range_end = lib.mstxRangeEnd
         self.range_end.argtypes = [_u64]
         self.range_end.restype = None
+        self._lib = lib
+        self._host = False
+
+    def host_recorder(self):
+        """The hook's recorder of CPU storages, when it can be one (asked
+        once torch is imported: it looks for PyTorch's allocator); None
+        otherwise."""
+        if self._host is False:
+            self._host = _host_recorder(self._lib)
+        return self._host
+
+
+class HostRecorder:
+    """The hook's own recording of CPU storages (ffi/hook/host_memory.c):
+    it sees PyTorch's CPU allocator directly, told the running op by one
+    word written through a memoryview (a store per op, not a call)."""
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        self.op_word = memoryview(ctypes.c_uint64.in_dll(lib, "stompwatch_host_op")).cast("B").cast("Q")
+        self.intercepting = lib.stompwatch_host_intercepting
+        self.intercepting.argtypes = []
+        self.intercepting.restype = ctypes.c_int
+        self.name_op = lib.stompwatch_host_op_name
+        self.name_op.argtypes = [ctypes.c_uint32, ctypes.c_char_p]
+        self.name_op.restype = ctypes.c_int
+        self.recording = lib.stompwatch_host_recording
+        self.recording.argtypes = [ctypes.c_int, ctypes.c_int]
+        self.recording.restype = None
+        self.flush = lib.stompwatch_host_flush
+        self.flush.argtypes = []
+        self.flush.restype = None
+        self.recorded = lib.stompwatch_host_recorded
+        self.recorded.argtypes = [_u64]
+        self.recorded.restype = ctypes.c_int
+        self._block = lib.stompwatch_host_block
+        self._block.argtypes = [_u64, _u64, ctypes.POINTER(_u64), ctypes.POINTER(_u64)]
+        self._block.restype = ctypes.c_int
+
+    def block(self, addr: int, length: int):
+        """(start, size) of the live block it recorded that holds
+        [addr, addr+length), or None."""
+        start, size = _u64(), _u64()
+        if self._block(addr, length, ctypes.byref(start), ctypes.byref(size)):
+            return start.value, size.value
+        return None
+
+
+def _host_recorder(lib: ctypes.CDLL):
+    """The hook's CPU storage recorder when it sees the allocator (the hook
+    was preloaded ahead of any other allocator), else None: the client then
+    records storages itself."""
+    try:
+        host = HostRecorder(lib)
+    except (AttributeError, ValueError):  # a hook built before it had one
+        return None
+    return host if host.intercepting() else None
 
 
 def _candidates() -> list:
