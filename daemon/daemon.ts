@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { deviceName } from "../analysis/snapshot/oom.ts";
 import { createApp } from "../routes/mod.ts";
 import { DumpWriter } from "../watch/dump_writer.ts";
 import { IoProblems } from "../watch/io_problems.ts";
@@ -242,7 +243,9 @@ function serve(
       console.error(
         f.error
           ? `stompwatch: ${f.error}`
-          : `stompwatch: out of memory on device ${f.device} in pid ${f.pid}: wrote ${f.snapshot} and ${f.usage}`,
+          : `stompwatch: out of memory on device ${
+            deviceName(f.device)
+          } in pid ${f.pid}: wrote ${f.snapshot} and ${f.usage}`,
       );
   }
   const service = new DaemonWatchService(registry, writer, {

@@ -198,6 +198,29 @@ export class EventLog {
     return [...this.#closed, ...open];
   }
 
+  /**
+   * The path of the log that holds `pid`'s rows of `device`, if one was
+   * created: host rows (device -1) are in each of the process's device
+   * logs, the first one named here; a process with no device yet has its
+   * waiting host rows moved to `host/` first. Its buffered rows are
+   * written.
+   */
+  pathOf(pid: number, device: number): string | undefined {
+    if (device === HOST) {
+      const route = this.#route(pid);
+      if (route.devices.length) device = route.devices[0];
+      else if (route.waiting.length) {
+        const f = this.#fileOf(HOST);
+        for (const row of route.waiting) f.pending.bytes(row);
+        route.waiting.length = 0;
+      }
+    }
+    const f = this.#files.get(device);
+    if (!f) return undefined;
+    this.#write(f);
+    return f.out.created ? f.out.path : undefined;
+  }
+
   /** Writes every buffered row (and tries files that failed again). */
   flush(): void {
     for (const f of this.#files.values()) {

@@ -71,12 +71,12 @@ export class OomSnapshots {
     const done = Promise.resolve().then(async () => {
       const files: OomFiles = { pid: job.pid, device: job.device };
       try {
+        const log = this.#log.pathOf(job.pid, job.device);
         this.#log.flush();
-        const log = this.#log.files().find((f) => f.device === job.device);
         if (!log) throw new Error(`no event log of device ${job.device}`);
         Object.assign(
           files,
-          await writeOomFiles({ ...job, log: log.path, mode, dir }),
+          await writeOomFiles({ ...job, log, mode, dir }),
         );
       } catch (e) {
         files.error =

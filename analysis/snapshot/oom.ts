@@ -99,6 +99,11 @@ export function memUsageCsv(usage: Usage[]): string {
   ].join("\n");
 }
 
+/** A device as OOM files name it: its number, or `cpu` for host memory (-1). */
+export function deviceName(device: number): string {
+  return device < 0 ? "cpu" : String(device);
+}
+
 async function free(path: string): Promise<boolean> {
   try {
     await Deno.lstat(path);
@@ -134,7 +139,9 @@ export async function writeOomFiles(
   for (let s = 0;; s++) {
     const stamp = fileStamp(new Date(req.at.getTime() + s * 1000));
     const snapshot = `${req.dir}/oom_snapshot_${req.pid}_${stamp}.pickle`;
-    const csv = `${req.dir}/device_${req.device}_memUsageInfo_${stamp}.csv`;
+    const csv = `${req.dir}/device_${
+      deviceName(req.device)
+    }_memUsageInfo_${stamp}.csv`;
     if (!await free(snapshot) || !await free(csv)) continue;
     try {
       await createSnapshotFile(

@@ -51,3 +51,14 @@ SW_EXPORT void stompwatch_op_end(const char *op, uint64_t seq, int result, const
 /* Whether any watch may sample around the next op: a framework may skip
  * its bracketing work while this is 0. */
 SW_EXPORT int stompwatch_may_sample(void) { return sw_watch_may_sample(); }
+
+/* A framework's allocation of `size` bytes on `device` in `pool` failed
+ * (PyTorch's out-of-memory error): a failed ALLOC record, as a runtime
+ * allocation that fails makes, so that the daemon writes the OOM snapshot
+ * the job asked for. `free_bytes`: what the device had left, when known;
+ * `op`: the framework op that asked (may be NULL). */
+SW_EXPORT void stompwatch_alloc_failed(int device, int pool, uint64_t size, uint64_t free_bytes, const char *op) {
+  if (pool < SW_POOL_HAL || pool > SW_POOL_PTA) return;
+  sw_emit(SW_REC_ALLOC, SW_REC_FLAG_FAILED, device, ACL_ERROR_RT_MEMORY_ALLOCATION, free_bytes, size, 0, (uint32_t)pool, op,
+          NULL, 0);
+}

@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "hook_internal.h"
 
@@ -217,6 +218,17 @@ static void record_alloc(void *p, size_t size, uint64_t op) {
   }
 }
 
+/* PyTorch could not have a CPU storage of `size` bytes: a failed ALLOC
+ * record (an OOM snapshot, when the job asked for one), with what memory
+ * the machine had left. */
+static void storage_failed(size_t size, uint64_t op) {
+  long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  uint64_t left = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+  const char *name = op ? __atomic_load_n(&g_op_names[OP_NAME_ID(op)], __ATOMIC_ACQUIRE) : NULL;
+  sw_emit(SW_REC_ALLOC, SW_REC_FLAG_FAILED, -1, ACL_ERROR_RT_MEMORY_ALLOCATION, left, size, 0, SW_POOL_HOST, name,
+          NULL, 0);
+}
+
 /* The block freed was recorded: forget it and say so, unless its op is
  * still running (then it never had a row). */
 static void record_free(void *p) {
@@ -261,6 +273,9 @@ SW_EXPORT int posix_memalign(void **out, size_t alignment, size_t size) {
   if (SW_UNLIKELY(op) && r == 0 && size && __atomic_load_n(&g_recording, __ATOMIC_RELAXED)) {
     uintptr_t from = (uintptr_t)__builtin_return_address(0);
     if (from - g_storage_lo < g_storage_hi - g_storage_lo) record_alloc(*out, size, op);
+  } else if (SW_UNLIKELY(r != 0)) {
+    uintptr_t from = (uintptr_t)__builtin_return_address(0);
+    if (from - g_storage_lo < g_storage_hi - g_storage_lo) storage_failed(size, op);
   }
   return r;
 }

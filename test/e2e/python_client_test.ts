@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { nativeChecksum, RING } from "../../ffi/bindings.ts";
+import { root, runPython, script } from "./_python.ts";
 import {
   checksumRows,
   floats,
@@ -15,9 +16,6 @@ import {
   stompwatch,
   tempDir,
 } from "./_harness.ts";
-
-const root = new URL("../../", import.meta.url).pathname;
-const script = (name: string) => `${root}test/python/${name}`;
 
 interface Change {
   op: string;
@@ -29,24 +27,6 @@ interface Watch {
   stomp: boolean;
   first_change: { op: string; call_count: number } | null;
   changes: Change[];
-}
-
-async function runPython(
-  name: string,
-  extra: string[] = [],
-  env: Record<string, string> = {},
-): Promise<{ code: number; stdout: string; stderr: string; out: string }> {
-  const out = tempDir();
-  const r = await stompwatch([
-    "run",
-    "--output",
-    out,
-    ...extra,
-    "--",
-    "python3",
-    script(name),
-  ], env);
-  return { ...r, out };
 }
 
 function report(out: string): Map<string, Watch> {

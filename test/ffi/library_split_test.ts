@@ -38,6 +38,7 @@ Deno.test("the preloaded library exports the interposers and the producer API, a
     "mstxRangeEnd",
     "mstxRangeStartA",
     "posix_memalign",
+    "stompwatch_alloc_failed",
     "stompwatch_attached",
     "stompwatch_emit",
     "stompwatch_emit_batch",

@@ -10,7 +10,8 @@ input are new storages, which cannot hold a live watched block. After the
 op, storages it created are recorded (MALLOC/FREE rows): by the hook itself
 for CPU storages when it sees the allocator (the op's id is then written
 into the hook's op word around the call, see ffi/hook/host_memory.c), here
-otherwise.
+otherwise. An out-of-memory error an op raises is told to the daemon
+(``_oom``).
 """
 
 import ctypes
@@ -21,7 +22,7 @@ import threading
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack, _pop_mode, _push_mode
 
-from . import _memory
+from . import _memory, _oom
 from ._client import CLIENT
 
 _Tensor = torch.Tensor
@@ -219,6 +220,9 @@ class StompwatchMode(TorchDispatchMode):
             word[0] = plan.id | _next_call() << 16
             try:
                 out = func(*args, **kwargs) if kwargs else func(*args)
+            except RuntimeError as e:
+                _oom.seen(work.hook, plan.name, args, kwargs, e)
+                raise
             finally:
                 word[0] = 0
             if plan.fresh and not (plan.one_tensor and out.is_cpu):
@@ -229,7 +233,11 @@ class StompwatchMode(TorchDispatchMode):
             return out
         if work.fast and plan.one_tensor:
             # Recording only, nothing to label, one new tensor out: inline.
-            out = func(*args, **kwargs) if kwargs else func(*args)
+            try:
+                out = func(*args, **kwargs) if kwargs else func(*args)
+            except RuntimeError as e:
+                _oom.seen(work.hook, plan.name, args, kwargs, e)
+                raise
             try:
                 if out.is_cpu and type(out) is _Tensor and out.layout == _STRIDED:
                     st = out.untyped_storage()
@@ -243,10 +251,14 @@ class StompwatchMode(TorchDispatchMode):
             return out
         if kwargs is None:
             kwargs = {}
-        if work.watching and not plan.view_only:
-            out = _bracketed(func, plan, args, kwargs)
-        else:
-            out = func(*args, **kwargs)
+        try:
+            if work.watching and not plan.view_only:
+                out = _bracketed(func, plan, args, kwargs)
+            else:
+                out = func(*args, **kwargs)
+        except RuntimeError as e:
+            _oom.seen(work.hook, plan.name, args, kwargs, e)
+            raise
         try:
             if work.recording and plan.fresh:
                 _record(plan, out)

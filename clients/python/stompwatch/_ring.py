@@ -50,6 +50,9 @@ class Hook:
         self.set_copier = lib.stompwatch_set_copier
         self.set_copier.argtypes = [ctypes.c_void_p]
         self.set_copier.restype = None
+        self.alloc_failed = lib.stompwatch_alloc_failed
+        self.alloc_failed.argtypes = [ctypes.c_int, ctypes.c_int, _u64, _u64, ctypes.c_char_p]
+        self.alloc_failed.restype = None
         self.may_sample = lib.stompwatch_may_sample
         self.may_sample.argtypes = []
         self.may_sample.restype = ctypes.c_int
