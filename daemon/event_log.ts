@@ -202,7 +202,7 @@ export class EventLog {
    * The path of the log that holds `pid`'s rows of `device`, if one was
    * created: host rows (device -1) are in each of the process's device
    * logs, the first one named here; a process with no device yet has its
-   * waiting host rows moved to `host/` first. Its buffered rows are
+   * waiting host rows copied to `host/` first. Its buffered rows are
    * written.
    */
   pathOf(pid: number, device: number): string | undefined {
@@ -210,9 +210,10 @@ export class EventLog {
       const route = this.#route(pid);
       if (route.devices.length) device = route.devices[0];
       else if (route.waiting.length) {
+        // Copied, not moved: they still go to the device the process
+        // takes up later, as host rows go to each of its devices.
         const f = this.#fileOf(HOST);
         for (const row of route.waiting) f.pending.bytes(row);
-        route.waiting.length = 0;
       }
     }
     const f = this.#files.get(device);

@@ -6,6 +6,7 @@
 #ifndef STOMPWATCH_HOOK_INTERNAL_H
 #define STOMPWATCH_HOOK_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,9 @@ void sw_emit_at(uint64_t ts_ns, uint16_t type, uint16_t flags, int32_t device, i
                 uint64_t len, uint64_t id, uint32_t aux, const char *name, const void *payload,
                 uint32_t payload_len);
 struct sw_thread;
+/* sw_emit_at for another thread: the record carries thread id `tid`. */
+void sw_emit_for(uint32_t tid, uint64_t ts_ns, uint16_t type, int32_t device, uint64_t addr, uint64_t len,
+                 uint32_t aux, const char *name);
 /* One OP record (an op launch while nothing may be watched): the op path's
  * own writer, with only the fields that record has. */
 void sw_emit_op(struct sw_thread *self, uint64_t ts_ns, const char *op_type, int32_t result);
@@ -116,13 +120,36 @@ aclError sw_real_missing(void);
 #define SW_CALL_AGAIN(fn, ...) \
   (sw_real_retry(offsetof(struct sw_real, fn)) ? fn(__VA_ARGS__) : sw_real_missing())
 
-/* ---- CPU storages (host_memory.c) ---- */
+/* ---- CPU storages (host_memory.c, host_blocks.c) ---- */
 
-/* MALLOC rows of CPU storages waiting for their op to end; emit_record
- * writes them (sw_host_flush) before any other record, so they keep their
- * place in the ring. */
-extern uint32_t sw_host_pending_count;
+/* MALLOC rows of CPU storages waiting for their op to end (exported so
+ * that the Python client reads it through a memoryview). emit_record writes
+ * them (sw_host_flush) before any other record, so they keep their place in
+ * the ring. On a cache line of its own: it changes with every storage. */
+extern uint32_t stompwatch_host_pending;
 void sw_host_flush(void);
+
+/* A live CPU storage the hook recorded. `pins`: watches that read it in
+ * place; a pinned block the job frees gets its FREE row but is given back
+ * to the allocator only when the last pin goes (`freed` until then). */
+struct sw_host_block {
+  uint64_t addr; /* 0: empty slot, 1: removed */
+  uint64_t size;
+  uint32_t pins;
+  uint32_t freed;
+};
+/* Guards every change to the table and the pending rows. */
+extern pthread_mutex_t sw_host_lock;
+/* Blocks in the table: free()'s first, unlocked test. */
+extern uint64_t sw_host_live;
+/* Without the lock: whether addr may be in the table (0: certainly not). */
+int sw_host_blocks_may_hold(uint64_t addr);
+/* Under sw_host_lock. */
+struct sw_host_block *sw_host_blocks_add(uint64_t addr, uint64_t size); /* NULL: no memory for the table */
+struct sw_host_block *sw_host_blocks_find(uint64_t addr);
+struct sw_host_block *sw_host_blocks_holding(uint64_t addr, uint64_t len);
+void sw_host_blocks_remove(struct sw_host_block *b);
+void sw_host_blocks_forget(void);
 
 /* ---- watches (watch_windows.c) ---- */
 

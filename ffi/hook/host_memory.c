@@ -5,19 +5,15 @@
  * posix_memalign and gives it back with free. Only calls made from that
  * function are storages: the kernels' own libraries (oneDNN, MKL) take
  * caches and scratch from posix_memalign too, so the caller is told apart
- * by its return address. The Python client's dispatch mode names the Aten op it
- * is running in one word of this library (stompwatch_host_op, written from
- * Python through a memoryview: a store, not a call); while that word is set
- * and recording is on, every posix_memalign that succeeds is a MALLOC row
- * (pool HOST) carrying the op's name, and the block's free is its FREE row.
- * Doing this here rather than per op in Python (a storage, a weak reference
- * and a finalizer each) is what keeps recording within a few hundred ns of
- * an empty dispatch mode.
- *
- * Only blocks allocated while the word was set are recorded, so the job's
- * other allocations cost a load and a compare. The word holds the op's name
+ * by its return address. The Python client's dispatch mode names the Aten
+ * op it is running in one word of this library (stompwatch_host_op, written
+ * through a memoryview: a store, not a call); while that word is set and
+ * recording is on, a storage allocated is a MALLOC row (pool HOST) carrying
+ * the op's name, and its free is its FREE row. The word holds the op's name
  * id in its low 16 bits and a count of ops above them, so that each call of
- * an op is told apart from the next call of the same op.
+ * an op is told apart from the next call of the same op. Doing this here
+ * rather than per op in Python (a storage, a weak reference and a finalizer
+ * each) keeps recording within a few hundred ns of an empty dispatch mode.
  *
  * A block an op allocates and frees before it returns (a scalar wrapped in
  * a tensor, a kernel's scratch) is not a storage the op created: it makes no
@@ -26,43 +22,40 @@
  * made under another word, or before any other record this process writes
  * (emit_record flushes the list first, so marks and watches keep their
  * place after the rows). A pending block freed while its op's word is still
- * set is dropped without a row. Rows keep the time of the allocation.
+ * set is dropped without a row. Rows keep the time and thread of the
+ * allocation, and are written under sw_host_lock, so that a FREE row never
+ * overtakes its block's MALLOC row from another thread.
  *
- * free() checks a table of the live recorded blocks: open addressing, read
- * without a lock (a free of a block not in it, the common case, probes a
- * slot or two and leaves), written under a mutex. A table that grows is
- * replaced and the old one kept (never unmapped), so a reader still probing
- * it stays in mapped memory. The tables come from mmap: taking them from
- * malloc would free through ourselves.
+ * The live blocks are in host_blocks.c's table. A watch reads a CPU block in
+ * place, so a watched block is pinned: freed by the job, it gets its FREE row
+ * but stays mapped until the watch lets go.
  *
  * The real posix_memalign and free are the next ones in the lookup order
- * (a jemalloc or tcmalloc preloaded after us is honoured). A free reached
- * while they are being looked up cannot be passed on: it leaks that block,
- * once, at start-up.
+ * (a jemalloc or tcmalloc preloaded after us is honoured), looked up by the
+ * first call that needs them. A free reached while they are being looked
+ * up (dlsym may free) cannot be passed on: that block leaks.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <link.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "hook_internal.h"
 
-/* The op the Python client is running: a name id from
- * stompwatch_host_op_name in the low 16 bits, a count of ops above; 0
- * outside ops. */
+/* The op the Python client is running (see the top); 0 outside ops. */
 SW_EXPORT uint64_t stompwatch_host_op;
+SW_EXPORT uint32_t stompwatch_host_pending __attribute__((aligned(64)));
 
 #define OP_NAMES_MAX 65536u
 #define OP_NAME_ID(word) ((word) & (OP_NAMES_MAX - 1))
 static const char *g_op_names[OP_NAMES_MAX];
 
 /* The code of c10::alloc_cpu: posix_memalign calls returning into it are
- * storages. Found when recording starts (torch is loaded by then). */
+ * storages. Found when the client asks (torch is loaded by then). */
 static uintptr_t g_storage_lo, g_storage_hi;
 
 static int (*g_real_memalign)(void **, size_t, size_t);
@@ -71,30 +64,13 @@ static int g_recording;
 /* Teardown: frees are no longer rows (the Python client's rule at exit). */
 static int g_closing;
 
-struct block {
-  uint64_t addr; /* 0: empty, 1: removed */
-  uint64_t size;
-};
-struct table {
-  uint64_t mask;
-  uint64_t used; /* live + removed slots */
-  uint64_t live;
-  struct block slots[];
-};
-#define REMOVED 1u
-
-static struct table *g_table; /* read without the lock (acquire) */
-static uint64_t g_live;       /* blocks recorded and not freed: free()'s first test */
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-
 /* MALLOC rows not written yet: their op may still free the block. */
 struct pending {
   uint64_t addr, size, ts_ns, op;
+  uint32_t tid;
 };
 #define PENDING_MAX 64
 static struct pending g_pending[PENDING_MAX];
-/* Read unlocked by emit_record (sw_host_pending) to decide whether to flush. */
-uint32_t sw_host_pending_count;
 
 static void resolve(void) {
   static __thread int resolving;
@@ -107,159 +83,116 @@ static void resolve(void) {
   resolving = 0;
 }
 
-__attribute__((constructor)) static void resolve_at_load(void) { resolve(); }
+static int from_storage_allocator(uintptr_t from) { return from - g_storage_lo < g_storage_hi - g_storage_lo; }
 
-static uint64_t slot_of(uint64_t addr, uint64_t mask) {
-  /* Allocator blocks are 16-byte aligned or more: mix before masking. */
-  return ((addr >> 4) * 0x9E3779B97F4A7C15ull >> 20) & mask;
+static const char *op_name(uint64_t op) {
+  return __atomic_load_n(&g_op_names[OP_NAME_ID(op)], __ATOMIC_ACQUIRE);
 }
 
-static struct table *table_new(uint64_t slots) {
-  size_t bytes = sizeof(struct table) + slots * sizeof(struct block);
-  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return NULL;
-  struct table *t = p;
-  t->mask = slots - 1;
-  return t;
-}
+/* ---- pending rows: all under sw_host_lock ---- */
 
-static void put(struct table *t, uint64_t addr, uint64_t size) {
-  uint64_t i = slot_of(addr, t->mask);
-  while (t->slots[i].addr > REMOVED) i = (i + 1) & t->mask;
-  if (t->slots[i].addr == 0) t->used++;
-  t->slots[i].size = size;
-  __atomic_store_n(&t->slots[i].addr, addr, __ATOMIC_RELEASE);
-  t->live++;
-}
-
-/* Under g_lock: room for one more block, or 0 when none can be had. */
-static int make_room(void) {
-  struct table *t = g_table;
-  if (t && (t->used + 1) * 2 <= t->mask + 1) return 1;
-  uint64_t slots = 1024;
-  while (t && slots < (t->live + 1) * 4) slots *= 2;
-  struct table *grown = table_new(slots);
-  if (!grown) return 0;
-  if (t)
-    for (uint64_t i = 0; i <= t->mask; i++)
-      if (t->slots[i].addr > REMOVED) put(grown, t->slots[i].addr, t->slots[i].size);
-  /* The old table stays mapped: a free may still be probing it. */
-  __atomic_store_n(&g_table, grown, __ATOMIC_RELEASE);
-  return 1;
-}
-
-/* The slot holding addr in t, or NULL. */
-static struct block *find(struct table *t, uint64_t addr) {
-  if (!t) return NULL;
-  for (uint64_t i = slot_of(addr, t->mask);; i = (i + 1) & t->mask) {
-    uint64_t a = __atomic_load_n(&t->slots[i].addr, __ATOMIC_ACQUIRE);
-    if (a == addr) return &t->slots[i];
-    if (a == 0) return NULL;
-  }
-}
-
-/* Under g_lock: moves the pending rows of ops other than the running one
- * (`op`; 0: every row), the oldest ones, to `out` (room for PENDING_MAX)
- * and returns how many. The running op's rows are the newest: an
- * allocation under another word takes the older ones out first. */
-static uint32_t take_finished(struct pending *out, uint64_t op) {
-  uint32_t k = sw_host_pending_count, n = 0;
+/* Writes the pending rows of ops other than the running one (`op`; 0:
+ * every row), the oldest ones. The running op's rows are the newest: an
+ * allocation under another word writes the older ones first. The records
+ * they make must not flush the list again (emit_record would, finding rows
+ * still pending): the thread says it is writing them. */
+static void write_finished(uint64_t op) {
+  uint32_t k = stompwatch_host_pending, n = 0;
   while (n < k && (!op || g_pending[n].op != op)) n++;
-  memcpy(out, g_pending, n * sizeof *out);
-  memmove(g_pending, g_pending + n, (k - n) * sizeof *out);
-  __atomic_store_n(&sw_host_pending_count, k - n, __ATOMIC_RELAXED);
-  return n;
-}
-
-/* Writes taken rows. The records they make must not flush the list again
- * (emit_record would, finding rows still pending): the thread says it is
- * writing them. */
-static void write_rows(const struct pending *rows, uint32_t n) {
+  if (!n) return;
   sw_self.writing_host_rows = 1;
   for (uint32_t i = 0; i < n; i++) {
-    const char *name = __atomic_load_n(&g_op_names[OP_NAME_ID(rows[i].op)], __ATOMIC_ACQUIRE);
-    sw_emit_at(rows[i].ts_ns, SW_REC_ALLOC, 0, -1, 0, rows[i].addr, rows[i].size, 0, SW_POOL_HOST, name, NULL, 0);
+    const struct pending *r = &g_pending[i];
+    sw_emit_for(r->tid, r->ts_ns, SW_REC_ALLOC, -1, r->addr, r->size, SW_POOL_HOST, op_name(r->op));
   }
   sw_self.writing_host_rows = 0;
+  memmove(g_pending, g_pending + n, (k - n) * sizeof g_pending[0]);
+  __atomic_store_n(&stompwatch_host_pending, k - n, __ATOMIC_RELAXED);
+}
+
+/* Drops pending row i: its block was given back by the op that made it. */
+static void drop_pending(uint32_t i) {
+  uint32_t k = stompwatch_host_pending;
+  memmove(&g_pending[i], &g_pending[i + 1], (k - i - 1) * sizeof g_pending[0]);
+  __atomic_store_n(&stompwatch_host_pending, k - 1, __ATOMIC_RELAXED);
 }
 
 void sw_host_flush(void) {
-  if (sw_self.writing_host_rows) return;
+  if (sw_self.writing_host_rows || !__atomic_load_n(&stompwatch_host_pending, __ATOMIC_RELAXED)) return;
   uint64_t op = __atomic_load_n(&stompwatch_host_op, __ATOMIC_RELAXED);
   /* Unlocked look first: while an op runs, its own rows stay (a stale
    * read only delays a flush to the next record). */
   if (op && __atomic_load_n(&g_pending[0].op, __ATOMIC_RELAXED) == op) return;
-  struct pending rows[PENDING_MAX];
-  pthread_mutex_lock(&g_lock);
-  uint32_t n = take_finished(rows, op);
-  pthread_mutex_unlock(&g_lock);
-  write_rows(rows, n);
+  pthread_mutex_lock(&sw_host_lock);
+  write_finished(op);
+  pthread_mutex_unlock(&sw_host_lock);
 }
 
 static void record_alloc(void *p, size_t size, uint64_t op) {
-  struct pending rows[PENDING_MAX];
-  uint32_t n = 0;
   uint64_t ts = sw_event_ns();
-  pthread_mutex_lock(&g_lock);
-  int room = make_room();
-  if (room) {
-    put(g_table, (uint64_t)p, size);
-    __atomic_store_n(&g_live, g_table->live, __ATOMIC_RELEASE);
-    n = take_finished(rows, sw_host_pending_count == PENDING_MAX ? 0 : op);
-    uint32_t k = sw_host_pending_count;
-    g_pending[k] = (struct pending){(uint64_t)p, size, ts, op};
-    __atomic_store_n(&sw_host_pending_count, k + 1, __ATOMIC_RELAXED);
+  uint32_t tid = sw_tid();
+  pthread_mutex_lock(&sw_host_lock);
+  int added = sw_host_blocks_add((uint64_t)p, size) != NULL;
+  if (added) {
+    write_finished(stompwatch_host_pending == PENDING_MAX ? 0 : op);
+    g_pending[stompwatch_host_pending] = (struct pending){(uint64_t)p, size, ts, op, tid};
+    __atomic_store_n(&stompwatch_host_pending, stompwatch_host_pending + 1, __ATOMIC_RELAXED);
   }
-  pthread_mutex_unlock(&g_lock);
-  write_rows(rows, n);
-  if (!room) {
+  pthread_mutex_unlock(&sw_host_lock);
+  if (!added) {
     static int said;
     sw_warn_once(&said, "cannot map the table of recorded CPU storages; later ones are not recorded");
   }
 }
 
-/* PyTorch could not have a CPU storage of `size` bytes: a failed ALLOC
- * record (an OOM snapshot, when the job asked for one), with what memory
- * the machine had left. */
+/* A recorded block is freed: its FREE row, unless its op is still running
+ * (then it never had a row). Returns whether the memory may go back to the
+ * allocator now (not while a watch pins it). */
+static int record_free(void *p) {
+  uint64_t op = __atomic_load_n(&stompwatch_host_op, __ATOMIC_RELAXED);
+  int give_back = 1;
+  pthread_mutex_lock(&sw_host_lock);
+  struct sw_host_block *b = sw_host_blocks_find((uint64_t)p);
+  if (b && b->freed) {
+    give_back = 0; /* freed twice while pinned: the pin still holds it */
+  } else if (b) {
+    uint32_t k = stompwatch_host_pending, i = 0;
+    while (i < k && g_pending[i].addr != (uint64_t)p) i++;
+    int row = 1;
+    if (i < k && op && g_pending[i].op == op) {
+      drop_pending(i); /* made and given back by the running op: never a storage */
+      row = 0;
+    } else {
+      write_finished(0); /* every row held back is older than this FREE */
+    }
+    if (row && !__atomic_load_n(&g_closing, __ATOMIC_RELAXED)) {
+      sw_self.writing_host_rows = 1; /* under the lock: no flush from emit_record */
+      sw_emit(SW_REC_FREE, 0, -1, 0, (uint64_t)p, 0, 0, SW_POOL_HOST, NULL, NULL, 0);
+      sw_self.writing_host_rows = 0;
+    }
+    if (b->pins) {
+      b->freed = 1;
+      give_back = 0;
+    } else {
+      sw_host_blocks_remove(b);
+    }
+  }
+  pthread_mutex_unlock(&sw_host_lock);
+  return give_back;
+}
+
+/* PyTorch could not have a CPU storage of `size` bytes while the client
+ * had told the hook its op (else the client reports it, see _oom.py): a
+ * failed ALLOC record (the daemon's OOM snapshot, when the job asked for
+ * one), with what memory the machine had left. */
 static void storage_failed(size_t size, uint64_t op) {
   long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   uint64_t left = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
-  const char *name = op ? __atomic_load_n(&g_op_names[OP_NAME_ID(op)], __ATOMIC_ACQUIRE) : NULL;
-  sw_emit(SW_REC_ALLOC, SW_REC_FLAG_FAILED, -1, ACL_ERROR_RT_MEMORY_ALLOCATION, left, size, 0, SW_POOL_HOST, name,
-          NULL, 0);
+  sw_emit(SW_REC_ALLOC, SW_REC_FLAG_FAILED, -1, ACL_ERROR_RT_MEMORY_ALLOCATION, left, size, 0, SW_POOL_HOST,
+          op_name(op), NULL, 0);
 }
 
-/* The block freed was recorded: forget it and say so, unless its op is
- * still running (then it never had a row). */
-static void record_free(void *p) {
-  struct pending rows[PENDING_MAX];
-  uint32_t n = 0;
-  int row = 0;
-  uint64_t op = __atomic_load_n(&stompwatch_host_op, __ATOMIC_RELAXED);
-  pthread_mutex_lock(&g_lock);
-  struct block *b = find(g_table, (uint64_t)p);
-  if (b) {
-    __atomic_store_n(&b->addr, REMOVED, __ATOMIC_RELEASE);
-    g_table->live--;
-    __atomic_store_n(&g_live, g_table->live, __ATOMIC_RELEASE);
-    row = 1;
-    uint32_t k = sw_host_pending_count, i = 0;
-    while (i < k && g_pending[i].addr != (uint64_t)p) i++;
-    if (i < k && op && g_pending[i].op == op) {
-      /* Made and given back by the running op: never a storage. */
-      memmove(&g_pending[i], &g_pending[i + 1], (k - i - 1) * sizeof g_pending[0]);
-      __atomic_store_n(&sw_host_pending_count, k - 1, __ATOMIC_RELAXED);
-      row = 0;
-    } else {
-      /* Every row held back is older than this FREE: they go first. */
-      n = take_finished(rows, 0);
-    }
-  }
-  pthread_mutex_unlock(&g_lock);
-  write_rows(rows, n);
-  if (row && !__atomic_load_n(&g_closing, __ATOMIC_RELAXED))
-    sw_emit(SW_REC_FREE, 0, -1, 0, (uint64_t)p, 0, 0, SW_POOL_HOST, NULL, NULL, 0);
-}
+/* ---- the interposers ---- */
 
 SW_EXPORT int posix_memalign(void **out, size_t alignment, size_t size) {
   int (*real)(void **, size_t, size_t) = __atomic_load_n(&g_real_memalign, __ATOMIC_ACQUIRE);
@@ -270,23 +203,25 @@ SW_EXPORT int posix_memalign(void **out, size_t alignment, size_t size) {
   }
   int r = real(out, alignment, size);
   uint64_t op = __atomic_load_n(&stompwatch_host_op, __ATOMIC_RELAXED);
-  if (SW_UNLIKELY(op) && r == 0 && size && __atomic_load_n(&g_recording, __ATOMIC_RELAXED)) {
-    uintptr_t from = (uintptr_t)__builtin_return_address(0);
-    if (from - g_storage_lo < g_storage_hi - g_storage_lo) record_alloc(*out, size, op);
-  } else if (SW_UNLIKELY(r != 0)) {
-    uintptr_t from = (uintptr_t)__builtin_return_address(0);
-    if (from - g_storage_lo < g_storage_hi - g_storage_lo) storage_failed(size, op);
+  if (SW_UNLIKELY(op) && __atomic_load_n(&g_recording, __ATOMIC_RELAXED) &&
+      from_storage_allocator((uintptr_t)__builtin_return_address(0))) {
+    if (r == 0 && size) record_alloc(*out, size, op);
+    else if (r != 0) storage_failed(size, op);
   }
   return r;
 }
 
 SW_EXPORT void free(void *p) {
-  if (SW_UNLIKELY(__atomic_load_n(&g_live, __ATOMIC_RELAXED)) && p &&
-      find(__atomic_load_n(&g_table, __ATOMIC_ACQUIRE), (uint64_t)p))
-    record_free(p);
+  if (SW_UNLIKELY(__atomic_load_n(&sw_host_live, __ATOMIC_RELAXED)) && sw_host_blocks_may_hold((uint64_t)p) &&
+      !record_free(p))
+    return; /* pinned by a watch: given back when the watch lets go */
   void (*real)(void *) = __atomic_load_n(&g_real_free, __ATOMIC_ACQUIRE);
-  if (SW_LIKELY(real)) real(p);
-  /* else: called while the real free is being looked up; see the top. */
+  if (SW_UNLIKELY(!real)) {
+    resolve();
+    real = __atomic_load_n(&g_real_free, __ATOMIC_ACQUIRE);
+    if (!real) return; /* freed while the real free is being looked up: see the top */
+  }
+  real(p);
 }
 
 /* ---- the API the Python client calls (ctypes) ---- */
@@ -318,29 +253,37 @@ static int find_storage_allocator(void) {
   return found;
 }
 
+/* Whether `name` as the process calls it is defined in this library. Our
+ * own address of it cannot tell: the compiler reads it through the GOT,
+ * which holds whatever the process resolved (libc's, when the hook was
+ * loaded late). */
+static int ours(const char *name) {
+  Dl_info mine, theirs;
+  void *fn = dlsym(RTLD_DEFAULT, name);
+  return fn && dladdr((void *)resolve, &mine) && dladdr(fn, &theirs) && mine.dli_fbase == theirs.dli_fbase;
+}
+
 /* Whether this library can record the process's CPU storages: its
  * posix_memalign and free are the ones the process calls (it was
  * preloaded, ahead of any other allocator) and PyTorch's CPU allocator is
  * loaded. Call once torch is imported. */
 SW_EXPORT int stompwatch_host_intercepting(void) {
-  return dlsym(RTLD_DEFAULT, "posix_memalign") == (void *)posix_memalign &&
-         dlsym(RTLD_DEFAULT, "free") == (void *)free && g_real_memalign && g_real_free && find_storage_allocator();
+  if (!g_real_memalign || !g_real_free) resolve();
+  return ours("posix_memalign") && ours("free") && g_real_memalign && g_real_free && find_storage_allocator();
 }
 
 /* Names op id `id` (1 .. 65535) for the MALLOC rows made while the low
- * 16 bits of stompwatch_host_op hold it. Returns 0, or -1 for an id out of range. */
+ * 16 bits of stompwatch_host_op hold it. Returns 0, or -1 for an id out of
+ * range. */
 SW_EXPORT int stompwatch_host_op_name(uint32_t id, const char *name) {
   if (id == 0 || id >= OP_NAMES_MAX || !name) return -1;
   char *copy = strdup(name);
   if (!copy) return -1;
-  const char *old = __atomic_exchange_n(&g_op_names[id], copy, __ATOMIC_ACQ_REL);
-  (void)old; /* a MALLOC row may be reading it: an id is named once in practice */
+  /* The old copy is not freed: a MALLOC row may be reading it. An id is
+   * named again only when recording restarts. */
+  __atomic_store_n(&g_op_names[id], copy, __ATOMIC_RELEASE);
   return 0;
 }
-
-/* Writes the MALLOC rows of ops that are over now, for a framework about
- * to ask the daemon about them (a watch on a new tensor). */
-SW_EXPORT void stompwatch_host_flush(void) { sw_host_flush(); }
 
 /* Recording on or off; blocks recorded stay tracked until freed either way,
  * so their FREE rows are exact. `closing`: the interpreter is tearing down,
@@ -350,41 +293,60 @@ SW_EXPORT void stompwatch_host_recording(int on, int closing) {
   __atomic_store_n(&g_closing, closing, __ATOMIC_RELAXED);
 }
 
-/* Whether a live block it recorded starts at addr (one probe, no lock). */
+/* Writes the MALLOC rows of ops that are over now, for a framework about
+ * to ask the daemon about them (a watch on a new tensor). */
+SW_EXPORT void stompwatch_host_flush(void) { sw_host_flush(); }
+
+/* Whether a live block it recorded starts at addr. */
 SW_EXPORT int stompwatch_host_recorded(uint64_t addr) {
-  return addr > REMOVED && find(__atomic_load_n(&g_table, __ATOMIC_ACQUIRE), addr) != NULL;
+  pthread_mutex_lock(&sw_host_lock);
+  struct sw_host_block *b = sw_host_blocks_find(addr);
+  int live = b && !b->freed;
+  pthread_mutex_unlock(&sw_host_lock);
+  return live;
 }
 
 /* The recorded live block that holds [addr, addr + len): its start and
- * size through the pointers, 1; or 0. A scan: for describer(addr) and
- * watch(addr), never per op. */
-SW_EXPORT int stompwatch_host_block(uint64_t addr, uint64_t len, uint64_t *start, uint64_t *size) {
-  int found = 0;
-  pthread_mutex_lock(&g_lock);
-  struct table *t = g_table;
-  for (uint64_t i = 0; t && i <= t->mask && !found; i++) {
-    struct block *b = &t->slots[i];
-    if (b->addr > REMOVED && b->addr <= addr && addr + len <= b->addr + b->size) {
-      *start = b->addr;
-      *size = b->size;
-      found = 1;
-    }
+ * size through the pointers, and 1; or 0. With `pin`, the block is also
+ * pinned (see the top) until stompwatch_host_unpin. A scan: for
+ * describer(addr) and watch(addr), never per op. */
+SW_EXPORT int stompwatch_host_block(uint64_t addr, uint64_t len, int pin, uint64_t *start, uint64_t *size) {
+  pthread_mutex_lock(&sw_host_lock);
+  struct sw_host_block *b = sw_host_blocks_holding(addr, len);
+  if (b) {
+    *start = b->addr;
+    *size = b->size;
+    if (pin) b->pins++;
   }
-  pthread_mutex_unlock(&g_lock);
-  return found;
+  pthread_mutex_unlock(&sw_host_lock);
+  return b != NULL;
 }
 
-/* A forked child has none of its parent's blocks (nor its ring). */
-static void before_fork(void) { pthread_mutex_lock(&g_lock); }
-static void after_fork_in_parent(void) { pthread_mutex_unlock(&g_lock); }
+/* Lets go of a pin on the block at `start`; a block the job freed while it
+ * was pinned goes back to the allocator with the last pin. */
+SW_EXPORT void stompwatch_host_unpin(uint64_t start) {
+  int give_back = 0;
+  pthread_mutex_lock(&sw_host_lock);
+  struct sw_host_block *b = sw_host_blocks_find(start);
+  if (b && b->pins && !--b->pins && b->freed) {
+    sw_host_blocks_remove(b);
+    give_back = 1;
+  }
+  pthread_mutex_unlock(&sw_host_lock);
+  if (give_back && g_real_free) g_real_free((void *)start);
+}
+
+/* A forked child has none of its parent's blocks, rows or ring. */
+static void before_fork(void) { pthread_mutex_lock(&sw_host_lock); }
+static void after_fork_in_parent(void) { pthread_mutex_unlock(&sw_host_lock); }
 static void after_fork_in_child(void) {
-  pthread_mutex_init(&g_lock, NULL);
-  __atomic_store_n(&g_live, 0, __ATOMIC_RELEASE);
-  __atomic_store_n(&g_table, NULL, __ATOMIC_RELEASE);
-  __atomic_store_n(&sw_host_pending_count, 0, __ATOMIC_RELAXED);
+  pthread_mutex_init(&sw_host_lock, NULL);
+  sw_host_blocks_forget();
+  __atomic_store_n(&stompwatch_host_pending, 0, __ATOMIC_RELAXED);
   stompwatch_host_op = 0;
 }
 
-__attribute__((constructor)) static void register_fork_handlers(void) {
+__attribute__((constructor)) static void at_load(void) {
+  resolve();
   pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 }

@@ -415,7 +415,7 @@ static inline void emit_record(struct sw_thread *self, uint64_t ts_ns, uint16_t 
                                int32_t device, int32_t result, uint64_t addr, uint64_t len, uint64_t id,
                                uint32_t aux, const char *name, const void *payload, uint32_t payload_len) {
   if (SW_UNLIKELY(!sw_producer_ready())) return;
-  if (SW_UNLIKELY(__atomic_load_n(&sw_host_pending_count, __ATOMIC_RELAXED))) sw_host_flush();
+  if (SW_UNLIKELY(__atomic_load_n(&stompwatch_host_pending, __ATOMIC_RELAXED))) sw_host_flush();
   uint32_t name_len = name_length(name);
   uint32_t size = (uint32_t)SW_ALIGN_RECORD(sizeof(struct sw_record) + SW_ALIGN8(name_len) + payload_len);
   if (size > (g_mask + 1) / 4) return; /* never: names are capped and payloads small */
@@ -451,6 +451,13 @@ void sw_emit_at(uint64_t ts_ns, uint16_t type, uint16_t flags, int32_t device, i
                 uint64_t len, uint64_t id, uint32_t aux, const char *name, const void *payload,
                 uint32_t payload_len) {
   emit_record(&sw_self, ts_ns, type, flags, device, result, addr, len, id, aux, name, payload, payload_len);
+}
+
+void sw_emit_for(uint32_t tid, uint64_t ts_ns, uint16_t type, int32_t device, uint64_t addr, uint64_t len,
+                 uint32_t aux, const char *name) {
+  struct sw_thread other = sw_self;
+  other.tid = tid;
+  emit_record(&other, ts_ns, type, 0, device, 0, addr, len, 0, aux, name, NULL, 0);
 }
 
 void sw_emit_op(struct sw_thread *self, uint64_t ts_ns, const char *op_type, int32_t result) {

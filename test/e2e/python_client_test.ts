@@ -10,6 +10,7 @@ import { nativeChecksum, RING } from "../../ffi/bindings.ts";
 import { root, runPython, script } from "./_python.ts";
 import {
   checksumRows,
+  eventually,
   floats,
   requestSocket,
   startDaemonProcess,
@@ -303,6 +304,21 @@ Deno.test("a job started without run attaches to a running daemon with connect()
     const [w] = (r.body as { watches: Watch[] }).watches;
     assert.equal(w.name, "t");
     assert.deepEqual(ops(w), [["torch._ops.aten.copy_.default", 1, true]]);
+    // The tensor it kept is a MALLOC row of the op that made it.
+    const kept = BigInt(
+      /^kept (0x[0-9a-f]+)$/m.exec(new TextDecoder().decode(job.stdout))![1],
+    );
+    await eventually(() => {
+      const dir = `${out}/device_0`;
+      const rows = [...Deno.readDirSync(dir)].flatMap((e) =>
+        Deno.readTextFileSync(`${dir}/${e.name}`).split("\n")
+      );
+      return rows.some((l) => {
+        const f = l.split(",");
+        return f[1] === "MALLOC" && f[3] === "torch._ops.aten.mul.Tensor" &&
+          BigInt(f[8]) === kept;
+      }) || undefined;
+    });
     // What `env` prints for a job started by hand includes the client.
     const env2 = await stompwatch(["env", "--output", out]);
     assert.match(
@@ -386,8 +402,10 @@ Deno.test("a runtime op launched inside an Aten op is sampled as part of it: the
   );
 });
 
-Deno.test("the hook records CPU storages where PyTorch allocates them: one row per storage an op keeps, none for in-place ops, views, scratch or a forked child's frees", async () => {
-  const r = await runPython("host_rows.py");
+Deno.test("the hook records CPU storages where PyTorch allocates them: one row per storage an op keeps, none for in-place ops, views, scratch or a forked child's frees; a block watched by address outlives its free; memory of other allocators is recorded by the client", async () => {
+  const r = await runPython("host_rows.py", [], {
+    STOMPWATCH_TEST_TMP: tempDir(),
+  });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^hook records True$/m);
   const [, y] = /^y (0x[0-9a-f]+)$/m.exec(r.stdout)!;
@@ -408,7 +426,7 @@ Deno.test("the hook records CPU storages where PyTorch allocates them: one row p
     ["MALLOC", "torch._ops.aten.add.Tensor", addr(y)],
     ["FREE", "N/A", addr(y)],
   ]);
-  const resized = between("resize", "fork");
+  const resized = between("resize", "pinned");
   assert.deepEqual(resized.slice(0, 2), [
     ["MALLOC", "torch._ops.aten.resize_.default", addr(newX)],
     ["FREE", "N/A", addr(oldX)],
@@ -421,8 +439,43 @@ Deno.test("the hook records CPU storages where PyTorch allocates them: one row p
     ["MALLOC", "torch._ops.aten.randn.default"],
     ["MALLOC", "torch._ops.aten.convolution.default"],
   ]);
+  const [, pinned] = /^pinned (0x[0-9a-f]+)$/m.exec(r.stdout)!;
+  assert.deepEqual(
+    between("pinned", "from file").filter(([, , a]) => a === addr(pinned)),
+    [
+      ["MALLOC", "torch._ops.aten.randn.default", addr(pinned)],
+      ["FREE", "N/A", addr(pinned)],
+    ],
+  );
+  const [, mapped] = /^mapped (0x[0-9a-f]+)$/m.exec(r.stdout)!;
+  assert.deepEqual(between("from file", "fork"), [
+    ["MALLOC", "torch._ops.aten.from_file.default", addr(mapped)],
+  ]);
   const ofChild = rows.filter((f) => f[5] === child && f[2] === "HOST");
   assert.deepEqual(ofChild.map((f) => [f[1], f[3], Number(f[8])]), [
     ["MALLOC", "torch._ops.aten.ones.default", addr(kept)],
   ]);
+});
+
+Deno.test("CPU storage rows stay in order when other threads allocate and free while ops run: every FREE follows its MALLOC", async () => {
+  const r = await runPython("threads_rows.py");
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^handed over 3000$/m);
+  const rows = Deno.readTextFileSync(eventLog(r.out)).trim().split("\n")
+    .slice(1).map((l) => l.split(","));
+  const live = new Set<string>();
+  let mallocs = 0, frees = 0;
+  for (const f of rows) {
+    if (f[2] !== "HOST") continue;
+    const key = `${f[5]} ${f[8]}`;
+    if (f[1] === "MALLOC") {
+      assert.ok(!live.has(key), `MALLOC of a live block: ${f.join(",")}`);
+      live.add(key);
+      mallocs++;
+    } else if (f[1] === "FREE") {
+      assert.ok(live.delete(key), `FREE without its MALLOC: ${f.join(",")}`);
+      frees++;
+    }
+  }
+  assert.ok(mallocs >= 3000 && frees >= 3000, `${mallocs} ${frees}`);
 });

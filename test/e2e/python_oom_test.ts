@@ -13,6 +13,12 @@ import { runPython } from "./_python.ts";
 for (
   const [how, extra, kept] of [
     ["seen by the hook at the CPU allocator", [], 3],
+    // Storages recorded by the client, which reports the failure after
+    // the rows it holds.
+    ["recognised by the client (call stacks asked)", [
+      "--call-stack",
+      "python:1",
+    ], 3],
     // Recording off: nothing is live in the snapshot but the failure.
     ["recognised by the client (recording off)", ["--events", "access"], 0],
   ] as const

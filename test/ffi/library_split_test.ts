@@ -48,6 +48,7 @@ Deno.test("the preloaded library exports the interposers and the producer API, a
     "stompwatch_host_op_name",
     "stompwatch_host_recorded",
     "stompwatch_host_recording",
+    "stompwatch_host_unpin",
     "stompwatch_may_sample",
     "stompwatch_op_begin",
     "stompwatch_op_end",

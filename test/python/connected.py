@@ -1,5 +1,7 @@
 """Test job: started without ./stompwatch run (no hook preloaded), it
-attaches to a running daemon with stompwatch.connect(OUT) and watches."""
+attaches to a running daemon with stompwatch.connect(OUT), watches, and has
+its CPU storages recorded by the client (the hook, loaded late, does not see
+the allocator)."""
 
 import sys, torch, stompwatch
 from stompwatch import watcher, mstx
@@ -10,4 +12,6 @@ t[3] = 1.0
 mstx.mark("hello")
 x = torch.ones(8) * 3
 watcher.remove(t)
+kept = torch.ones(8) * 3  # nothing watched: plain recording
+print("kept", hex(kept.data_ptr()))
 print("connected ok")

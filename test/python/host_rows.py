@@ -5,7 +5,7 @@ import os
 
 import torch
 
-from stompwatch import _dispatch, mstx
+from stompwatch import _dispatch, mstx, watcher
 
 print("hook records", _dispatch._work.native is not None)
 x = torch.randn(1000)
@@ -22,6 +22,23 @@ x.resize_(5000)
 print("x", hex(old), hex(x.data_ptr()))
 conv = torch.nn.Conv2d(3, 8, 3)
 out = conv(torch.randn(4, 3, 32, 32))  # oneDNN's caches and scratch are not storages
+mstx.mark("pinned")
+# Watched by address, then freed: the hook reads it in place, so it stays
+# mapped (its FREE row is written all the same) until the watch goes.
+w = torch.randn(1 << 20)
+block = (w.data_ptr(), w.nbytes)
+watcher.watch(block[0], length=block[1], name="by address")
+del w
+for i in range(3):
+    torch.ones(10) + i
+watcher.remove(block[0], length=block[1])
+print("pinned", hex(block[0]))
+mstx.mark("from file")
+path = os.path.join(os.environ["STOMPWATCH_TEST_TMP"], "floats.bin")
+with open(path, "wb") as f:
+    f.write(bytes(400))
+mapped = torch.from_file(path, shared=False, size=100)  # not the CPU allocator's memory
+print("mapped", hex(mapped.data_ptr()))
 mstx.mark("fork")
 child = os.fork()
 if child == 0:

@@ -28,7 +28,9 @@ def pretend() -> bool:
 
 def _storage_holding(addr: int, n: int):
     for _, _, keep in CLIENT.watches.values():
-        if keep is not None and keep.data_ptr() <= addr and addr + n <= keep.data_ptr() + keep.nbytes():
+        if not hasattr(keep, "nbytes"):
+            continue  # None, or a HookPin: a CPU block the hook reads in place
+        if keep.data_ptr() <= addr and addr + n <= keep.data_ptr() + keep.nbytes():
             return keep
     return None
 

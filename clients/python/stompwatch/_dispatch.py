@@ -31,12 +31,17 @@ _Tensor = torch.Tensor
 class _Plan:
     """What one op overload needs from each call, worked out once."""
 
-    __slots__ = ("name", "id", "writes", "fresh", "single", "one_tensor", "tensor_args", "view_only")
+    __slots__ = ("name", "id", "writes", "fresh", "single", "one_tensor", "tensor_args", "view_only",
+                 "other_allocator")
 
     def __init__(self, func, id: int) -> None:
         schema = func._schema
         self.name = ("torch._ops." + str(func)).encode()
-        self.id = id  # the op's name id in the hook's recorder
+        # The op's name id in the hook's recorder (16 bits; 0: unnamed).
+        self.id = id if id < 1 << 16 else 0
+        # Its CPU outputs may come from elsewhere than c10::alloc_cpu, which
+        # the hook does not see: they are recorded here.
+        self.other_allocator = schema.name.split("::")[-1] in _OTHER_ALLOCATORS
         self.writes = tuple((i, a.name) for i, a in enumerate(schema.arguments)
                             if a.alias_info is not None and a.alias_info.is_write)
         self.fresh = tuple(i for i, r in enumerate(schema.returns) if r.alias_info is None)
@@ -53,6 +58,9 @@ class _Plan:
 
 
 _plans = {}
+# Ops whose new CPU storages are not PyTorch's CPU allocator's: mapped
+# files and page-locked memory (also any op given pin_memory=True).
+_OTHER_ALLOCATORS = frozenset(("from_file", "_pin_memory", "pin_memory"))
 
 
 def _plan(func) -> _Plan:
@@ -221,13 +229,15 @@ class StompwatchMode(TorchDispatchMode):
             try:
                 out = func(*args, **kwargs) if kwargs else func(*args)
             except RuntimeError as e:
-                _oom.seen(work.hook, plan.name, args, kwargs, e)
+                _oom.seen(work.hook, plan.name, args, kwargs, e, hook_saw_cpu=True)
                 raise
             finally:
                 word[0] = 0
-            if plan.fresh and not (plan.one_tensor and out.is_cpu):
+            elsewhere = plan.other_allocator or bool(kwargs and kwargs.get("pin_memory"))
+            if elsewhere or plan.fresh and not (plan.one_tensor and out.is_cpu):
                 try:
-                    _record(plan, out, cpu_recorded=True)  # device outputs
+                    # Device outputs, and CPU ones the hook cannot see.
+                    _record(plan, out, cpu_recorded=not elsewhere)
                 except Exception as e:  # never the job's problem
                     _trouble(plan, "record memory", e)
             return out
@@ -236,7 +246,7 @@ class StompwatchMode(TorchDispatchMode):
             try:
                 out = func(*args, **kwargs) if kwargs else func(*args)
             except RuntimeError as e:
-                _oom.seen(work.hook, plan.name, args, kwargs, e)
+                _oom.seen(work.hook, plan.name, args, kwargs, e, hook_saw_cpu=False)
                 raise
             try:
                 if out.is_cpu and type(out) is _Tensor and out.layout == _STRIDED:
@@ -257,7 +267,7 @@ class StompwatchMode(TorchDispatchMode):
             else:
                 out = func(*args, **kwargs)
         except RuntimeError as e:
-            _oom.seen(work.hook, plan.name, args, kwargs, e)
+            _oom.seen(work.hook, plan.name, args, kwargs, e, hook_saw_cpu=False)
             raise
         try:
             if work.recording and plan.fresh:

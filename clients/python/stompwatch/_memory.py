@@ -6,7 +6,8 @@ storage is reported once, however many tensors view it.
 
 When the hook sees PyTorch's CPU allocator (``_ring.HostRecorder``), CPU
 storages made by ops are recorded there instead, at their allocation and
-free, and ``_native`` is that recorder: the lookups below then ask it too.
+free, and ``_hook_blocks`` is that recorder once it has recorded any: the
+lookups below then ask it too.
 
 Events are stamped when they happen and handed to the hook in batches
 (``stompwatch_emit_batch``): one ctypes call per storage would cost more than
@@ -30,7 +31,7 @@ _NAMED = 1 << 32
 # data_ptr -> weak reference to the storage recorded there.
 _live = {}
 # The hook's recorder of CPU storages once it has recorded any, else None.
-_native = None
+_hook_blocks = None
 _closing = False
 _SKIP = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _events = array.array("Q")
@@ -70,8 +71,8 @@ def record_host(storage, addr: int, name: bytes) -> None:
 def flush() -> None:
     """Hands the batched events to the hook, and has it write the rows it
     holds back (see ffi/hook/host_memory.c)."""
-    if _native is not None:
-        _native.flush()
+    if _hook_blocks is not None:
+        _hook_blocks.flush()
     n = len(_events) // 4
     if not n:
         return
@@ -93,7 +94,7 @@ def _freed(ref) -> None:
         _events.extend((ref.word, _now(), addr, 0))
         # While the hook records CPU storages as they happen, its row for
         # a new block at this address must not overtake this one.
-        if len(_events) >= 4 * BATCH or _native is not None:
+        if len(_events) >= 4 * BATCH or (_hook_blocks is not None and ref.word == HOST_FREE):
             flush()
 
 
@@ -128,7 +129,7 @@ def device_of(t):
 
 
 def _natively_recorded(addr: int, device: int) -> bool:
-    return _native is not None and device < 0 and bool(_native.recorded(addr))
+    return _hook_blocks is not None and device < 0 and bool(_hook_blocks.recorded(addr))
 
 
 def record(storage, device: int, pool: int, name: bytes) -> None:
@@ -175,7 +176,7 @@ def _block_holding(addr: int):
     if st is not None:
         start = st.data_ptr()
         return start, st.nbytes(), _live[start].word
-    found = _native.block(addr, 1) if _native is not None else None
+    found = _hook_blocks.block(addr, 1) if _hook_blocks is not None else None
     return (found[0], found[1], HOST_FREE) if found else None
 
 
@@ -217,9 +218,36 @@ def tag_address(addr: int, owner: str) -> None:
 
 def use_native(recorder) -> None:
     """Says that the hook records CPU storages too (ask it of their blocks)."""
-    global _native
+    global _hook_blocks
     flush()
-    _native = recorder
+    _hook_blocks = recorder
+
+
+class HookPin:
+    """Keeps a block the hook recorded mapped while a watch reads it in
+    place (the hook holds it back from the allocator if the job frees it);
+    let go when the watch is removed or this object dies."""
+
+    def __init__(self, recorder, start: int) -> None:
+        self._recorder = recorder
+        self.start = start
+
+    def release(self) -> None:
+        if self._recorder is not None:
+            self._recorder.unpin(self.start)
+            self._recorder = None
+
+    def __del__(self) -> None:
+        self.release()
+
+
+def pin_block(addr: int, length: int):
+    """A :class:`HookPin` on the hook-recorded block holding [addr,
+    addr+length), or None."""
+    if _hook_blocks is None:
+        return None
+    found = _hook_blocks.block(addr, length, pin=True)
+    return HookPin(_hook_blocks, found[0]) if found else None
 
 
 def _after_fork_in_child() -> None:
@@ -241,5 +269,5 @@ def close() -> None:
     global _closing
     flush()
     _closing = True
-    if _native is not None:
-        _native.recording(0, 1)
+    if _hook_blocks is not None:
+        _hook_blocks.recording(0, 1)

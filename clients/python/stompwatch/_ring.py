@@ -86,32 +86,37 @@ class HostRecorder:
 
     def __init__(self, lib: ctypes.CDLL) -> None:
         self.op_word = memoryview(ctypes.c_uint64.in_dll(lib, "stompwatch_host_op")).cast("B").cast("Q")
-        self.intercepting = lib.stompwatch_host_intercepting
-        self.intercepting.argtypes = []
-        self.intercepting.restype = ctypes.c_int
-        self.name_op = lib.stompwatch_host_op_name
-        self.name_op.argtypes = [ctypes.c_uint32, ctypes.c_char_p]
-        self.name_op.restype = ctypes.c_int
-        self.recording = lib.stompwatch_host_recording
-        self.recording.argtypes = [ctypes.c_int, ctypes.c_int]
-        self.recording.restype = None
-        self.flush = lib.stompwatch_host_flush
-        self.flush.argtypes = []
-        self.flush.restype = None
-        self.recorded = lib.stompwatch_host_recorded
-        self.recorded.argtypes = [_u64]
-        self.recorded.restype = ctypes.c_int
-        self._block = lib.stompwatch_host_block
-        self._block.argtypes = [_u64, _u64, ctypes.POINTER(_u64), ctypes.POINTER(_u64)]
-        self._block.restype = ctypes.c_int
+        # MALLOC rows the hook holds back until their op is over.
+        self.pending = memoryview(ctypes.c_uint32.in_dll(lib, "stompwatch_host_pending")).cast("B").cast("I")
+        self.intercepting = _fn(lib.stompwatch_host_intercepting, [], ctypes.c_int)
+        self.name_op = _fn(lib.stompwatch_host_op_name, [ctypes.c_uint32, ctypes.c_char_p], ctypes.c_int)
+        self.recording = _fn(lib.stompwatch_host_recording, [ctypes.c_int, ctypes.c_int], None)
+        self.write_held_rows = _fn(lib.stompwatch_host_flush, [], None)
+        self.recorded = _fn(lib.stompwatch_host_recorded, [_u64], ctypes.c_int)
+        self.unpin = _fn(lib.stompwatch_host_unpin, [_u64], None)
+        self._block = _fn(lib.stompwatch_host_block,
+                          [_u64, _u64, ctypes.c_int, ctypes.POINTER(_u64), ctypes.POINTER(_u64)], ctypes.c_int)
 
-    def block(self, addr: int, length: int):
+    def flush(self) -> None:
+        """Has the hook write the rows it holds back, if it holds any."""
+        if self.pending[0]:
+            self.write_held_rows()
+
+    def block(self, addr: int, length: int, pin: bool = False):
         """(start, size) of the live block it recorded that holds
-        [addr, addr+length), or None."""
+        [addr, addr+length), or None. ``pin``: the block stays mapped, even
+        once the job frees it, until :meth:`unpin` (a watch reads it in
+        place)."""
         start, size = _u64(), _u64()
-        if self._block(addr, length, ctypes.byref(start), ctypes.byref(size)):
+        if self._block(addr, length, int(pin), ctypes.byref(start), ctypes.byref(size)):
             return start.value, size.value
         return None
+
+
+def _fn(fn, argtypes, restype):
+    fn.argtypes = argtypes
+    fn.restype = restype
+    return fn
 
 
 def _host_recorder(lib: ctypes.CDLL):

@@ -63,7 +63,7 @@ def watch(obj: Any, length: Optional[int] = None, name: Optional[str] = None, du
         _memory.ensure_recorded(tensor, as_device=_device.pretend())
         keep = tensor.untyped_storage()
     else:
-        keep = _memory.storage_holding(addr, length)
+        keep = _memory.storage_holding(addr, length) or _memory.pin_block(addr, length)
     _memory.flush()
     body = {"pid": os.getpid(), "name": name, "addr": hex(addr), "length": length, "dump_nums": dump_nums}
     if CLIENT.full_content:
@@ -98,7 +98,9 @@ def remove(obj: Any, length: Optional[int] = None) -> None:
     failed = None
     for n in names:
         status, answer = _daemon.request("POST", "/remove", {"pid": os.getpid(), "name": n}, sock=CLIENT.socket)
-        del CLIENT.watches[n]
+        keep = CLIENT.watches.pop(n)[2]
+        if isinstance(keep, _memory.HookPin):
+            keep.release()  # the block may go back to the allocator once the hook stops reading it
         # 404: the hook had closed it already (dump_nums ran out, its end op ran).
         if status >= 300 and status != 404:
             failed = failed or (status, answer)
