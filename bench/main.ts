@@ -9,6 +9,7 @@ import { benchTable, figure, median, timeJob, workload } from "./_jobs.ts";
 import { benchApiLatency } from "./api_latency.ts";
 import { benchCheckLeaks } from "./check_leaks.ts";
 import { benchSnapshot } from "./snapshot.ts";
+import { benchWatchSampling } from "./watch_sampling.ts";
 import { benchPythonClient } from "./python_client.ts";
 
 function countLines(path: string): number {
@@ -93,55 +94,8 @@ const row = table.row;
   );
 }
 
-// 4 and 5. Sampling a 256 MiB block: checksum vs memcpy, full-content vs dd.
-{
-  const env = { STOMPWATCH_TEST_DEVICE_BYTES: String(512 << 20) };
-  const args = ["256", "3"];
-  const plain = await timeJob(daemon, workload("bench_dump"), args, env);
-  const memcpyNs = figure(plain.stdout, "memcpy_ns");
-  const sum = await timeJob(daemon, workload("bench_dump"), args, {
-    ...env,
-    STOMPWATCH_WATCH: "Fill:0,Fill",
-  });
-  // Timed inside the job: each watched Fill is one op plus two samples.
-  const perSampleSum =
-    (figure(sum.stdout, "fill_ns") - figure(plain.stdout, "fill_ns")) / 2 / 1e6;
-  const ratioSum = memcpyNs / 1e6 / perSampleSum;
-  row(
-    "checksum watch of 256 MiB",
-    `${(256 / 1024 / (perSampleSum / 1000)).toFixed(2)} GiB/s per sample`,
-    `${(256 / 1024 / (memcpyNs / 1e9)).toFixed(2)} GiB/s memcpy`,
-    ">= 0.7x memcpy",
-    ratioSum >= 0.7,
-  );
-
-  const full = await timeJob(daemon, workload("bench_dump"), args, {
-    ...env,
-    STOMPWATCH_WATCH: "Fill:0,Fill,full-content",
-  });
-  const perSampleFull = (full.drainedMs - plain.drainedMs) / 6;
-  const ddTimes: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    const t0 = performance.now();
-    const dd = await new Deno.Command("dd", {
-      args: ["if=/dev/zero", `of=${out}/dd.bin`, "bs=1M", "count=256"],
-      stderr: "null",
-    }).output();
-    if (!dd.success) throw new Error("dd failed");
-    ddTimes.push(performance.now() - t0);
-  }
-  const ddMs = median(ddTimes);
-  row(
-    "full-content watch of 256 MiB",
-    `${(256 / 1024 / (perSampleFull / 1000)).toFixed(2)} GiB/s per sample`,
-    `${(256 / 1024 / (ddMs / 1000)).toFixed(2)} GiB/s dd`,
-    ">= 0.7x dd",
-    ddMs / perSampleFull >= 0.7,
-  );
-  for (const e of Deno.readDirSync(`${out}/watch_dump`)) {
-    if (e.name.endsWith(".bin")) Deno.removeSync(`${out}/watch_dump/${e.name}`);
-  }
-}
+// 4 and 5. Sampling a watched block: checksum vs memcpy, full-content vs dd.
+await benchWatchSampling(daemon, row, out);
 
 // 6. POST /watch + POST /remove latency over the socket.
 {

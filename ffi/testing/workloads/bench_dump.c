@@ -6,7 +6,9 @@
  * device-to-host copy of the block, the baseline a checksum watch is judged
  * against.
  *
- *   bench_dump MIB REPS     prints `memcpy_ns <n>` and `fill_ns <n>` (per call)
+ *   bench_dump MIB REPS     prints `memcpy_ns <n>` and `fill_ns <n>`: the
+ *                           median of REPS calls (a shared machine's noise
+ *                           lands in a few calls, not in every one)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,16 @@
 #include <time.h>
 
 #include "acl/acl.h"
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_of(double *ns, int n) {
+  qsort(ns, (size_t)n, sizeof *ns, by_value);
+  return ns[n / 2];
+}
 
 static double now_ns(void) {
   struct timespec ts;
@@ -24,6 +36,8 @@ static double now_ns(void) {
 int main(int argc, char **argv) {
   size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 256;
   int reps = argc > 2 ? atoi(argv[2]) : 4;
+  if (reps < 1 || reps > 1000) reps = 4;
+  double ns[1000];
   size_t bytes = mib << 20;
   void *out = NULL, *in = NULL;
   float one = 1.0f;
@@ -37,17 +51,21 @@ int main(int argc, char **argv) {
   char *host = malloc(bytes);
   if (!host) return 1;
   memset(host, 1, bytes); /* fault the pages in before timing */
-  double t0 = now_ns();
-  for (int i = 0; i < reps; i++) aclrtMemcpy(host, bytes, out, bytes, ACL_MEMCPY_DEVICE_TO_HOST);
-  printf("memcpy_ns %.0f\n", (now_ns() - t0) / reps);
+  for (int i = 0; i < reps; i++) {
+    double t0 = now_ns();
+    aclrtMemcpy(host, bytes, out, bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+    ns[i] = now_ns() - t0;
+  }
+  printf("memcpy_ns %.0f\n", median_of(ns, reps));
 
   aclDataBuffer *ib = aclCreateDataBuffer(in, sizeof one), *ob = aclCreateDataBuffer(out, bytes);
   aclDataBuffer *inputs[1] = {ib}, *outputs[1] = {ob};
-  t0 = now_ns();
   for (int i = 0; i < reps; i++) {
+    double t0 = now_ns();
     if (aclopExecuteV2("Fill", 1, NULL, inputs, 1, NULL, outputs, NULL, NULL) != ACL_SUCCESS) return 1;
+    ns[i] = now_ns() - t0;
   }
-  printf("fill_ns %.0f\n", (now_ns() - t0) / reps);
+  printf("fill_ns %.0f\n", median_of(ns, reps));
   fflush(stdout);
   aclDestroyDataBuffer(ib);
   aclDestroyDataBuffer(ob);
