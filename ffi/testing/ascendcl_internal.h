@@ -7,7 +7,10 @@
 #ifndef STOMPWATCH_ASCENDCL_INTERNAL_H
 #define STOMPWATCH_ASCENDCL_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "acl/acl.h"
 
 #define SWT_HIDDEN __attribute__((visibility("hidden")))
 
@@ -16,5 +19,16 @@
 
 /* The calling thread's current device (aclrtSetDevice; 0 by default). */
 SWT_HIDDEN int32_t swt_current_device(void);
+
+/* Whether a copy's arguments are ones the runtime accepts (ascendcl_mem.c):
+ * ACL_SUCCESS, or the error the call returns at once. */
+SWT_HIDDEN aclError swt_check_copy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind);
+/* Whether [p, p + n) lies inside one block from aclrtMallocHost. */
+SWT_HIDDEN int swt_page_locked(const void *p, size_t n);
+/* Waits until every copy queued on the stream (NULL: the current device's
+ * default one) has finished (ascendcl_stream.c): an op launched on a
+ * stream runs after them. Weak: the op compiler library, built from
+ * ascendcl_op.c alone (op_compiler.map), has no streams to wait for. */
+SWT_HIDDEN aclError swt_stream_wait(aclrtStream stream) __attribute__((weak));
 
 #endif

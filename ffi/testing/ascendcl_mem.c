@@ -9,6 +9,9 @@
  * Capacity per device: STOMPWATCH_TEST_DEVICE_BYTES (default 256 MiB).
  * Block records live outside the arena so they never shift addresses; one
  * mutex guards everything (this is test code, not the hook's hot path).
+ * Host memory from aclrtMallocHost is "page-locked": the runtime keeps a
+ * list of its blocks, since asynchronous copies are asynchronous only
+ * there (ascendcl_stream.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -168,16 +171,54 @@ aclError aclrtFree(void *devPtr) {
   return freed ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
 }
 
+/* Page-locked host blocks, newest first. */
+struct host_block {
+  const char *base;
+  size_t size;
+  struct host_block *next;
+};
+static struct host_block *g_host_blocks;
+
+/* 64-byte aligned, as the runtime promises. */
 aclError aclrtMallocHost(void **hostPtr, size_t size) {
   if (hostPtr == NULL || size == 0) return ACL_ERROR_INVALID_PARAM;
-  *hostPtr = malloc(size);
-  return *hostPtr != NULL ? ACL_SUCCESS : ACL_ERROR_BAD_ALLOC;
+  *hostPtr = NULL;
+  struct host_block *b = malloc(sizeof *b);
+  void *p = NULL;
+  if (b == NULL || posix_memalign(&p, 64, size) != 0) {
+    free(b);
+    return ACL_ERROR_BAD_ALLOC;
+  }
+  pthread_mutex_lock(&g_lock);
+  *b = (struct host_block){.base = p, .size = size, .next = g_host_blocks};
+  g_host_blocks = b;
+  pthread_mutex_unlock(&g_lock);
+  *hostPtr = p;
+  return ACL_SUCCESS;
 }
 
 aclError aclrtFreeHost(void *hostPtr) {
   if (hostPtr == NULL) return ACL_ERROR_INVALID_PARAM;
+  pthread_mutex_lock(&g_lock);
+  struct host_block **at = &g_host_blocks;
+  while (*at != NULL && (*at)->base != hostPtr) at = &(*at)->next;
+  struct host_block *b = *at;
+  if (b != NULL) *at = b->next;
+  pthread_mutex_unlock(&g_lock);
+  if (b == NULL) return ACL_ERROR_INVALID_PARAM; /* not from aclrtMallocHost */
   free(hostPtr);
+  free(b);
   return ACL_SUCCESS;
+}
+
+int swt_page_locked(const void *p, size_t n) {
+  const char *at = p;
+  int inside = 0;
+  pthread_mutex_lock(&g_lock);
+  for (struct host_block *b = g_host_blocks; b != NULL && !inside; b = b->next)
+    inside = at >= b->base && (size_t)(at - b->base) <= b->size && n <= b->size - (size_t)(at - b->base);
+  pthread_mutex_unlock(&g_lock);
+  return inside;
 }
 
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *freeBytes, size_t *totalBytes) {
@@ -200,26 +241,21 @@ static bool on_device(const void *p, size_t n) {
   return inside;
 }
 
-static aclError copy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
+aclError swt_check_copy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
   if (dst == NULL || src == NULL || count > destMax) return ACL_ERROR_INVALID_PARAM;
   if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_DEVICE_TO_DEVICE) return ACL_ERROR_INVALID_PARAM;
   bool dst_device = kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
   bool src_device = kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
   if ((dst_device && !on_device(dst, count)) || (src_device && !on_device(src, count)))
     return ACL_ERROR_INVALID_PARAM;
-  memmove(dst, src, count);
   return ACL_SUCCESS;
 }
 
+/* Synchronous, on the caller's thread, beside whatever the streams do. */
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
-  return copy(dst, destMax, src, count, kind);
-}
-
-/* Synchronous: the stream has already "run" it when this returns. */
-aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
-                          aclrtStream stream) {
-  (void)stream;
-  return copy(dst, destMax, src, count, kind);
+  aclError err = swt_check_copy(dst, destMax, src, count, kind);
+  if (err == ACL_SUCCESS) memmove(dst, src, count);
+  return err;
 }
 
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {

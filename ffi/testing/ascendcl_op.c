@@ -1,7 +1,8 @@
 /*
  * ascendcl_op.c: data buffers, tensor descriptions and single-op execution
  * of the test device runtime. Four op types run on the host over arena
- * memory, synchronously (as with ASCEND_LAUNCH_BLOCKING=1):
+ * memory, synchronously (as with ASCEND_LAUNCH_BLOCKING=1), after the copies
+ * queued on their stream:
  *
  *   Add, Mul  float32 out0[i] = in0[i] op in1[i], for the length of out0
  *   Fill      every float of out0 = the first float of in0
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "ascendcl_internal.h"
 
 struct aclDataBuffer {
   void *data;
@@ -114,7 +116,9 @@ static aclError run_op(const char *opType, int numInputs, const aclDataBuffer *c
 aclError aclopExecuteV2(const char *opType, int numInputs, aclTensorDesc *inputDesc[], aclDataBuffer *inputs[],
                         int numOutputs, aclTensorDesc *outputDesc[], aclDataBuffer *outputs[], aclopAttr *attr,
                         aclrtStream stream) {
-  (void)inputDesc, (void)outputDesc, (void)attr, (void)stream;
+  (void)inputDesc, (void)outputDesc, (void)attr;
+  aclError err = swt_stream_wait ? swt_stream_wait(stream) : ACL_SUCCESS;
+  if (err != ACL_SUCCESS) return err;
   return run_op(opType, numInputs, (const aclDataBuffer *const *)inputs, numOutputs, outputs);
 }
 
@@ -123,6 +127,8 @@ aclError aclopCompileAndExecute(const char *opType, int numInputs, const aclTens
                                 const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[],
                                 const aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag,
                                 const char *opPath, aclrtStream stream) {
-  (void)inputDesc, (void)outputDesc, (void)attr, (void)engineType, (void)compileFlag, (void)opPath, (void)stream;
+  (void)inputDesc, (void)outputDesc, (void)attr, (void)engineType, (void)compileFlag, (void)opPath;
+  aclError err = swt_stream_wait ? swt_stream_wait(stream) : ACL_SUCCESS;
+  if (err != ACL_SUCCESS) return err;
   return run_op(opType, numInputs, inputs, numOutputs, outputs);
 }

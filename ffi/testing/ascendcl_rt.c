@@ -1,11 +1,8 @@
 /*
- * ascendcl_rt.c: the test device runtime's process, device and stream
- * calls. There is no device to drive, so they only keep the per-thread
- * current device and validate their arguments; ops run synchronously, so
- * synchronisation has nothing to wait for.
+ * ascendcl_rt.c: the test device runtime's process and device calls. There
+ * is no device to drive, so they only keep the per-thread current device
+ * and validate their arguments (streams: ascendcl_stream.c).
  */
-#include <stdlib.h>
-
 #include "acl/acl.h"
 #include "ascendcl_internal.h"
 
@@ -37,24 +34,3 @@ aclError aclrtGetDevice(int32_t *deviceId) {
 }
 
 aclError aclrtResetDevice(int32_t deviceId) { return valid_device(deviceId) ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM; }
-
-aclError aclrtSynchronizeDevice(void) { return ACL_SUCCESS; }
-
-aclError aclrtSynchronizeStream(aclrtStream stream) {
-  (void)stream; /* NULL is the default stream */
-  return ACL_SUCCESS;
-}
-
-/* Streams are distinct heap handles so that code keying on them (the hook)
- * sees different values for different streams. */
-aclError aclrtCreateStream(aclrtStream *stream) {
-  if (stream == NULL) return ACL_ERROR_INVALID_PARAM;
-  *stream = malloc(1);
-  return *stream != NULL ? ACL_SUCCESS : ACL_ERROR_BAD_ALLOC;
-}
-
-aclError aclrtDestroyStream(aclrtStream stream) {
-  if (stream == NULL) return ACL_ERROR_INVALID_PARAM;
-  free(stream);
-  return ACL_SUCCESS;
-}

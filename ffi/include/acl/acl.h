@@ -23,6 +23,7 @@ typedef struct aclopAttr aclopAttr;
 #define ACL_SUCCESS 0
 #define ACL_ERROR_INVALID_PARAM 100000
 #define ACL_ERROR_BAD_ALLOC 200000
+#define ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
 
 typedef enum aclrtMemMallocPolicy {
