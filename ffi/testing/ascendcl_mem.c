@@ -9,9 +9,9 @@
  * Capacity per device: STOMPWATCH_TEST_DEVICE_BYTES (default 256 MiB).
  * Block records live outside the arena so they never shift addresses; one
  * mutex guards everything (this is test code, not the hook's hot path).
- * Host memory from aclrtMallocHost is "page-locked": the runtime keeps a
- * list of its blocks, since asynchronous copies are asynchronous only
- * there (ascendcl_stream.c).
+ * Host memory from aclrtMallocHost, or registered with aclrtHostRegister,
+ * is "page-locked": the runtime keeps a list of those blocks, since
+ * asynchronous copies are asynchronous only there (ascendcl_stream.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -175,6 +175,7 @@ aclError aclrtFree(void *devPtr) {
 struct host_block {
   const char *base;
   size_t size;
+  bool registered; /* the caller's memory (aclrtHostRegister), not ours to free */
   struct host_block *next;
 };
 static struct host_block *g_host_blocks;
@@ -197,16 +198,42 @@ aclError aclrtMallocHost(void **hostPtr, size_t size) {
   return ACL_SUCCESS;
 }
 
-aclError aclrtFreeHost(void *hostPtr) {
-  if (hostPtr == NULL) return ACL_ERROR_INVALID_PARAM;
+/* Takes the block starting at p, of the kind asked, off the list. */
+static struct host_block *unlist_host(const void *p, bool registered) {
   pthread_mutex_lock(&g_lock);
   struct host_block **at = &g_host_blocks;
-  while (*at != NULL && (*at)->base != hostPtr) at = &(*at)->next;
+  while (*at != NULL && ((*at)->base != p || (*at)->registered != registered)) at = &(*at)->next;
   struct host_block *b = *at;
   if (b != NULL) *at = b->next;
   pthread_mutex_unlock(&g_lock);
+  return b;
+}
+
+aclError aclrtFreeHost(void *hostPtr) {
+  if (hostPtr == NULL) return ACL_ERROR_INVALID_PARAM;
+  struct host_block *b = unlist_host(hostPtr, false);
   if (b == NULL) return ACL_ERROR_INVALID_PARAM; /* not from aclrtMallocHost */
   free(hostPtr);
+  free(b);
+  return ACL_SUCCESS;
+}
+
+/* Host and device share memory here: the device address is the host one. */
+aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type, void **devPtr) {
+  if (ptr == NULL || size == 0 || devPtr == NULL || type != ACL_HOST_REGISTER_MAPPED) return ACL_ERROR_INVALID_PARAM;
+  struct host_block *b = malloc(sizeof *b);
+  if (b == NULL) return ACL_ERROR_BAD_ALLOC;
+  pthread_mutex_lock(&g_lock);
+  *b = (struct host_block){.base = ptr, .size = size, .registered = true, .next = g_host_blocks};
+  g_host_blocks = b;
+  pthread_mutex_unlock(&g_lock);
+  *devPtr = ptr;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtHostUnregister(void *ptr) {
+  struct host_block *b = ptr != NULL ? unlist_host(ptr, true) : NULL;
+  if (b == NULL) return ACL_ERROR_INVALID_PARAM;
   free(b);
   return ACL_SUCCESS;
 }

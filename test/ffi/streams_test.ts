@@ -82,3 +82,16 @@ Deno.test("bad arguments fail at the call; a copy that fails on the engine fails
     sync_after_pageable: SUCCESS,
   });
 });
+
+Deno.test("memory registered with aclrtHostRegister is page-locked until unregistered, and is not aclrtFreeHost's to free", async () => {
+  const f = await facts("register");
+  assert.deepEqual(f, {
+    register: SUCCESS,
+    free_host_registered: INVALID_PARAM,
+    host_to_host_queued: SUCCESS,
+    host_to_host_at_sync: FEATURE_NOT_SUPPORT,
+    unregister: SUCCESS,
+    unregister_again: INVALID_PARAM,
+    host_to_host_unregistered: FEATURE_NOT_SUPPORT,
+  });
+});

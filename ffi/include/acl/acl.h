@@ -60,6 +60,7 @@ typedef enum aclDataType {
 typedef enum aclFormat { ACL_FORMAT_UNDEFINED = -1, ACL_FORMAT_ND = 2 } aclFormat;
 typedef enum aclopEngineType { ACL_ENGINE_SYS = 0, ACL_ENGINE_AICORE = 1, ACL_ENGINE_VECTOR = 2 } aclopEngineType;
 typedef enum aclopCompileType { ACL_COMPILE_SYS = 0, ACL_COMPILE_UNREGISTERED = 1 } aclopCompileType;
+typedef enum aclrtHostRegisterType { ACL_HOST_REGISTER_MAPPED = 0 } aclrtHostRegisterType;
 
 aclError aclInit(const char *configPath);
 aclError aclFinalize(void);
@@ -78,6 +79,8 @@ aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy poli
 aclError aclrtFree(void *devPtr);
 aclError aclrtMallocHost(void **hostPtr, size_t size);
 aclError aclrtFreeHost(void *hostPtr);
+aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type, void **devPtr);
+aclError aclrtHostUnregister(void *ptr);
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
 
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind);

@@ -10,6 +10,7 @@
  *   streams device    copies on two streams, then aclrtSynchronizeDevice
  *   streams op        a Fill launched on a stream right after a copy of its input
  *   streams errors    the codes the calls and synchronisations return
+ *   streams register  the same for memory made page-locked by aclrtHostRegister
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -166,6 +167,23 @@ static void errors(void) {
   printf("sync_after_pageable %d\n", aclrtSynchronizeStream(s));
 }
 
+/* A host-to-host copy fails on the engine: at the call where the call
+ * waits (pageable memory), at the synchronisation where it does not. */
+static void registered(void) {
+  aclrtStream s = new_stream();
+  unsigned char *mem = malloc(4096);
+  void *dev = NULL;
+  if (!mem) exit(1);
+  printf("register %d\n", aclrtHostRegister(mem, 4096, ACL_HOST_REGISTER_MAPPED, &dev));
+  printf("free_host_registered %d\n", aclrtFreeHost(mem));
+  printf("host_to_host_queued %d\n", aclrtMemcpyAsync(mem, 64, mem + 64, 64, ACL_MEMCPY_HOST_TO_HOST, s));
+  printf("host_to_host_at_sync %d\n", aclrtSynchronizeStream(s));
+  printf("unregister %d\n", aclrtHostUnregister(mem));
+  printf("unregister_again %d\n", aclrtHostUnregister(mem));
+  printf("host_to_host_unregistered %d\n", aclrtMemcpyAsync(mem, 64, mem + 64, 64, ACL_MEMCPY_HOST_TO_HOST, s));
+  free(mem);
+}
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "";
   if (aclrtSetDevice(0) != ACL_SUCCESS) return 1;
@@ -175,8 +193,9 @@ int main(int argc, char **argv) {
   else if (strcmp(what, "device") == 0) device_sync();
   else if (strcmp(what, "op") == 0) op();
   else if (strcmp(what, "errors") == 0) errors();
+  else if (strcmp(what, "register") == 0) registered();
   else {
-    fprintf(stderr, "usage: streams order|sync|pageable|device|op|errors\n");
+    fprintf(stderr, "usage: streams order|sync|pageable|device|op|errors|register\n");
     return 2;
   }
   return 0;
