@@ -100,6 +100,14 @@ struct sw_real {
   void *(*aclGetDataBufferAddr)(const aclDataBuffer *);
   size_t (*aclGetDataBufferSizeV2)(const aclDataBuffer *);
   aclError (*aclrtGetMemInfo)(aclrtMemAttr, size_t *, size_t *);
+  /* For pipelined samples (staged_copy.c). */
+  aclError (*aclrtMemcpyAsync)(void *, size_t, const void *, size_t, aclrtMemcpyKind, aclrtStream);
+  aclError (*aclrtSynchronizeStream)(aclrtStream);
+  aclError (*aclrtCreateStream)(aclrtStream *);
+  aclError (*aclrtDestroyStream)(aclrtStream);
+  aclError (*aclrtMallocHost)(void **, size_t);
+  aclError (*aclrtFreeHost)(void *);
+  aclError (*aclrtHostRegister)(void *, uint64_t, aclrtHostRegisterType, void **);
 };
 
 /* The table, resolved at the first call made while the runtime is loaded

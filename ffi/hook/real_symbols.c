@@ -43,6 +43,7 @@ static const struct sw_real g_none;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define FAILS "calls to it fail with ACL_ERROR_INVALID_PARAM"
+#define SERIAL "watched blocks are copied, then hashed, not both at once"
 /* `without` NULL: an interposed function, looked up again when missing. */
 #define SYMBOL(field, without) {#field, offsetof(struct sw_real, field), without}
 
@@ -64,6 +65,13 @@ static const struct {
     SYMBOL(aclGetDataBufferAddr, "op outputs are unknown: --watch windows do not open, every change is a stomp"),
     SYMBOL(aclGetDataBufferSizeV2, "op outputs are unknown: --watch windows do not open, every change is a stomp"),
     SYMBOL(aclrtGetMemInfo, "OOM snapshots say 0 bytes were free on the device"),
+    SYMBOL(aclrtMemcpyAsync, SERIAL),
+    SYMBOL(aclrtSynchronizeStream, SERIAL),
+    SYMBOL(aclrtCreateStream, SERIAL),
+    SYMBOL(aclrtDestroyStream, SERIAL),
+    SYMBOL(aclrtMallocHost, SERIAL),
+    SYMBOL(aclrtFreeHost, SERIAL),
+    SYMBOL(aclrtHostRegister, "full-content samples are copied into the ring before they are hashed, not while"),
 };
 #define NSYMBOLS (sizeof SYMBOLS / sizeof SYMBOLS[0])
 

@@ -6,8 +6,10 @@
  * grammar in common/watch_spec.c that `run` checks it with), which opens a
  * window on output `outid` at each call of `start` and closes it after the
  * next call of `end`. A sample synchronises the device, copies the block to
- * the host with the runtime's own aclrtMemcpy and either checksums it here or
- * ships the bytes through the ring (full-content).
+ * the host in chunks, the copy of each overlapping the hashing of the one
+ * before (staged_copy.c; serially with aclrtMemcpy where the runtime cannot),
+ * and either checksums it here or ships the bytes through the ring
+ * (full-content), each chunk copied straight into its ring record.
  *
  * The lock below is taken only when something is or may be watched; with
  * nothing watched an op launch costs a few atomic loads here
@@ -20,9 +22,12 @@
 #include <string.h>
 
 #include "hook_internal.h"
+#include "staged_copy.h"
 
 #define MAX_LOCAL ((int)(2 * SW_WATCH_MAX))
+#ifndef STAGING_BYTES
 #define STAGING_BYTES (1u << 20)
+#endif
 
 /* A closed API watch keeps its slot until the daemon drops it from the
  * table, so the next table read does not start it again. */
@@ -80,7 +85,8 @@ struct sampling {
   int slot[MAX_LOCAL];
   uint32_t id[MAX_LOCAL];
   struct sw_hasher hasher;
-  uint8_t *staging; /* checksum copies, STAGING_BYTES */
+  uint8_t *staging; /* serial checksum copies, STAGING_BYTES */
+  struct sw_stager *stager; /* pipelined copies */
   /* Around a framework op (framework_ops.c): the byte extents it may write,
    * n_allowed >= 0; -1 around runtime op launches. A host block is then also
    * checksummed outside those extents, so the daemon can tell a change the
@@ -99,6 +105,7 @@ static void free_sampling(void *p) {
   struct sampling *s = p;
   if (t_sampling == s) t_sampling = NULL;
   free(s->staging);
+  sw_stager_free(s->stager);
   sw_hasher_free(&s->hasher);
   sw_hasher_free(&s->outside);
   free(s);
@@ -211,19 +218,97 @@ static void close_watch(struct local_watch *w) {
   sw_emit(SW_REC_WATCH_CLOSED, 0, sw_current_device(), 0, w->addr, w->len, 0, w->id, NULL, NULL, 0);
 }
 
+/* A staged copy's chunks: staging buffers for a checksum, DUMP_DATA
+ * records for full content. */
+struct staged_sample {
+  struct sampling *t;
+  const struct local_watch *w;
+  uint64_t dump_seq;
+};
+
+static int place_in_staging(void *ctx, struct sw_chunk *c) {
+  struct staged_sample *s = ctx;
+  c->dst = sw_stager_buffer(s->t->stager, (int)((c->off / STAGING_BYTES) & 1), STAGING_BYTES);
+  return c->dst == NULL;
+}
+
+static void hash_staging(void *ctx, const struct sw_chunk *c, aclError err) {
+  (void)err;
+  struct staged_sample *s = ctx;
+  sw_hasher_update(&s->t->hasher, c->dst, c->n);
+}
+
+static int place_in_record(void *ctx, struct sw_chunk *c) {
+  (void)ctx;
+  uint32_t size = (uint32_t)SW_ALIGN_RECORD(sizeof(struct sw_record) + c->n);
+  struct sw_record *r = sw_reserve(size, &c->pos);
+  if (!r) return 1;
+  r->size = size;
+  c->rec = r;
+  c->dst = (uint8_t *)(r + 1);
+  return 0;
+}
+
+static void fill_record(struct sw_record *r, const struct local_watch *w, uint64_t dump_seq, uint64_t off,
+                        uint64_t n, aclError err) {
+  r->type = SW_REC_DUMP_DATA;
+  r->flags = 0;
+  r->tid = sw_tid();
+  r->ts_ns = 0;
+  r->device = sw_current_device();
+  r->result = err;
+  r->addr = off;
+  r->len = n;
+  r->id = dump_seq;
+  r->name_len = 0;
+  r->aux = w->id;
+}
+
+static void commit_record(void *ctx, const struct sw_chunk *c, aclError err) {
+  struct staged_sample *s = ctx;
+  struct sw_record *r = c->rec;
+  sw_hasher_update(&s->t->hasher, c->dst, c->n);
+  fill_record(r, s->w, s->dump_seq, c->off, c->n, err);
+  sw_commit(r, c->pos);
+}
+
+/* The staged copy of a device block; SW_STAGED_SERIAL when it cannot be. */
+static enum sw_staged staged_out(struct sampling *t, struct local_watch *w, int content, uint64_t chunk_max,
+                                 uint64_t dump_seq) {
+  if (!t->stager) t->stager = sw_stager_new();
+  if (!t->stager) return SW_STAGED_SERIAL;
+  struct staged_sample s = {t, w, dump_seq};
+  const void *src = (const void *)(uintptr_t)w->addr;
+  if (!content) {
+    /* Both buffers exist before the first copy, or neither is used. */
+    if (!sw_stager_buffer(t->stager, 0, STAGING_BYTES)) return SW_STAGED_SERIAL;
+    return sw_staged_copy(t->stager, src, w->len, STAGING_BYTES, place_in_staging, hash_staging, &s);
+  }
+  sw_stager_lock_ring();
+  return sw_staged_copy(t->stager, src, w->len, chunk_max, place_in_record, commit_record, &s);
+}
+
 /* Copies `len` bytes at device address `src` to the host and feeds the
- * hasher; with `content`, the bytes go straight into DUMP_DATA records. */
+ * hasher; with `content`, the bytes go straight into DUMP_DATA records.
+ * 0, -1 when nothing can be reported (no memory, no daemon), -2 when some
+ * copy failed. */
 static int copy_out(const struct sw_real *real, struct sampling *t, struct local_watch *w, int content,
                     uint64_t dump_seq) {
   uint64_t cap = sw_producer_header()->capacity;
   uint64_t chunk_max = cap / 4 < SW_CHUNK_MAX ? cap / 4 : SW_CHUNK_MAX;
+  const int host = (w->flags & SW_WATCH_HOST) != 0;
+  if (!host && real->aclrtMemcpy) {
+    enum sw_staged rc = staged_out(t, w, content, chunk_max, dump_seq);
+    if (rc == SW_STAGED_OK) return 0;
+    if (rc == SW_STAGED_FAILED) return -2;
+    if (rc == SW_STAGED_STOPPED) return -1;
+  }
   if (!content) {
     if (!t->staging) t->staging = malloc(STAGING_BYTES);
     if (!t->staging) return -1;
     chunk_max = STAGING_BYTES;
   }
   int failed = 0;
-  const int host = (w->flags & SW_WATCH_HOST) != 0;
   if (host && !content) { /* host memory is read where it lies: no copy */
     sw_hasher_update(&t->hasher, (const void *)(uintptr_t)w->addr, w->len);
     return 0;
@@ -245,18 +330,8 @@ static int copy_out(const struct sw_real *real, struct sampling *t, struct local
     else err = device_copy(real, r + 1, src, n);
     failed |= err != ACL_SUCCESS;
     sw_hasher_update(&t->hasher, r + 1, n);
-    r->type = SW_REC_DUMP_DATA;
-    r->flags = 0;
     r->size = size;
-    r->tid = sw_tid();
-    r->ts_ns = 0;
-    r->device = sw_current_device();
-    r->result = err;
-    r->addr = off;
-    r->len = n;
-    r->id = dump_seq;
-    r->name_len = 0;
-    r->aux = w->id;
+    fill_record(r, w, dump_seq, off, n, err);
     sw_commit(r, pos);
   }
   return failed ? -2 : 0;

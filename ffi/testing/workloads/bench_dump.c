@@ -1,12 +1,13 @@
 /*
  * bench_dump: times what a watch costs on a large block. It allocates one
- * block of MIB MiB on device 0 and launches REPS `Fill` ops on it; run under
+ * block of MIB MiB (or SIZE bytes, written `<n>B`) on device 0, zeroed, and
+ * launches REPS `Fill` ops on it (every float 1.0); run under
  * a --watch=Fill:0,Fill spec, each Fill is sampled before and after, so the
  * extra time over an unwatched run is two samples. It also times a plain
  * device-to-host copy of the block, the baseline a checksum watch is judged
  * against.
  *
- *   bench_dump MIB REPS     prints `memcpy_ns <n>` and `fill_ns <n>`: the
+ *   bench_dump MIB|SIZEB REPS  prints `memcpy_ns <n>` and `fill_ns <n>`: the
  *                           median of REPS calls (a shared machine's noise
  *                           lands in a few calls, not in every one)
  */
@@ -34,16 +35,17 @@ static double now_ns(void) {
 }
 
 int main(int argc, char **argv) {
-  size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 256;
+  char *unit = NULL;
+  size_t n = argc > 1 ? strtoul(argv[1], &unit, 10) : 256;
+  size_t bytes = unit && *unit == 'B' ? n : n << 20;
   int reps = argc > 2 ? atoi(argv[2]) : 4;
   if (reps < 1 || reps > 1000) reps = 4;
   double ns[1000];
-  size_t bytes = mib << 20;
   void *out = NULL, *in = NULL;
   float one = 1.0f;
   if (aclrtSetDevice(0) != ACL_SUCCESS || aclrtMalloc(&out, bytes, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS ||
       aclrtMalloc(&in, sizeof one, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
-    fprintf(stderr, "bench_dump: cannot allocate %zu MiB; raise STOMPWATCH_TEST_DEVICE_BYTES\n", mib);
+    fprintf(stderr, "bench_dump: cannot allocate %zu bytes; raise STOMPWATCH_TEST_DEVICE_BYTES\n", bytes);
     return 1;
   }
   aclrtMemcpy(in, sizeof one, &one, sizeof one, ACL_MEMCPY_HOST_TO_DEVICE);
