@@ -44,15 +44,29 @@ function removeDumps(dir: string): void {
   } catch { /* no dump written yet */ }
 }
 
+/** Medians of a few measurements, each a figure, its baseline and their ratio. */
+interface Paired {
+  oursMs: number;
+  baseMs: number;
+  /** The median of the ratios of each pair, not the ratio of the medians. */
+  ratio: number;
+}
+
+function paired(ours: number[], base: number[]): Paired {
+  return {
+    oursMs: median(ours),
+    baseMs: median(base),
+    ratio: median(ours.map((o, i) => base[i] / o)),
+  };
+}
+
 /**
- * Checksum watch of a `mib` MiB block: ms per sample and ms per plain copy
- * of the block (medians). Each watched Fill is one op plus two samples, so a
- * sample costs half the extra time over an unwatched Fill.
+ * Checksum watch of a `mib` MiB block: ms per sample next to ms per plain
+ * copy of the block in the same job. Each watched Fill is one op plus two
+ * samples, so a sample costs half the extra time over an unwatched Fill of
+ * the job run just before.
  */
-async function checksumSample(
-  daemon: Daemon,
-  mib: number,
-): Promise<{ sampleMs: number; memcpyMs: number }> {
+async function checksumSample(daemon: Daemon, mib: number): Promise<Paired> {
   const args = [String(mib), "5"];
   const samples: number[] = [], copies: number[] = [];
   for (let i = 0; i < repeat(); i++) {
@@ -66,16 +80,12 @@ async function checksumSample(
       ...deviceEnv(mib),
       STOMPWATCH_WATCH: "Fill:0,Fill",
     });
-    samples.push(
-      (figure(sum.stdout, "fill_ns") - figure(plain.stdout, "fill_ns")) / 2 /
-        1e6,
-    );
-    copies.push(
-      figure(plain.stdout, "memcpy_ns") / 1e6,
-      figure(sum.stdout, "memcpy_ns") / 1e6,
-    );
+    const fillNs = figure(sum.stdout, "fill_ns") -
+      figure(plain.stdout, "fill_ns");
+    samples.push(fillNs / 2 / 1e6);
+    copies.push(figure(sum.stdout, "memcpy_ns") / 1e6);
   }
-  return { sampleMs: median(samples), memcpyMs: median(copies) };
+  return paired(samples, copies);
 }
 
 /**
@@ -101,19 +111,19 @@ async function ddMs(dir: string, mib: number, files: number): Promise<number> {
 /**
  * Full-content watch of a `mib` MiB block: ms per sample, from the job's
  * start until the daemon has written every dump, less an unwatched job's;
- * and ms per file of dd writing as many files of that size, measured
- * between the jobs (medians).
+ * next to ms per file of dd writing as many files of that size into the
+ * same directory just before and just after the job (their mean).
  */
 async function contentSample(
   daemon: Daemon,
   mib: number,
   dumpDir: string,
-): Promise<{ sampleMs: number; ddMs: number }> {
+): Promise<Paired> {
   const reps = 3, samples = 2 * reps;
   const args = [String(mib), String(reps)];
   const times: number[] = [], dds: number[] = [];
   for (let i = 0; i < repeat(); i++) {
-    dds.push(await ddMs(dumpDir, mib, samples));
+    const ddBefore = await ddMs(dumpDir, mib, samples);
     const plain = await timeJob(
       daemon,
       workload("bench_dump"),
@@ -126,11 +136,16 @@ async function contentSample(
     });
     times.push((full.drainedMs - plain.drainedMs) / samples);
     removeDumps(dumpDir);
+    dds.push((ddBefore + await ddMs(dumpDir, mib, samples)) / 2);
   }
-  return { sampleMs: median(times), ddMs: median(dds) };
+  return paired(times, dds);
 }
 
-/** Rows 4 and 5: checksum watch vs memcpy, full-content watch vs dd. */
+/**
+ * Rows 4 and 5: checksum watch vs memcpy, full-content watch vs dd, each
+ * ratio the median of the ratios of pairs measured next to each other
+ * (the machine's pace drifts between pairs more than within one).
+ */
 export async function benchWatchSampling(
   daemon: Daemon,
   row: Row,
@@ -138,28 +153,26 @@ export async function benchWatchSampling(
 ): Promise<void> {
   const only = Deno.env.get("STOMPWATCH_BENCH_ONLY");
   for (const mib of only === "content" ? [] : [8, 64, 256]) {
-    const { sampleMs, memcpyMs } = await checksumSample(daemon, mib);
-    const ratio = memcpyMs / sampleMs;
+    const { oursMs, baseMs, ratio } = await checksumSample(daemon, mib);
     row(
       `checksum watch of ${mib} MiB`,
-      `${gib(mib * MIB, sampleMs)} GiB/s per sample (${ratio.toFixed(2)}x)`,
-      `${gib(mib * MIB, memcpyMs)} GiB/s memcpy`,
+      `${gib(mib * MIB, oursMs)} GiB/s per sample (${ratio.toFixed(2)}x)`,
+      `${gib(mib * MIB, baseMs)} GiB/s memcpy`,
       mib === 256 ? ">= 0.9x memcpy" : "-",
       mib !== 256 || ratio >= 0.9,
     );
   }
   const dumpDir = `${out}/watch_dump`;
   for (const mib of only === "checksum" ? [] : [64, 256]) {
-    const { sampleMs: ms, ddMs: dd } = await contentSample(
+    const { oursMs, baseMs, ratio } = await contentSample(
       daemon,
       mib,
       dumpDir,
     );
-    const ratio = dd / ms;
     row(
       `full-content watch of ${mib} MiB`,
-      `${gib(mib * MIB, ms)} GiB/s per sample (${ratio.toFixed(2)}x)`,
-      `${gib(mib * MIB, dd)} GiB/s dd (6 new files)`,
+      `${gib(mib * MIB, oursMs)} GiB/s per sample (${ratio.toFixed(2)}x)`,
+      `${gib(mib * MIB, baseMs)} GiB/s dd (6 new files)`,
       mib === 256 ? ">= 0.8x dd" : "-",
       mib !== 256 || ratio >= 0.8,
     );

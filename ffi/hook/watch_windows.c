@@ -25,9 +25,8 @@
 #include "staged_copy.h"
 
 #define MAX_LOCAL ((int)(2 * SW_WATCH_MAX))
-#ifndef STAGING_BYTES
+/* Each of the two checksum staging buffers: the pair fits a core's L2. */
 #define STAGING_BYTES (1u << 20)
-#endif
 
 /* A closed API watch keeps its slot until the daemon drops it from the
  * table, so the next table read does not start it again. */
