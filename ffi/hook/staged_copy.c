@@ -16,6 +16,8 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "hook_internal.h"
 #include "staged_copy.h"
@@ -27,6 +29,7 @@ struct sw_stager {
   int broken; /* the runtime refused a stream on `device`: serial there */
   uint8_t *buf[2];
   uint64_t buf_bytes;
+  pid_t pid; /* whose stream and buffers they are: a forked child has neither */
 };
 
 static int can_stage(const struct sw_real *real) {
@@ -34,7 +37,21 @@ static int can_stage(const struct sw_real *real) {
          real->aclrtDestroyStream;
 }
 
-struct sw_stager *sw_stager_new(void) { return calloc(1, sizeof(struct sw_stager)); }
+struct sw_stager *sw_stager_new(void) {
+  struct sw_stager *st = calloc(1, sizeof *st);
+  if (st) st->pid = getpid();
+  return st;
+}
+
+/* In a forked child the parent's stream has no worker behind it (threads
+ * do not survive fork): forget the parent's stream and staging rather than
+ * use or free them, and start afresh. */
+static void own(struct sw_stager *st) {
+  pid_t pid = getpid();
+  if (st->pid == pid) return;
+  memset(st, 0, sizeof *st);
+  st->pid = pid;
+}
 
 static void free_buffers(const struct sw_real *real, struct sw_stager *st) {
   for (int i = 0; i < 2; i++) {
@@ -46,6 +63,7 @@ static void free_buffers(const struct sw_real *real, struct sw_stager *st) {
 
 void sw_stager_free(struct sw_stager *st) {
   if (!st) return;
+  own(st);
   const struct sw_real *real = sw_real();
   if (st->has_stream && real->aclrtDestroyStream) real->aclrtDestroyStream(st->stream);
   free_buffers(real, st);
@@ -67,6 +85,7 @@ static int ready(const struct sw_real *real, struct sw_stager *st) {
 
 uint8_t *sw_stager_buffer(struct sw_stager *st, int i, uint64_t bytes) {
   const struct sw_real *real = sw_real();
+  own(st);
   if (st->buf_bytes != bytes) {
     free_buffers(real, st);
     if (!real->aclrtMallocHost || !real->aclrtFreeHost) return NULL;
@@ -100,7 +119,9 @@ void sw_stager_lock_ring(void) {
 enum sw_staged sw_staged_copy(struct sw_stager *st, const void *src, uint64_t len, uint64_t chunk,
                               sw_chunk_place place, sw_chunk_take take, void *ctx) {
   const struct sw_real *real = sw_real();
-  if (!st || !can_stage(real) || !ready(real, st)) return SW_STAGED_SERIAL;
+  if (!st || !can_stage(real)) return SW_STAGED_SERIAL;
+  own(st);
+  if (!ready(real, st)) return SW_STAGED_SERIAL;
   const uint8_t *from = src;
   struct sw_chunk cur = {.off = 0, .n = len < chunk ? len : chunk}, next;
   if (place(ctx, &cur)) return SW_STAGED_STOPPED;
