@@ -110,9 +110,10 @@ async function ddMs(dir: string, mib: number, files: number): Promise<number> {
 
 /**
  * Full-content watch of a `mib` MiB block: ms per sample, from the job's
- * start until the daemon has written every dump, less an unwatched job's;
- * next to ms per file of dd writing as many files of that size into the
- * same directory just before and just after the job (their mean).
+ * first Fill until the daemon has written every dump, less the Fills' own
+ * time in an unwatched job; next to ms per file of dd writing as many files
+ * of that size into the same directory just before and just after the job
+ * (their mean).
  */
 async function contentSample(
   daemon: Daemon,
@@ -130,11 +131,16 @@ async function contentSample(
       args,
       deviceEnv(mib),
     );
+    const startedMs = Date.now();
     const full = await timeJob(daemon, workload("bench_dump"), args, {
       ...deviceEnv(mib),
       STOMPWATCH_WATCH: "Fill:0,Fill,full-content",
     });
-    times.push((full.drainedMs - plain.drainedMs) / samples);
+    const drainedMs = startedMs + full.drainedMs;
+    const fillsMs = drainedMs -
+      figure(full.stdout, "fills_start_unix_ns") / 1e6;
+    const plainFillsMs = reps * figure(plain.stdout, "fill_ns") / 1e6;
+    times.push((fillsMs - plainFillsMs) / samples);
     removeDumps(dumpDir);
     dds.push((ddBefore + await ddMs(dumpDir, mib, samples)) / 2);
   }
