@@ -22,6 +22,9 @@ const OUT_ROWS = 16384;
 const OUT_BYTES = OUT_ROWS * REC_SLOTS * 4;
 /** Two 256-bit character maps of the row filter. */
 const MAPS_AT = OUT_BYTES;
+/** memoryNumbers' 8 column positions (i32) and 7 results (f64). */
+const NUM_COLS_AT = MAPS_AT + 64;
+const NUM_OUT_AT = MAPS_AT + 128;
 /** Room in front of each chunk for a row cut by the previous chunk's end. */
 export const MAX_ROW_BYTES = 16 << 20;
 const PAGE = 65536;
@@ -50,6 +53,8 @@ type ScanFn = (
   maps: number,
 ) => number;
 
+type NumbersFn = (rec: number, cols: number, out: number) => number;
+
 /** Why a scan gave up on the input; the reader words the message. */
 export class ScanLimit extends Error {
   constructor(
@@ -67,6 +72,9 @@ export class ScanLimit extends Error {
 export class RowScanner {
   readonly u8: Uint8Array;
   readonly i32: Int32Array;
+  /** Results of {@link memoryNumbers}, from index {@link numbersAt}. */
+  readonly f64: Float64Array;
+  readonly numbersAt = NUM_OUT_AT >> 3;
   readonly chunk: number;
   /** File offset of memory address 0 for the chunk being scanned. */
   delta = 0;
@@ -77,6 +85,7 @@ export class RowScanner {
   #f1 = -1;
   #f2 = -1;
   #scan: ScanFn;
+  #numbers: NumbersFn;
   #stop: WebAssembly.Global;
   #line: WebAssembly.Global;
   #total: WebAssembly.Global;
@@ -98,7 +107,9 @@ export class RowScanner {
     memory.grow(Math.ceil((need - memory.buffer.byteLength) / PAGE));
     this.u8 = new Uint8Array(memory.buffer);
     this.i32 = new Int32Array(memory.buffer);
+    this.f64 = new Float64Array(memory.buffer);
     this.#scan = ex.scan as ScanFn;
+    this.#numbers = ex.memoryNumbers as NumbersFn;
     this.#stop = ex.stop as WebAssembly.Global;
     this.#line = ex.line as WebAssembly.Global;
     this.#total = ex.total as WebAssembly.Global;
@@ -135,6 +146,22 @@ export class RowScanner {
     if (slot === 0) this.#f1 = field;
     else this.#f2 = field;
     return true;
+  }
+
+  /**
+   * Header positions of ID, Timestamp, Process Id, Device Id, Ptr, Attr and
+   * the two stack columns (-2 when absent), for {@link memoryNumbers}.
+   */
+  numberColumns(cols: readonly number[]): void {
+    this.i32.set(cols, NUM_COLS_AT >> 2);
+  }
+
+  /**
+   * Parses the numbers of record `rec` (see `memoryNumbers` in the .wat)
+   * into {@link f64} from {@link numbersAt}; false when one is not plain.
+   */
+  memoryNumbers(rec: number): boolean {
+    return this.#numbers(rec << 2, NUM_COLS_AT, NUM_OUT_AT) === 1;
   }
 
   /** Address where region `k`'s chunk data starts. */

@@ -22,7 +22,18 @@ export {
   type MemscopeColumn,
   MemscopeCsvError,
 } from "./header.ts";
-export { type MemscopeRecord, MemscopeRow } from "./row.ts";
+export {
+  MEM_DEVICE,
+  MEM_ID,
+  MEM_PID,
+  MEM_PTR,
+  MEM_SIZE,
+  MEM_SLOTS,
+  MEM_STACKS,
+  MEM_TIME_US,
+  type MemscopeRecord,
+  MemscopeRow,
+} from "./row.ts";
 export { openEventLog } from "./open.ts";
 export {
   type EventLogSource,

@@ -138,7 +138,7 @@ class RowFeed {
         label,
         required,
       );
-      this.#row = new MemscopeRow(this.header, u8, i32);
+      this.#row = new MemscopeRow(this.header, u8, i32, scanner);
       scanner.awaitHeader = false;
       let slot = 0;
       for (const [col, chars] of Object.entries(options.startsWith ?? {})) {

@@ -12,6 +12,7 @@ import {
   REC_NSEP,
   REC_SEP0,
   REC_START,
+  type RowScanner,
 } from "./_scan.ts";
 import {
   bytesEqual,
@@ -57,6 +58,20 @@ const C_ID = 0,
   C_ATTR = 9;
 
 /**
+ * Slots of {@link MemscopeRow.memoryNumbers}' output: ID, Timestamp in
+ * microseconds, Process Id, Device Id, Ptr, Attr `size` (0 when absent),
+ * and 1 when a stack column holds text (0 when both are empty or absent).
+ */
+export const MEM_ID = 0,
+  MEM_TIME_US = 1,
+  MEM_PID = 2,
+  MEM_DEVICE = 3,
+  MEM_PTR = 4,
+  MEM_SIZE = 5,
+  MEM_STACKS = 6,
+  MEM_SLOTS = 7;
+
+/**
  * One row of the log, as a cursor: the reader moves the same object from row
  * to row, so read what you need inside the callback, or call
  * {@link MemscopeRow.toRecord} to keep a copy. Fields are decoded on first
@@ -78,13 +93,39 @@ export class MemscopeRow {
   #span = new Int32Array(2);
   #nameText = "";
   #nameBytes = new Uint8Array(0);
+  /** Parses {@link memoryNumbers}; undefined when the header is unusual. */
+  #scanner: RowScanner | undefined;
 
   /** Internal: the reader makes these. */
-  constructor(columns: Columns, u8: Uint8Array, i32: Int32Array) {
+  constructor(
+    columns: Columns,
+    u8: Uint8Array,
+    i32: Int32Array,
+    scanner?: RowScanner,
+  ) {
     this.#at = columns.at;
     this.#byName = columns.byName;
     this.#u8 = u8;
     this.#i32 = i32;
+    const at = columns.at;
+    const cols = [
+      at[C_ID],
+      at[C_TS],
+      at[C_PID],
+      at[C_DEVICE],
+      at[C_PTR],
+      at[C_ATTR],
+      this.#byName.get(normalise("Call Stack(Python)")) ?? -2,
+      this.#byName.get(normalise("Call Stack(C)")) ?? -2,
+    ];
+    // Columns past the separators the scanner keeps take the slow way.
+    if (
+      scanner && cols.every((c) => c < REC_MAX_SEPS) &&
+      cols.slice(0, 6).every((c) => c >= 0)
+    ) {
+      scanner.numberColumns(cols);
+      this.#scanner = scanner;
+    }
   }
 
   /** Internal: points the cursor at scanner record `rec`. */
@@ -323,6 +364,33 @@ export class MemscopeRow {
     // A quote inside a quoted field is doubled: compare the decoded text.
     if (this.#quoted && text.includes('"')) return this.name === text;
     return bytesEqual(this.#u8, this.#s, this.#e, this.#nameBytes);
+  }
+
+  /**
+   * The numbers of a memory row in one go (WebAssembly), for readers that
+   * keep millions of rows: writes the MEM_* slots of `out` and returns true
+   * when every one is written plainly (1 to 16 digits, Ptr as `0x` and 1 to
+   * 16 hex digits, at most 2^53 - 1, unquoted, no spaces; `size` may have
+   * a `-`; a Device Id below 2^20). The values are then exactly what the
+   * getters give (`id`, `timestampUs`, `pid`, `Number(device)`, `ptr`,
+   * `size ?? 0`). Returns false for any other row: read it with the
+   * getters.
+   *
+   * @example
+   * ```ts
+   * import { MEM_PTR, MEM_SLOTS, readMemscopeCsv } from "./mod.ts";
+   * const n = new Float64Array(MEM_SLOTS);
+   * await readMemscopeCsv("memscope_dump.csv", (r) => {
+   *   if (r.event === "MALLOC" && r.memoryNumbers(n)) console.log(n[MEM_PTR]);
+   * });
+   * ```
+   */
+  memoryNumbers(out: Float64Array): boolean {
+    const sc = this.#scanner;
+    if (sc === undefined || !sc.memoryNumbers(this.#rec)) return false;
+    const f64 = sc.f64, at = sc.numbersAt;
+    for (let k = 0; k < MEM_SLOTS; k++) out[k] = f64[at + k];
+    return true;
   }
 
   /** A plain copy of the row's fields. */

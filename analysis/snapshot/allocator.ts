@@ -20,16 +20,8 @@
  *
  * @module
  */
+import { Action } from "./emit.ts";
 import { Kind, type MemoryRows } from "./rows.ts";
-
-/** A trace entry's action. */
-export type Action =
-  | "alloc"
-  | "free_requested"
-  | "free_completed"
-  | "segment_alloc"
-  | "segment_free"
-  | "oom";
 
 /** Receives trace entries in order. `extra`: `device_free` of an oom. */
 export type EntrySink = (
@@ -142,21 +134,21 @@ export function replayDevice(
   };
 
   const freeBlock = (addr: number, b: Blk, stack: number, t: number) => {
-    emit("free_requested", addr, b.size, stack, t, 0);
-    emit("free_completed", addr, b.size, stack, t, 0);
+    emit(Action.FreeRequested, addr, b.size, stack, t, 0);
+    emit(Action.FreeCompleted, addr, b.size, stack, t, 0);
     blocks.delete(addr);
     const list = b.seg.addrs;
     list.splice(lowerBound(list, addr), 1);
   };
   const freeSegment = (s: Seg, stack: number, t: number) => {
     if (s.whole) {
-      emit("free_requested", s.addr, s.size, stack, t, 0);
-      emit("free_completed", s.addr, s.size, stack, t, 0);
+      emit(Action.FreeRequested, s.addr, s.size, stack, t, 0);
+      emit(Action.FreeCompleted, s.addr, s.size, stack, t, 0);
     }
     for (const addr of [...s.addrs]) {
       freeBlock(addr, blocks.get(addr)!, stack, t);
     }
-    emit("segment_free", s.addr, s.size, stack, t, 0);
+    emit(Action.SegmentFree, s.addr, s.size, stack, t, 0);
     segs.delete(s.addr);
     if (!s.whole) leave(s);
   };
@@ -168,9 +160,9 @@ export function replayDevice(
     }
     segs.set(s.addr, s);
     if (!s.whole) enter(s);
-    emit("segment_alloc", s.addr, s.size, s.stack, t, 0);
+    emit(Action.SegmentAlloc, s.addr, s.size, s.stack, t, 0);
     // Its one block is the segment itself: not in `blocks`, no list.
-    if (s.whole) emit("alloc", s.addr, s.size, s.stack, t, 0);
+    if (s.whole) emit(Action.Alloc, s.addr, s.size, s.stack, t, 0);
   };
 
   for (let k = 0; k < order.length; k++) {
@@ -199,10 +191,10 @@ export function replayDevice(
           // Drawn as allocated before the trace began: a runtime allocation
           // of a process without blocks was in use, so its block goes too.
           if (!rows.blockLevel.has(`${rows.pid.get(i)}:${device}`)) {
-            emit("free_requested", addr, size, stack, t, 0);
-            emit("free_completed", addr, size, stack, t, 0);
+            emit(Action.FreeRequested, addr, size, stack, t, 0);
+            emit(Action.FreeCompleted, addr, size, stack, t, 0);
           }
-          emit("segment_free", addr, size, stack, t, 0);
+          emit(Action.SegmentFree, addr, size, stack, t, 0);
         }
         break;
       }
@@ -227,7 +219,7 @@ export function replayDevice(
         }
         blocks.set(addr, { size, stack, seg });
         seg.addrs.splice(lowerBound(seg.addrs, addr), 0, addr);
-        emit("alloc", addr, size, stack, t, 0);
+        emit(Action.Alloc, addr, size, stack, t, 0);
         break;
       }
       case Kind.BlockFree: {
@@ -237,16 +229,16 @@ export function replayDevice(
           if (b.seg.own && !b.seg.addrs.length) freeSegment(b.seg, stack, t);
         } else if (size > 0) {
           counts.freedBeforeLog++;
-          emit("free_requested", addr, size, stack, t, 0);
-          emit("free_completed", addr, size, stack, t, 0);
+          emit(Action.FreeRequested, addr, size, stack, t, 0);
+          emit(Action.FreeCompleted, addr, size, stack, t, 0);
           if (!containing(addr, size)) {
-            emit("segment_free", addr, size, stack, t, 0);
+            emit(Action.SegmentFree, addr, size, stack, t, 0);
           }
         }
         break;
       }
       case Kind.Oom:
-        emit("oom", 0, size, stack, t, addr);
+        emit(Action.Oom, 0, size, stack, t, addr);
         break;
     }
   }

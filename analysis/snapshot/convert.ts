@@ -7,8 +7,8 @@
  * @module
  */
 import type { EventLogSource } from "../memscope_csv/mod.ts";
-import { type Action, type EndSegment, replayDevice } from "./allocator.ts";
-import type { SnapshotWriter, TraceEntry } from "./emit.ts";
+import { type EndSegment, replayDevice } from "./allocator.ts";
+import { Action, type SnapshotWriter, type TraceEntry } from "./emit.ts";
 import {
   CPU_DEVICE,
   Kind,
@@ -92,21 +92,25 @@ function resolveDevices(
   }
 }
 
-/** `order` cut into one list per device (rows of no device left out). */
+/**
+ * `order` (default: file order) cut into one list per device (rows of no
+ * device left out).
+ */
 function splitByDevice(
   rows: MemoryRows,
-  order: Uint32Array,
+  order: Uint32Array | undefined,
   devices: number,
 ): Uint32Array[] {
+  const n = order?.length ?? rows.count;
   const counts = new Array<number>(devices).fill(0);
-  for (let k = 0; k < order.length; k++) {
-    const d = rows.device(order[k]);
+  for (let k = 0; k < n; k++) {
+    const d = rows.device(order?.[k] ?? k);
     if (d >= 0 && d < devices) counts[d]++;
   }
   const lists = counts.map((n) => new Uint32Array(n));
   const at = new Array<number>(devices).fill(0);
-  for (let k = 0; k < order.length; k++) {
-    const i = order[k];
+  for (let k = 0; k < n; k++) {
+    const i = order?.[k] ?? k;
     const d = rows.device(i);
     if (d >= 0 && d < devices) lists[d][at[d]++] = i;
   }
@@ -193,16 +197,19 @@ export function writeRowsSnapshot(
   w: SnapshotWriter,
   options: SnapshotOptions = {},
 ): SnapshotSummary {
-  const order = rows.order();
   const cpu = rows.hasCpu ? rows.maxDevice + 1 : undefined;
-  // Most logs name a device on every memory row: nothing to resolve.
+  // Most logs name a device on every memory row: nothing to resolve, and
+  // each device's rows are put in time order apart (often they are).
+  let order: Uint32Array | undefined;
   if (rows.hasCpu || rows.hasNoDevice) {
+    order = rows.order();
     resolveDevices(rows, order, cpu ?? NO_DEVICE);
   }
   // An empty log still gets device 0: the viewer reads device_traces[0].
   const devices = Math.max(1, (cpu ?? rows.maxDevice) + 1);
   const wanted = options.device;
   const byDevice = splitByDevice(rows, order, devices);
+  if (order === undefined) { for (const list of byDevice) rows.order(list); }
   if (
     wanted !== undefined &&
     (wanted >= devices || wanted < 0 || !Number.isInteger(wanted))
@@ -229,7 +236,7 @@ export function writeRowsSnapshot(
   const history = options.history ?? true;
   const ends: EndSegment[][] = [];
   const entry: TraceEntry = {
-    action: "",
+    action: Action.Alloc,
     addr: 0,
     size: 0,
     timeUs: 0,
@@ -261,7 +268,8 @@ export function writeRowsSnapshot(
         if (!history) return;
         // A free is two entries the viewer joins: never keep half of one.
         if (
-          n < skip || (n === skip && skip > 0 && action === "free_completed")
+          n < skip ||
+          (n === skip && skip > 0 && action === Action.FreeCompleted)
         ) {
           if (n === skip) skip++;
           n++;
@@ -271,7 +279,7 @@ export function writeRowsSnapshot(
         n++;
         summary.entries++;
         entry.action = action;
-        entry.addr = action === "oom" ? extra : addr;
+        entry.addr = action === Action.Oom ? extra : addr;
         entry.size = size;
         entry.timeUs = t;
         entry.stack = stack;

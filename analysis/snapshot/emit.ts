@@ -20,9 +20,29 @@ export interface Frame {
   name: string;
 }
 
+/** A trace entry's action, as an index into {@link ACTIONS}. */
+export const enum Action {
+  Alloc = 0,
+  FreeRequested = 1,
+  FreeCompleted = 2,
+  SegmentAlloc = 3,
+  SegmentFree = 4,
+  Oom = 5,
+}
+
+/** The viewer's name of each {@link Action}. */
+export const ACTIONS: readonly string[] = [
+  "alloc",
+  "free_requested",
+  "free_completed",
+  "segment_alloc",
+  "segment_free",
+  "oom",
+];
+
 /** A trace entry as {@link SnapshotWriter.entry} writes it. */
 export interface TraceEntry {
-  action: string;
+  action: Action;
   /** The address, or for an `oom` the device's free bytes. */
   addr: number;
   size: number;
@@ -35,8 +55,8 @@ export interface TraceEntry {
 function entryByFields(w: SnapshotWriter, e: TraceEntry): void {
   w.dictStart();
   w.key("action");
-  w.str(e.action);
-  w.key(e.action === "oom" ? "device_free" : "addr");
+  w.str(ACTIONS[e.action]);
+  w.key(e.action === Action.Oom ? "device_free" : "addr");
   w.int(e.addr);
   w.key("size");
   w.int(e.size);
@@ -206,7 +226,7 @@ export class PickleWriter implements SnapshotWriter {
   #memo = 0;
   #strings = new Map<string, number>();
   #framesMemo = new Map<number, number>();
-  #entryMemos = new Map<string, number[]>();
+  #entryMemos: Array<number[] | undefined> = [];
   /** Per open container: items so far (lists) or -1 (dicts). */
   #open: number[] = [];
 
@@ -348,27 +368,24 @@ export class PickleWriter implements SnapshotWriter {
    * Memo indices of an entry's keys and action, once all were written (the
    * first entry of each action writes them), else undefined.
    */
-  #entryMemo(action: string): number[] | undefined {
-    let m = this.#entryMemos.get(action);
-    if (m) return m;
+  #entryMemo(action: Action): number[] | undefined {
     const all = [
       "action",
-      action,
-      action === "oom" ? "device_free" : "addr",
+      ACTIONS[action],
+      action === Action.Oom ? "device_free" : "addr",
       "size",
       "stream",
       "time_us",
       "frames",
     ].map((k) => this.#strings.get(k));
     if (all.some((i) => i === undefined || i > 255)) return undefined;
-    m = all as number[];
-    this.#entryMemos.set(action, m);
-    return m;
+    this.#entryMemos[action] = all as number[];
+    return all as number[];
   }
   entry(e: TraceEntry): void {
-    const memo = this.#entryMemo(e.action);
+    const memo = this.#entryMemos[e.action] ?? this.#entryMemo(e.action);
     const frames = this.#framesMemo.get(e.stack);
-    if (!memo || frames === undefined) {
+    if (memo === undefined || frames === undefined) {
       entryByFields(this, e); // first of its kind: memoizes what it writes
       return;
     }
@@ -376,26 +393,32 @@ export class PickleWriter implements SnapshotWriter {
     const o = this.#out;
     const b = o.raw(64);
     let at = o.at;
-    const get = (m: number) => {
+    // EMPTY_DICT, MARK, then BINGET of each memoized key and the action.
+    b[at] = 0x7d;
+    b[at + 1] = 0x28;
+    b[at + 2] = 0x68;
+    b[at + 3] = memo[0];
+    b[at + 4] = 0x68;
+    b[at + 5] = memo[1];
+    b[at + 6] = 0x68;
+    b[at + 7] = memo[2];
+    at = putInt(b, at + 8, e.addr);
+    b[at] = 0x68;
+    b[at + 1] = memo[3];
+    at = putInt(b, at + 2, e.size);
+    b[at] = 0x68;
+    b[at + 1] = memo[4];
+    b[at + 2] = 0x4b; // BININT1 0: the stream
+    b[at + 3] = 0;
+    b[at + 4] = 0x68;
+    b[at + 5] = memo[5];
+    at = putInt(b, at + 6, e.timeUs);
+    b[at++] = 0x68;
+    b[at++] = memo[6];
+    if (frames < 256) {
       b[at++] = 0x68; // BINGET
-      b[at++] = m;
-    };
-    b[at++] = 0x7d; // EMPTY_DICT
-    b[at++] = 0x28; // MARK
-    get(memo[0]);
-    get(memo[1]);
-    get(memo[2]);
-    at = putInt(b, at, e.addr);
-    get(memo[3]);
-    at = putInt(b, at, e.size);
-    get(memo[4]);
-    b[at++] = 0x4b;
-    b[at++] = 0;
-    get(memo[5]);
-    at = putInt(b, at, e.timeUs);
-    get(memo[6]);
-    if (frames < 256) get(frames);
-    else {
+      b[at++] = frames;
+    } else {
       b[at++] = 0x6a; // LONG_BINGET
       b[at++] = frames & 0xff;
       b[at++] = (frames >>> 8) & 0xff;

@@ -10,6 +10,14 @@
  */
 import {
   type EventLogSource,
+  MEM_DEVICE,
+  MEM_ID,
+  MEM_PID,
+  MEM_PTR,
+  MEM_SIZE,
+  MEM_SLOTS,
+  MEM_STACKS,
+  MEM_TIME_US,
   type MemscopeRow,
   readMemscopeCsv,
 } from "../memscope_csv/mod.ts";
@@ -92,6 +100,8 @@ export class MemoryRows {
   #stackIds = new Map<string, number>();
   #lastT = -Infinity;
   #lastId = -Infinity;
+  #lastBlockPid = NaN;
+  #lastBlockDevice = NaN;
 
   kind(i: number): Kind {
     return this.meta.get(i) & 15;
@@ -124,9 +134,33 @@ export class MemoryRows {
     addr: number,
     size: number,
   ): void {
+    this.append(
+      kind,
+      deviceCode(row.device),
+      row.id,
+      timeUs(row.timestampUs),
+      row.pid,
+      addr,
+      size,
+      this.stackOf(
+        row.column("Call Stack(Python)"),
+        row.column("Call Stack(C)"),
+      ),
+    );
+  }
+
+  /** Adds one row given by its numbers (`device` a device code). */
+  append(
+    kind: Kind,
+    device: number,
+    id: number,
+    t: number,
+    pid: number,
+    addr: number,
+    size: number,
+    stack: number,
+  ): void {
     const i = this.count++;
-    const id = row.id;
-    const t = timeUs(row.timestampUs);
     if (t < this.#lastT || (t === this.#lastT && id < this.#lastId)) {
       this.sorted = false;
     }
@@ -136,37 +170,120 @@ export class MemoryRows {
     this.addr.set(i, addr);
     this.size.set(i, size);
     this.timeUs.set(i, t);
-    const device = deviceCode(row.device);
     if (device >= 0 && device > this.maxDevice) this.maxDevice = device;
     if (device === CPU_DEVICE) this.hasCpu = true;
     if (device === NO_DEVICE) this.hasNoDevice = true;
     this.meta.set(i, kind | ((device + 2) << 4));
-    this.pid.set(i, row.pid);
-    this.stack.set(
-      i,
-      this.stackOf(
-        row.column("Call Stack(Python)"),
-        row.column("Call Stack(C)"),
-      ),
-    );
-    if (kind === Kind.BlockAlloc || kind === Kind.BlockFree) {
-      this.blockLevel.add(`${row.pid}:${device}`);
+    this.pid.set(i, pid);
+    this.stack.set(i, stack);
+    if (
+      (kind === Kind.BlockAlloc || kind === Kind.BlockFree) &&
+      (pid !== this.#lastBlockPid || device !== this.#lastBlockDevice)
+    ) {
+      this.#lastBlockPid = pid;
+      this.#lastBlockDevice = device;
+      this.blockLevel.add(`${pid}:${device}`);
     }
   }
 
-  /** Row indices by timestamp, then ID, then file order. */
-  order(): Uint32Array {
-    const perm = new Uint32Array(this.count);
-    for (let i = 0; i < perm.length; i++) perm[i] = i;
-    if (this.sorted) return perm;
-    const ids = new Float64Array(this.count);
-    const ts = new Float64Array(this.count);
-    for (let i = 0; i < ids.length; i++) {
-      ids[i] = this.id.get(i);
-      ts[i] = this.timeUs.get(i);
+  /**
+   * Row indices by timestamp, then ID, then file order: all rows, or those
+   * of `list` (ascending), sorted in place.
+   */
+  order(list?: Uint32Array): Uint32Array {
+    let perm = list;
+    if (perm === undefined) {
+      perm = new Uint32Array(this.count);
+      for (let i = 0; i < perm.length; i++) perm[i] = i;
+      if (this.sorted) return perm;
     }
-    perm.sort((a, b) => ts[a] - ts[b] || ids[a] - ids[b] || a - b);
+    const n = perm.length;
+    const ids = new Float64Array(n);
+    const ts = new Float64Array(n);
+    let sorted = true;
+    for (let k = 0; k < n; k++) {
+      const i = perm[k];
+      ids[k] = this.id.get(i);
+      ts[k] = this.timeUs.get(i);
+      if (
+        k > 0 &&
+        (ts[k] < ts[k - 1] || (ts[k] === ts[k - 1] && ids[k] < ids[k - 1]))
+      ) sorted = false;
+    }
+    if (sorted) return perm;
+    // Sorted by position in `perm`, which is ascending file order.
+    const at = byTimeThenId(ts, ids);
+    const rows = perm.slice();
+    for (let k = 0; k < n; k++) perm[k] = rows[at[k]];
     return perm;
+  }
+}
+
+/**
+ * Positions 0..n-1 ordered by `ts`, then `ids`, then position: a stable
+ * radix sort on the timestamps (whole microseconds, at most 2^53), then
+ * each run of equal timestamps (short: rows of one microsecond) by ID.
+ */
+function byTimeThenId(ts: Float64Array, ids: Float64Array): Uint32Array {
+  const n = ts.length;
+  let min = Infinity, max = -Infinity;
+  for (let k = 0; k < n; k++) {
+    if (ts[k] < min) min = ts[k];
+    if (ts[k] > max) max = ts[k];
+  }
+  let a = new Uint32Array(n), b = new Uint32Array(n);
+  for (let k = 0; k < n; k++) a[k] = k;
+  const count = new Uint32Array(RADIX);
+  // Digits of (t - min) / div, 11 bits at a time; the last pass the highest.
+  for (let div = 1; div <= max - min; div *= RADIX) {
+    count.fill(0);
+    for (let k = 0; k < n; k++) {
+      count[Math.floor((ts[k] - min) / div) & (RADIX - 1)]++;
+    }
+    let sum = 0;
+    for (let d = 0; d < RADIX; d++) {
+      const c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (let k = 0; k < n; k++) {
+      const p = a[k];
+      b[count[Math.floor((ts[p] - min) / div) & (RADIX - 1)]++] = p;
+    }
+    [a, b] = [b, a];
+  }
+  for (let s = 0; s < n;) {
+    let e = s + 1;
+    while (e < n && ts[a[e]] === ts[a[s]]) e++;
+    if (e - s > 1) sortRunById(a, s, e, ids);
+    s = e;
+  }
+  return a;
+}
+
+const RADIX = 2048;
+
+/** Sorts a[s..e) by `ids`, then by position, in place. */
+function sortRunById(
+  a: Uint32Array,
+  s: number,
+  e: number,
+  ids: Float64Array,
+): void {
+  if (e - s > 32) {
+    a.subarray(s, e).sort((x, y) => ids[x] - ids[y] || x - y);
+    return;
+  }
+  for (let k = s + 1; k < e; k++) {
+    const p = a[k];
+    let j = k - 1;
+    while (
+      j >= s && (ids[a[j]] > ids[p] || (ids[a[j]] === ids[p] && a[j] > p))
+    ) {
+      a[j + 1] = a[j];
+      j--;
+    }
+    a[j + 1] = p;
   }
 }
 
@@ -229,24 +346,50 @@ export async function readMemoryRows(
 ): Promise<MemoryRows> {
   const rows = options.into ?? new MemoryRows();
   const { pid, onRow, untilNs } = options;
+  const num = new Float64Array(MEM_SLOTS);
   const summary = await readMemscopeCsv(source, (row) => {
     const event = row.event;
-    if (pid !== undefined && row.pid !== pid) return;
-    if (untilNs !== undefined && Number(row.timestamp) > untilNs) return;
     if (event === "MALLOC" || event === "FREE") {
-      onRow?.(row);
       const block = !RUNTIME_POOLS.has(row.eventType);
+      const kind = event === "MALLOC"
+        ? (block ? Kind.BlockAlloc : Kind.SegmentAlloc)
+        : (block ? Kind.BlockFree : Kind.SegmentFree);
+      // Most rows: every number plain, no stack, no filter but the pid.
+      if (
+        untilNs === undefined && onRow === undefined &&
+        row.memoryNumbers(num) && num[MEM_STACKS] === 0
+      ) {
+        if (pid !== undefined && num[MEM_PID] !== pid) return;
+        const size = Math.abs(num[MEM_SIZE]);
+        if (event === "MALLOC" && size === 0) {
+          rows.skipped++;
+          return;
+        }
+        rows.append(
+          kind,
+          num[MEM_DEVICE],
+          num[MEM_ID],
+          num[MEM_TIME_US],
+          num[MEM_PID],
+          num[MEM_PTR],
+          size,
+          0,
+        );
+        return;
+      }
+      if (pid !== undefined && row.pid !== pid) return;
+      if (untilNs !== undefined && Number(row.timestamp) > untilNs) return;
+      onRow?.(row);
       const addr = row.ptr;
       const size = Math.abs(row.size ?? 0);
       if (addr === undefined || (event === "MALLOC" && size === 0)) {
         rows.skipped++;
         return;
       }
-      const kind = event === "MALLOC"
-        ? (block ? Kind.BlockAlloc : Kind.SegmentAlloc)
-        : (block ? Kind.BlockFree : Kind.SegmentFree);
       rows.push(kind, row, Number(addr), size);
     } else if (event === "OOM_DETAIL") {
+      if (pid !== undefined && row.pid !== pid) return;
+      if (untilNs !== undefined && Number(row.timestamp) > untilNs) return;
       const free = Number(
         row.attrValue("device_free") ?? row.attrValue("free"),
       );
