@@ -32,6 +32,8 @@ export interface SnapshotRequest {
   /** Only this device; default every device the process used. */
   device?: number;
   format: "pickle" | "json";
+  /** Keep at most this many trace entries per device, the newest. */
+  maxEntries?: number;
 }
 
 /** The memory side of the daemon. */
@@ -42,6 +44,11 @@ export interface MemoryService {
   memory(pid?: number): ProcessMemory[];
   /** check_leaks over a file or the daemon's own log (one result per file). */
   checkLeaks(request: CheckLeaksRequest): Promise<CheckLeaksResult[]>;
-  /** A memory_viz snapshot of a process's memory now, with its history. */
-  snapshot(request: SnapshotRequest): Promise<Uint8Array<ArrayBuffer>>;
+  /**
+   * A memory_viz snapshot of a process's memory now, with its history, as
+   * a stream written while it is read.
+   */
+  snapshot(
+    request: SnapshotRequest,
+  ): Promise<ReadableStream<Uint8Array<ArrayBuffer>>>;
 }

@@ -18,11 +18,9 @@ import type {
   SnapshotRequest,
 } from "../analysis/memory_api.ts";
 import {
-  JsonWriter,
   MemoryRows,
-  PickleWriter,
   readMemoryRows,
-  writeRowsSnapshot,
+  snapshotStream,
 } from "../analysis/snapshot/mod.ts";
 import { ServiceError } from "../watch/types.ts";
 import type { EventLog } from "./event_log.ts";
@@ -98,8 +96,8 @@ export class DaemonMemoryService implements MemoryService {
 
   async snapshot(
     request: SnapshotRequest,
-  ): Promise<Uint8Array<ArrayBuffer>> {
-    const { pid, device, format } = request;
+  ): Promise<ReadableStream<Uint8Array<ArrayBuffer>>> {
+    const { pid, device, format, maxEntries } = request;
     const p = this.#registry.processes.get(pid);
     if (!p) unknownPid(pid);
     if (!this.#log) {
@@ -124,21 +122,12 @@ export class DaemonMemoryService implements MemoryService {
         `No memory of device ${device} in the log: pid ${pid} has not used it (GET /processes/${pid}/blocks lists its blocks)`,
       );
     }
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    const sink = (b: Uint8Array) => {
-      chunks.push(b.slice());
-      size += b.length;
-    };
-    const w = format === "json" ? new JsonWriter(sink) : new PickleWriter(sink);
-    writeRowsSnapshot(rows, w, { device });
-    const out = new Uint8Array(size);
-    let at = 0;
-    for (const c of chunks) {
-      out.set(c, at);
-      at += c.length;
+    try {
+      return snapshotStream(rows, format, { device, maxEntries }).stream;
+    } catch (e) {
+      if (!(e instanceof RangeError)) throw e;
+      throw new ServiceError("not_found", e.message);
     }
-    return out;
   }
 
   async checkLeaks(request: CheckLeaksRequest): Promise<CheckLeaksResult[]> {

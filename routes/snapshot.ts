@@ -1,7 +1,9 @@
 /**
- * `GET /snapshot?pid=&device=&format=`: a snapshot of a traced process's
- * memory now, with its history so far, that pytorch.org/memory_viz opens
- * (pickle by default, or JSON).
+ * `GET /snapshot?pid=&device=&format=&max_entries=`: a snapshot of a traced
+ * process's memory now, with its history so far (the newest `max_entries`
+ * trace entries of each device, as the CLI's `--max-entries`), that
+ * pytorch.org/memory_viz opens (pickle by default, or JSON). The body is
+ * streamed as it is written.
  *
  * @module
  */
@@ -26,7 +28,7 @@ import { queryPid } from "./_fields.ts";
  */
 export function snapshotRoutes(service: MemoryService): Hono {
   return new Hono().get("/", async (c) => {
-    const q = readQuery(c, ["pid", "device", "format"]);
+    const q = readQuery(c, ["pid", "device", "format", "max_entries"]);
     const pid = queryPid(q.pid);
     if (pid === undefined) {
       badRequest(
@@ -50,8 +52,21 @@ export function snapshotRoutes(service: MemoryService): Hono {
         }; use pickle (default) or json`,
       );
     }
-    const bytes = await service.snapshot({ pid, device, format });
-    return c.body(bytes, 200, {
+    let maxEntries: number | undefined;
+    if (q.max_entries !== undefined) {
+      maxEntries = Number(q.max_entries);
+      if (
+        !/^[0-9]+$/.test(q.max_entries) || !Number.isSafeInteger(maxEntries)
+      ) {
+        badRequest(
+          `Invalid max_entries: ${
+            JSON.stringify(q.max_entries)
+          }; give a whole number of 0 or more`,
+        );
+      }
+    }
+    const body = await service.snapshot({ pid, device, format, maxEntries });
+    return c.body(body, 200, {
       "Content-Type": format === "json"
         ? "application/json"
         : "application/octet-stream",

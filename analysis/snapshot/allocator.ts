@@ -96,7 +96,34 @@ export function replayDevice(
   order: Uint32Array,
   device: number,
   sink: EntrySink,
-): { segments: EndSegment[]; counts: ReplayCounts } {
+): Replayed {
+  const steps = replaySteps(rows, order, device, sink);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** What {@link replayDevice} gives. */
+export interface Replayed {
+  segments: EndSegment[];
+  counts: ReplayCounts;
+}
+
+/** Rows replayed between two pauses of {@link replaySteps}. */
+export const REPLAY_SLICE = 16384;
+
+/**
+ * {@link replayDevice} in slices: pauses (yields) after every
+ * {@link REPLAY_SLICE} rows, so that a consumer can send what the sink got
+ * so far before the replay goes on.
+ */
+export function* replaySteps(
+  rows: MemoryRows,
+  order: Uint32Array,
+  device: number,
+  sink: EntrySink,
+): Generator<void, Replayed> {
   const counts: ReplayCounts = { entries: 0, freedBeforeLog: 0, lostFrees: 0 };
   const emit: EntrySink = (a, addr, size, stack, t, extra) => {
     counts.entries++;
@@ -109,17 +136,26 @@ export function replayDevice(
   // kept in order as they come and go: a log whose blocks lie in no
   // segment makes and frees one per block.
   const sorted: Seg[] = [];
-  const starts: number[] = [];
+  /** The first index of `sorted` whose segment starts at `addr` or later. */
+  const firstFrom = (addr: number) => {
+    let lo = 0, hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sorted[mid].addr < addr) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
   const enter = (s: Seg) => {
-    const i = lowerBound(starts, s.addr);
-    starts.splice(i, 0, s.addr);
-    sorted.splice(i, 0, s);
+    const i = firstFrom(s.addr);
+    if (i === sorted.length) sorted.push(s);
+    else sorted.splice(i, 0, s);
   };
   const leave = (s: Seg) => {
-    const i = lowerBound(starts, s.addr);
+    const i = firstFrom(s.addr);
     if (sorted[i] !== s) return;
-    starts.splice(i, 1);
-    sorted.splice(i, 1);
+    if (i === sorted.length - 1) sorted.pop();
+    else sorted.splice(i, 1);
   };
   const containing = (addr: number, size: number): Seg | undefined => {
     let lo = 0, hi = sorted.length - 1;
@@ -145,7 +181,9 @@ export function replayDevice(
       emit(Action.FreeRequested, s.addr, s.size, stack, t, 0);
       emit(Action.FreeCompleted, s.addr, s.size, stack, t, 0);
     }
-    for (const addr of [...s.addrs]) {
+    // Lowest first; freeBlock takes each out of the list.
+    while (s.addrs.length) {
+      const addr = s.addrs[0];
       freeBlock(addr, blocks.get(addr)!, stack, t);
     }
     emit(Action.SegmentFree, s.addr, s.size, stack, t, 0);
@@ -166,6 +204,7 @@ export function replayDevice(
   };
 
   for (let k = 0; k < order.length; k++) {
+    if (k % REPLAY_SLICE === REPLAY_SLICE - 1) yield;
     const i = order[k];
     if (rows.device(i) !== device) continue;
     const kind = rows.kind(i);

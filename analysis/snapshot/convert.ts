@@ -7,7 +7,12 @@
  * @module
  */
 import type { EventLogSource } from "../memscope_csv/mod.ts";
-import { type EndSegment, replayDevice } from "./allocator.ts";
+import {
+  type EndSegment,
+  replayDevice,
+  type Replayed,
+  replaySteps,
+} from "./allocator.ts";
 import { Action, type SnapshotWriter, type TraceEntry } from "./emit.ts";
 import {
   CPU_DEVICE,
@@ -197,6 +202,35 @@ export function writeRowsSnapshot(
   w: SnapshotWriter,
   options: SnapshotOptions = {},
 ): SnapshotSummary {
+  const steps = snapshotSteps(rows, w, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * {@link writeRowsSnapshot} in steps: the first `next()` checks the options
+ * (throwing its `RangeError` there) and each later one writes some more
+ * (a few thousand rows' worth), so that a consumer can send what the writer
+ * flushed so far before it goes on; the last gives the summary.
+ *
+ * @example
+ * ```ts
+ * import { PickleWriter } from "./emit.ts";
+ * import { readMemoryRows } from "./rows.ts";
+ * import { snapshotSteps } from "./convert.ts";
+ * const parts: Uint8Array[] = [];
+ * const w = new PickleWriter((b) => parts.push(b.slice()));
+ * const steps = snapshotSteps(await readMemoryRows("memscope_dump.csv"), w);
+ * while (!steps.next().done) console.log(parts.length);
+ * ```
+ */
+export function* snapshotSteps(
+  rows: MemoryRows,
+  w: SnapshotWriter,
+  options: SnapshotOptions = {},
+): Generator<void, SnapshotSummary> {
   const cpu = rows.hasCpu ? rows.maxDevice + 1 : undefined;
   // Most logs name a device on every memory row: nothing to resolve, and
   // each device's rows are put in time order apart (often they are).
@@ -233,6 +267,7 @@ export function writeRowsSnapshot(
     skipped: rows.skipped,
     bytes: rows.bytes,
   };
+  yield; // the options are good
   const history = options.history ?? true;
   const ends: EndSegment[][] = [];
   const entry: TraceEntry = {
@@ -260,7 +295,7 @@ export function writeRowsSnapshot(
       skip = Math.max(0, total - options.maxEntries);
     }
     let n = 0;
-    const end = replayDevice(
+    const end: Replayed = yield* replaySteps(
       rows,
       byDevice[d],
       d,

@@ -19,9 +19,11 @@ export {
 } from "./emit.ts";
 export {
   type SnapshotOptions,
+  snapshotSteps,
   type SnapshotSummary,
   writeRowsSnapshot,
   writeSnapshot,
 } from "./convert.ts";
+export { type SnapshotStream, snapshotStream } from "./stream.ts";
 export { createSnapshotFile } from "./file.ts";
 export { MemoryRows, parseFrames, readMemoryRows } from "./rows.ts";

@@ -166,16 +166,25 @@ export class MemoryRows {
     }
     this.#lastT = t;
     this.#lastId = id;
-    this.id.set(i, id);
-    this.addr.set(i, addr);
-    this.size.set(i, size);
-    this.timeUs.set(i, t);
+    const c = i >>> SHIFT, j = i & MASK;
+    if (j === 0) {
+      for (const col of [this.id, this.addr, this.size, this.timeUs]) {
+        col.chunks.push(f64(CHUNK));
+      }
+      for (const col of [this.meta, this.pid, this.stack]) {
+        col.chunks.push(i32(CHUNK));
+      }
+    }
+    this.id.chunks[c][j] = id;
+    this.addr.chunks[c][j] = addr;
+    this.size.chunks[c][j] = size;
+    this.timeUs.chunks[c][j] = t;
     if (device >= 0 && device > this.maxDevice) this.maxDevice = device;
     if (device === CPU_DEVICE) this.hasCpu = true;
     if (device === NO_DEVICE) this.hasNoDevice = true;
-    this.meta.set(i, kind | ((device + 2) << 4));
-    this.pid.set(i, pid);
-    this.stack.set(i, stack);
+    this.meta.chunks[c][j] = kind | ((device + 2) << 4);
+    this.pid.chunks[c][j] = pid;
+    this.stack.chunks[c][j] = stack;
     if (
       (kind === Kind.BlockAlloc || kind === Kind.BlockFree) &&
       (pid !== this.#lastBlockPid || device !== this.#lastBlockDevice)
@@ -226,20 +235,37 @@ export class MemoryRows {
  */
 function byTimeThenId(ts: Float64Array, ids: Float64Array): Uint32Array {
   const n = ts.length;
-  let min = Infinity, max = -Infinity;
+  let min = Infinity, max = -Infinity, rising = true;
   for (let k = 0; k < n; k++) {
     if (ts[k] < min) min = ts[k];
     if (ts[k] > max) max = ts[k];
+    if (k > 0 && ts[k] < ts[k - 1]) rising = false;
+  }
+  // Often only IDs within one microsecond are out of order: no radix.
+  if (rising) max = min;
+  // t - min as two 32-bit halves (it is below 2^53, so exact).
+  const lo = new Uint32Array(n), hi = new Uint32Array(n);
+  for (let k = 0; k < n; k++) {
+    const d = ts[k] - min;
+    lo[k] = d >>> 0;
+    hi[k] = Math.floor(d / 4294967296);
   }
   let a = new Uint32Array(n), b = new Uint32Array(n);
   for (let k = 0; k < n; k++) a[k] = k;
+  const digit = new Uint16Array(n);
   const count = new Uint32Array(RADIX);
-  // Digits of (t - min) / div, 11 bits at a time; the last pass the highest.
-  for (let div = 1; div <= max - min; div *= RADIX) {
-    count.fill(0);
+  const mask = RADIX - 1;
+  // 11 bits at a time from the lowest; stable, so the last pass decides.
+  for (let bit = 0; bit < 64 && 2 ** bit <= max - min; bit += 11) {
     for (let k = 0; k < n; k++) {
-      count[Math.floor((ts[k] - min) / div) & (RADIX - 1)]++;
+      digit[k] = bit + 11 <= 32
+        ? (lo[k] >>> bit) & mask
+        : bit >= 32
+        ? (hi[k] >>> (bit - 32)) & mask
+        : ((lo[k] >>> bit) | (hi[k] << (32 - bit))) & mask;
     }
+    count.fill(0);
+    for (let k = 0; k < n; k++) count[digit[k]]++;
     let sum = 0;
     for (let d = 0; d < RADIX; d++) {
       const c = count[d];
@@ -248,7 +274,7 @@ function byTimeThenId(ts: Float64Array, ids: Float64Array): Uint32Array {
     }
     for (let k = 0; k < n; k++) {
       const p = a[k];
-      b[count[Math.floor((ts[p] - min) / div) & (RADIX - 1)]++] = p;
+      b[count[digit[p]]++] = p;
     }
     [a, b] = [b, a];
   }

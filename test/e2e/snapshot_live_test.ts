@@ -69,13 +69,23 @@ Deno.test("GET /snapshot gives the live blocks of a running job as a snapshot me
       Deno.writeFileSync(`${dir}/${name}`, r.bytes);
       files.push(`${dir}/${name}`);
     }
-    const results = await checkSnapshots(files);
+    // The newest 2 trace entries, as --max-entries 2: C's segment and block.
+    const newest = await fetchBytes(
+      socket,
+      `/snapshot?pid=${pid}&max_entries=2`,
+    );
+    assert.equal(newest.status, 200, new TextDecoder().decode(newest.bytes));
+    Deno.writeFileSync(`${dir}/newest.pickle`, newest.bytes);
+    const results = await checkSnapshots([...files, `${dir}/newest.pickle`]);
     for (const c of results) {
       assert.ok(c.ok, c.error);
       // ONE (4 bytes), A (256), B (1024), C (64): each runtime allocation used whole.
       assert.equal(c.segsum_segments, 4);
       assert.equal(c.allocated, 4 + 256 + 1024 + 64);
-      assert.deepEqual(c.trace_entries, [8]);
+      assert.deepEqual(
+        c.trace_entries,
+        c.file.endsWith("newest.pickle") ? [2] : [8],
+      );
     }
     const refused: Array<[string, number, RegExp]> = [
       ["/snapshot", 400, /^Missing pid: /],
@@ -86,6 +96,11 @@ Deno.test("GET /snapshot gives the live blocks of a running job as a snapshot me
         /^Invalid format: "xml"; use pickle/,
       ],
       [`/snapshot?pid=${pid}&device=x`, 400, /^Invalid device: "x"/],
+      [
+        `/snapshot?pid=${pid}&max_entries=-1`,
+        400,
+        /^Invalid max_entries: "-1"; give a whole number/,
+      ],
       [
         `/snapshot?pid=${pid}&device=5`,
         404,
