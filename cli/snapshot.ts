@@ -132,7 +132,7 @@ export async function snapshotCli(
   }
   if (summary.skipped) {
     lines.push(
-      `stompwatch: ${summary.skipped} rows left out (no address or size, or a free whose device the log does not tell)`,
+      `stompwatch: ${summary.skipped} rows left out (no address or size, an address past 2^53, or a free whose device the log does not tell)`,
     );
   }
   const warnings: string[] = [];

@@ -51,7 +51,10 @@ export interface SnapshotSummary {
    * two processes using one address of a device.
    */
   overlapped: number;
-  /** Rows left out: no address or size, or a free whose device is unknown. */
+  /**
+   * Rows left out: no address or size, an address past 2^53, or a free
+   * whose device is unknown.
+   */
   skipped: number;
   /** Bytes of the log read. */
   bytes: number;

@@ -408,7 +408,12 @@ export async function readMemoryRows(
       onRow?.(row);
       const addr = row.ptr;
       const size = Math.abs(row.size ?? 0);
-      if (addr === undefined || (event === "MALLOC" && size === 0)) {
+      // Past 2^53 two addresses could be one number (and past 2^63 no
+      // pickle int of the viewer's holds them): no device maps so high.
+      if (
+        addr === undefined || typeof addr === "bigint" ||
+        (event === "MALLOC" && size === 0)
+      ) {
         rows.skipped++;
         return;
       }

@@ -461,3 +461,28 @@ Deno.test("snapshot warns, naming --max-entries, when a browser would struggle w
   assert.equal(small.stderr, "");
   assert.match(small.stdout, /dropped the 100005 oldest trace entries/);
 });
+
+Deno.test("snapshot leaves out and counts a row whose address no device has (past 2^53), and writes the rest", async () => {
+  const path = `${tempDir()}/memscope_dump_20260101000000.csv`;
+  Deno.writeTextFileSync(
+    path,
+    [
+      EVENT_LOG_HEADER,
+      `1,MALLOC,HAL,N/A,1764753083997498000,7,7,0,0xfffffffffffff000,"{size:4096}",,`,
+      `2,MALLOC,HAL,N/A,1764753083997499000,7,7,0,0x0000000000100000,"{size:4096}",,`,
+      "",
+    ].join("\n"),
+  );
+  const out = `${tempDir()}/s.pickle`;
+  const r = await snapshot(["--input", path, "-o", out]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /: 2 trace entries, 1 live segment, 1 device/);
+  assert.match(
+    r.stdout,
+    /1 rows left out \(no address or size, an address past 2\^53/,
+  );
+  // Not checked against the CSV's own live bytes, which count that row.
+  const [c] = await checkSnapshots([out]);
+  assert.ok(c.ok, c.error);
+  assert.equal(c.allocated, 4096);
+});
