@@ -70,7 +70,6 @@ interface Blk {
 
 /** What a replay found. */
 export interface ReplayCounts {
-  entries: number;
   /** Frees of blocks or segments allocated before the log began. */
   freedBeforeLog: number;
   /** Live blocks or segments an allocation overlapped: freed first. */
@@ -124,11 +123,8 @@ export function* replaySteps(
   device: number,
   sink: EntrySink,
 ): Generator<void, Replayed> {
-  const counts: ReplayCounts = { entries: 0, freedBeforeLog: 0, lostFrees: 0 };
-  const emit: EntrySink = (a, addr, size, stack, t, extra) => {
-    counts.entries++;
-    sink(a, addr, size, stack, t, extra);
-  };
+  const counts: ReplayCounts = { freedBeforeLog: 0, lostFrees: 0 };
+  const emit = sink;
   const segs = new Map<number, Seg>();
   const blocks = new Map<number, Blk>();
   // Live segments that can hold blocks (not those used whole: a process

@@ -225,7 +225,8 @@ export class PickleWriter implements SnapshotWriter {
   #out: Out;
   #memo = 0;
   #strings = new Map<string, number>();
-  #framesMemo = new Map<number, number>();
+  /** Memo index of each frames list written, by its id (ids are dense). */
+  #framesMemo: number[] = [];
   #entryMemos: Array<number[] | undefined> = [];
   /** Per open container: items so far (lists) or -1 (dicts). */
   #open: number[] = [];
@@ -342,7 +343,7 @@ export class PickleWriter implements SnapshotWriter {
     this.#after();
   }
   frames(id: number, frames: readonly Frame[]): void {
-    const seen = this.#framesMemo.get(id);
+    const seen = this.#framesMemo[id];
     if (seen !== undefined) {
       this.#before();
       this.#get(seen);
@@ -351,7 +352,7 @@ export class PickleWriter implements SnapshotWriter {
     }
     this.listStart();
     // Memoized empty, filled afterwards: the memo holds the same list object.
-    this.#framesMemo.set(id, this.#memoize());
+    this.#framesMemo[id] = this.#memoize();
     for (const f of frames) {
       this.dictStart();
       this.key("filename");
@@ -384,7 +385,7 @@ export class PickleWriter implements SnapshotWriter {
   }
   entry(e: TraceEntry): void {
     const memo = this.#entryMemos[e.action] ?? this.#entryMemo(e.action);
-    const frames = this.#framesMemo.get(e.stack);
+    const frames = this.#framesMemo[e.stack];
     if (memo === undefined || frames === undefined) {
       entryByFields(this, e); // first of its kind: memoizes what it writes
       return;
