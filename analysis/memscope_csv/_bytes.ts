@@ -122,8 +122,12 @@ export function findAttrValue(
 
 /**
  * Turns short, often repeated fields (event names, device ids) into the same
- * string every time without decoding them again: length, first and last
- * byte pick a slot, the bytes are compared, and only a miss decodes.
+ * string every time without decoding them again: length, first, middle and
+ * last byte, mixed, pick a slot, the bytes are compared, and only a miss
+ * decodes. Two texts that take turns in one slot miss every time (a new
+ * string, a copy of the bytes): the mix keeps msMemScope's own names apart
+ * (ATEN_START and ATEN_END, which alternate down every log with ops, shared
+ * a slot when length and end bytes were merely shifted together).
  */
 export class Interner {
   #keys: Array<Uint8Array | undefined> = new Array(4096).fill(undefined);
@@ -133,7 +137,10 @@ export class Interner {
   get(b: Uint8Array, s: number, e: number): string {
     const n = e - s;
     if (n > 40 || n === 0) return decodeRange(b, s, e);
-    const slot = ((n << 7) ^ b[s] ^ (b[e - 1] << 4)) & 4095;
+    let h = Math.imul(n, 0x9e3779b1) ^ b[s];
+    h = Math.imul(h, 0x85ebca6b) ^ b[e - 1];
+    h = Math.imul(h, 0xc2b2ae35) ^ b[s + (n >> 1)];
+    const slot = (h ^ (h >>> 15)) & 4095;
     const k = this.#keys[slot];
     if (k !== undefined && k.length === n) {
       let i = 0;
