@@ -77,9 +77,29 @@ export type Row = (
   ok: boolean,
 ) => void;
 
+/** One row of the table as data: the texts, and their leading numbers. */
+export interface BenchRow {
+  what: string;
+  ours: string;
+  baseline: string;
+  target: string;
+  met: boolean;
+  /** The first number in `ours` (its unit follows it there), or null. */
+  oursValue: number | null;
+  /** The first number in `baseline`, or null. */
+  baselineValue: number | null;
+}
+
+/** The first number written in a figure ("p99 0.41 ms" gives 0.41). */
+function leadingNumber(text: string): number | null {
+  // Not the digits of a word: "p99 0.41 ms" is 0.41.
+  const m = /(?<![\w.])[-+]?\d+(?:\.\d+)?/.exec(text);
+  return m ? Number(m[0]) : null;
+}
+
 /**
  * The bench table: `row` adds a row, `print` writes them all in aligned
- * columns once every figure is in.
+ * columns once every figure is in, `rows` gives them as data (the JSON).
  *
  * @example
  * ```ts
@@ -89,19 +109,35 @@ export type Row = (
  * table.print();
  * ```
  */
-export function benchTable(): { row: Row; print(): void } {
-  const rows: string[][] = [];
+export function benchTable(): {
+  row: Row;
+  print(): void;
+  rows(): BenchRow[];
+} {
+  const rows: BenchRow[] = [];
   return {
-    row: (what, ours, baseline, target, ok) =>
-      rows.push([what, ours, baseline, target, ok ? "met" : "MISSED"]),
+    row: (what, ours, baseline, target, met) =>
+      rows.push({
+        what,
+        ours,
+        baseline,
+        target,
+        met,
+        oursValue: leadingNumber(ours),
+        baselineValue: leadingNumber(baseline),
+      }),
     print() {
       const head = ["what", "ours", "baseline (same run)", "target", ""];
+      const cells = rows.map((
+        r,
+      ) => [r.what, r.ours, r.baseline, r.target, r.met ? "met" : "MISSED"]);
       const widths = head.map((_, i) =>
-        Math.max(...[head, ...rows].map((r) => r[i].length))
+        Math.max(...[head, ...cells].map((r) => r[i].length))
       );
-      for (const r of [head, ...rows]) {
+      for (const r of [head, ...cells]) {
         console.log(r.map((c, i) => c.padEnd(widths[i])).join("  "));
       }
     },
+    rows: () => rows,
   };
 }

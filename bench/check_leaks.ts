@@ -11,6 +11,8 @@
 import { checkLeaksFile } from "../analysis/leaks/mod.ts";
 import { benchTable, type Row } from "./_jobs.ts";
 import { writeMemscopeLog } from "./_memscope_gen.ts";
+import { machine } from "./_machine.ts";
+import { printReport, reportPath } from "./_report.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 /** msMemScope's check_leaks on a 1M-row, 146 MB log (SPEC section 9). */
@@ -142,7 +144,11 @@ export async function benchCheckLeaks(row: Row): Promise<void> {
 }
 
 if (import.meta.main) {
+  const started = new Date();
+  const ddDir = Deno.makeTempDirSync({ prefix: "stompwatch_bench_dd_" });
+  const facts = await machine(ddDir);
+  Deno.removeSync(ddDir, { recursive: true });
   const table = benchTable();
   await benchCheckLeaks(table.row);
-  table.print();
+  printReport(table, facts, { started, path: reportPath(Deno.args, started) });
 }

@@ -1,6 +1,8 @@
 /**
  * `deno task bench`: every performance target of the watch pipeline, each
- * figure printed next to its baseline measured in the same run.
+ * figure printed next to its baseline measured in the same run, below the
+ * machine it ran on; the table is also written as JSON (`--json PATH`, or
+ * `stompwatch_out/bench/bench_{stamp}.json`), for `bench/side_by_side.ts`.
  *
  * @module
  */
@@ -11,6 +13,9 @@ import { benchCheckLeaks } from "./check_leaks.ts";
 import { benchSnapshot } from "./snapshot.ts";
 import { benchWatchSampling } from "./watch_sampling.ts";
 import { benchPythonClient } from "./python_client.ts";
+import { benchAnalysisMatrix } from "./analysis_matrix.ts";
+import { machine } from "./_machine.ts";
+import { printReport, reportPath } from "./_report.ts";
 
 function countLines(path: string): number {
   const bytes = Deno.readFileSync(path);
@@ -19,7 +24,10 @@ function countLines(path: string): number {
   return n;
 }
 
+const started = new Date();
 const out = Deno.makeTempDirSync({ prefix: "stompwatch_bench_" });
+// Measured once, before any row: the figures of another machine differ.
+const facts = await machine(out);
 // The event log is measured on its own (row 3); the other rows measure the
 // watch pipeline without it.
 const daemon = await startDaemon({
@@ -112,6 +120,9 @@ await benchWatchSampling(daemon, row, out);
 // 7. Offline check_leaks over generated msMemScope logs (no daemon).
 await benchCheckLeaks(row);
 
+// 7b. check-leaks, compare and snapshot on the matrix of log shapes.
+await benchAnalysisMatrix(row);
+
 // 8. Snapshots: conversion rate and memory, OOM file delay (no daemon of ours).
 await benchSnapshot(row);
 
@@ -120,4 +131,4 @@ await benchPythonClient(daemon, row);
 
 await daemon.stop();
 Deno.removeSync(out, { recursive: true });
-table.print();
+printReport(table, facts, { started, path: reportPath(Deno.args, started) });

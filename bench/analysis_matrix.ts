@@ -1,0 +1,317 @@
+/**
+ * check-leaks, compare and snapshot on the matrix of logs of
+ * `_log_shapes.ts` (issue 11): for each log, the whole command (a fresh
+ * `deno run main.ts ...` with the permissions `./stompwatch` grants it,
+ * start-up included) next to reading the same file in the same run (warm
+ * cache, 2 MiB reads); compare on each log and its next-step variant.
+ * Part of `deno task bench`; alone: `deno run -A bench/analysis_matrix.ts`.
+ * STOMPWATCH_BENCH_MATRIX=issue keeps only the issue's own shape and one
+ * fixture (a quick look); STOMPWATCH_BENCH_SKIP_1GB=1 leaves out the 1 GB
+ * peak-memory row.
+ *
+ * @module
+ */
+import { benchTable, median, type Row } from "./_jobs.ts";
+import {
+  type LogShape,
+  repeatFixture,
+  SHAPES,
+  writeShapedLog,
+  type WrittenLog,
+} from "./_log_shapes.ts";
+import { machine } from "./_machine.ts";
+import { printReport, reportPath } from "./_report.ts";
+
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+const FIXTURES =
+  new URL("../../shared/fixtures/msmemscope/", import.meta.url).pathname;
+const ROWS = 1_000_000;
+
+/** Reads a file through 2 MiB reads: the rate the analyses compete with. */
+export async function readAll(path: string): Promise<number> {
+  const buf = new Uint8Array(2 << 20);
+  using file = await Deno.open(path);
+  let n = 0;
+  for (;;) {
+    const got = await file.read(buf);
+    if (got === null) return n;
+    n += got;
+  }
+}
+
+/** Best time of `n` reads of `paths`, in ms. */
+async function readMs(paths: string[], n = 3): Promise<number> {
+  let best = Infinity;
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    for (const p of paths) await readAll(p);
+    best = Math.min(best, performance.now() - t0);
+  }
+  return best;
+}
+
+/** A whole `main.ts` command: wall time, peak RSS and exit code. */
+export async function command(
+  perms: string[],
+  args: string[],
+): Promise<{ ms: number; mb: number; code: number }> {
+  const deno = [Deno.execPath(), "run", "--quiet", "--no-prompt", ...perms];
+  const t0 = performance.now();
+  const out = await new Deno.Command("/usr/bin/time", {
+    args: ["-f", "maxrss_kb=%M", ...deno, MAIN, ...args],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  const ms = performance.now() - t0;
+  const err = new TextDecoder().decode(out.stderr);
+  const kb = /maxrss_kb=(\d+)/.exec(err);
+  // check-leaks exits 1 for leaks and 2 when no device could be checked.
+  if (!kb || out.code > 2) {
+    throw new Error(`Bench command ${args[0]} failed: ${err.slice(0, 500)}`);
+  }
+  return { ms, mb: Number(kb[1]) / 1024, code: out.code };
+}
+
+async function best(
+  n: number,
+  run: (i: number) => Promise<{ ms: number; mb: number }>,
+): Promise<{ ms: number; mb: number }> {
+  let ms = Infinity, mb = 0;
+  for (let i = 0; i < n; i++) {
+    const r = await run(i);
+    ms = Math.min(ms, r.ms);
+    mb = Math.max(mb, r.mb);
+  }
+  return { ms, mb };
+}
+
+const mbOf = (bytes: number) => bytes / 1e6;
+const rate = (bytes: number, ms: number) => mbOf(bytes) / (ms / 1000);
+
+/** One log of the matrix and its next-step variant, for compare. */
+interface MatrixLog {
+  label: string;
+  log: WrittenLog;
+  pair: WrittenLog;
+  /** The compare level the pair has rows of. */
+  level: "op" | "kernel";
+  /** Mark name check-leaks looks for. */
+  mark: string;
+  multiDevice: boolean;
+}
+
+function* matrixLogs(dir: string, quick: boolean): Generator<MatrixLog> {
+  const shapes: LogShape[] = quick ? [SHAPES[0]] : [...SHAPES];
+  for (const [i, shape] of shapes.entries()) {
+    yield {
+      label: shape.name,
+      log: writeShapedLog(`${dir}/shape${i}.csv`, ROWS, shape),
+      pair: writeShapedLog(`${dir}/shape${i}_next.csv`, ROWS, shape, true),
+      level: "op",
+      mark: "step",
+      multiDevice: shape.devices > 1,
+    };
+  }
+  const fixture = (name: string) => `${FIXTURES}${name}.csv`;
+  // The same number of copies on both sides: one step against the next.
+  const base = repeatFixture(
+    fixture("compare_baseline"),
+    `${dir}/compare_baseline.csv`,
+    ROWS,
+  );
+  const copies = base.copies;
+  yield {
+    label: "real fixture compare_baseline repeated",
+    log: base,
+    pair: repeatFixture(
+      fixture("compare_leaks"),
+      `${dir}/compare_leaks.csv`,
+      ROWS,
+      copies,
+    ),
+    level: "op",
+    mark: "step",
+    multiDevice: false,
+  };
+  if (quick) return;
+  const a = repeatFixture(
+    fixture("memscope_dump_two_ranks_a"),
+    `${dir}/two_ranks_a.csv`,
+    ROWS,
+  );
+  yield {
+    label: "real fixture two_ranks_a repeated (2 ranks)",
+    log: a,
+    pair: repeatFixture(
+      fixture("memscope_dump_two_ranks_b"),
+      `${dir}/two_ranks_b.csv`,
+      ROWS,
+      a.copies,
+    ),
+    level: "kernel",
+    mark: "[mstx]: mstxMarkA :------training start----- ",
+    multiDevice: true,
+  };
+}
+
+async function checkLeaksRow(
+  row: Row,
+  m: MatrixLog,
+  startUpMs: number,
+): Promise<void> {
+  const { path, bytes } = m.log;
+  const read = await readMs([path]);
+  const run = await best(3, () =>
+    command([`--allow-read=${path}`], [
+      "check-leaks",
+      "--input",
+      path,
+      "--mstx-info",
+      m.mark,
+    ]));
+  const r = rate(bytes, run.ms);
+  row(
+    `check-leaks, ${m.label} (${mbOf(bytes).toFixed(0)} MB)`,
+    `${r.toFixed(0)} MB/s (${run.ms.toFixed(0)} ms with ${
+      startUpMs.toFixed(0)
+    } ms start-up, ${run.mb.toFixed(0)} MB peak)`,
+    `${rate(bytes, read).toFixed(0)} MB/s read only`,
+    ">= 1000 MB/s",
+    r >= 1000,
+  );
+}
+
+async function compareRow(row: Row, m: MatrixLog, dir: string): Promise<void> {
+  const paths = [m.log.path, m.pair.path];
+  const bytes = m.log.bytes + m.pair.bytes;
+  const read = await readMs(paths);
+  const out = `${dir}/compare_out`;
+  const run = await best(
+    2,
+    () =>
+      command([
+        `--allow-read=${paths.join(",")},${out}`,
+        `--allow-write=${out}`,
+      ], [
+        "compare",
+        "--input",
+        paths.join(","),
+        "--level",
+        m.level,
+        "--output",
+        out,
+      ]),
+  );
+  Deno.removeSync(out, { recursive: true });
+  const r = rate(bytes, run.ms);
+  row(
+    `compare --level ${m.level}, ${m.label} and its next step (${
+      mbOf(bytes).toFixed(0)
+    } MB)`,
+    `${r.toFixed(0)} MB/s (${run.ms.toFixed(0)} ms, ${
+      run.mb.toFixed(0)
+    } MB peak)`,
+    `${rate(bytes, read).toFixed(0)} MB/s read only`,
+    ">= 500 MB/s",
+    r >= 500,
+  );
+}
+
+async function snapshotRow(row: Row, m: MatrixLog, dir: string): Promise<void> {
+  const { path, bytes } = m.log;
+  const read = await readMs([path]);
+  const run = await best(
+    2,
+    (i) =>
+      command([`--allow-read=${path},${dir}`, `--allow-write=${dir}`], [
+        "snapshot",
+        "--input",
+        path,
+        "-o",
+        `${dir}/snap${i}.pickle`,
+        ...(m.multiDevice ? ["--device", "0"] : []),
+      ]),
+  );
+  for (let i = 0; i < 2; i++) Deno.removeSync(`${dir}/snap${i}.pickle`);
+  const r = rate(bytes, run.ms);
+  row(
+    `snapshot${m.multiDevice ? " --device 0" : ""}, ${m.label}`,
+    `${r.toFixed(0)} MB/s (${run.ms.toFixed(0)} ms, ${
+      run.mb.toFixed(0)
+    } MB peak)`,
+    `${rate(bytes, read).toFixed(0)} MB/s read only`,
+    ">= 500 MB/s (row 8's)",
+    r >= 500,
+  );
+}
+
+/** check-leaks' peak memory on a ~1 GB log of the issue's shape. */
+async function peakRow(row: Row, dir: string): Promise<void> {
+  const log = writeShapedLog(`${dir}/big.csv`, 7_500_000, SHAPES[0]);
+  const idle = await command(["--allow-read"], ["help"]);
+  const run = await command([`--allow-read=${log.path}`], [
+    "check-leaks",
+    "--input",
+    log.path,
+    "--mstx-info",
+    "step",
+  ]);
+  Deno.removeSync(log.path);
+  row(
+    `check-leaks peak RSS, ${SHAPES[0].name} (${
+      (log.bytes / 1e9).toFixed(2)
+    } GB)`,
+    `${run.mb.toFixed(0)} MB (${rate(log.bytes, run.ms).toFixed(0)} MB/s)`,
+    `${idle.mb.toFixed(0)} MB idle deno (main.ts help)`,
+    "< 256 MB",
+    run.mb < 256,
+  );
+}
+
+/**
+ * Runs the matrix and reports through `row`.
+ *
+ * @example
+ * ```ts
+ * import { benchAnalysisMatrix } from "./analysis_matrix.ts";
+ * await benchAnalysisMatrix((what, ours, base, target, ok) =>
+ *   console.log(what, ours, base, target, ok)
+ * );
+ * ```
+ */
+export async function benchAnalysisMatrix(row: Row): Promise<void> {
+  const quick = Deno.env.get("STOMPWATCH_BENCH_MATRIX") === "issue";
+  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_bench_matrix_" });
+  try {
+    // Start-up (main.ts help): a share of every whole-command figure.
+    const startUp: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      startUp.push((await command(["--allow-read"], ["help"])).ms);
+    }
+    for (const m of matrixLogs(dir, quick)) {
+      await checkLeaksRow(row, m, median(startUp));
+      await compareRow(row, m, dir);
+      await snapshotRow(row, m, dir);
+      Deno.removeSync(m.log.path);
+      Deno.removeSync(m.pair.path);
+    }
+    if (Deno.env.get("STOMPWATCH_BENCH_SKIP_1GB") !== "1") {
+      await peakRow(row, dir);
+    }
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
+if (import.meta.main) {
+  const started = new Date();
+  const ddDir = Deno.makeTempDirSync({ prefix: "stompwatch_bench_dd_" });
+  const facts = await machine(ddDir);
+  Deno.removeSync(ddDir, { recursive: true });
+  const table = benchTable();
+  await benchAnalysisMatrix(table.row);
+  printReport(table, facts, {
+    started,
+    path: reportPath(Deno.args, started),
+  });
+}
