@@ -152,6 +152,20 @@ export const COMPARE_COLUMNS: readonly MemscopeColumn[] = [
   "Attr",
 ];
 
+/**
+ * First letters of the Event Types compare keeps (the framework pools and
+ * the level's rows): the scanner drops every other row before JavaScript
+ * sees it, which on a log of mostly HAL or kernel rows is most of them.
+ */
+function keptTypes(levels: readonly CompareLevel[]): string {
+  const types = [
+    "PTA",
+    "MINDSPORE",
+    ...levels.flatMap((l) => LEVEL_EVENT_TYPES[l]),
+  ];
+  return [...new Set(types.map((t) => t[0]))].join("");
+}
+
 class Collector {
   readonly log: StepLog;
   #types: Set<string>;
@@ -197,6 +211,11 @@ class Collector {
       // No size reads as 0, as the real tool reads it.
       rows.push(time, row.id, KIND[pool], row.size ?? 0, -1, -1);
     }
+  };
+
+  /** Counts a row on a numeric device and keeps nothing of it. */
+  countDeviceRow = (row: MemscopeRow): void => {
+    if (/^\d+$/.test(row.device)) this.log.deviceRows++;
   };
 
   #text(text: string): number {
@@ -258,7 +277,15 @@ export async function readStep(
 ): Promise<StepLog> {
   const collector = new Collector(path, levels);
   using log = await openEventLog(path);
-  await readMemscopeCsv(log, collector.add, { columns: COMPARE_COLUMNS });
+  const options = { columns: COMPARE_COLUMNS };
+  await readMemscopeCsv(log, collector.add, {
+    ...options,
+    startsWith: { "Event Type": keptTypes(levels) },
+  });
+  if (collector.log.deviceRows === 0) {
+    // The rows left out may still be on a device: count them all.
+    await readMemscopeCsv(log, collector.countDeviceRow, options);
+  }
   return collector.finish();
 }
 
@@ -280,6 +307,13 @@ export function stepFromBytes(
 ): StepLog {
   const { label, levels } = options;
   const collector = new Collector(label, levels);
-  readMemscopeBytes(bytes, collector.add, { columns: COMPARE_COLUMNS, label });
+  const read = { columns: COMPARE_COLUMNS, label };
+  readMemscopeBytes(bytes, collector.add, {
+    ...read,
+    startsWith: { "Event Type": keptTypes(levels) },
+  });
+  if (collector.log.deviceRows === 0) {
+    readMemscopeBytes(bytes, collector.countDeviceRow, read);
+  }
   return collector.finish();
 }
