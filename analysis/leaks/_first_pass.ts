@@ -36,6 +36,8 @@ export interface FirstPass {
   marks: number[][];
   /** The pool's memory rows, or undefined when they passed the budget. */
   rows: LeakRows | undefined;
+  /** The arrays that held them, for a later pass to fill again. */
+  spare: LeakRows;
   /** Keys of the Ptrs read, to be kept for later passes. */
   ptrs: PtrKeys;
   summary: ReadSummary;
@@ -64,7 +66,13 @@ export async function firstPass(
     }
     return k;
   };
-  let rows: LeakRows | undefined = new LeakRows(rowBudget);
+  // msMemScope writes a memory row in 100 bytes or more: at 64 a row the
+  // room is rarely short, and room never filled is never touched.
+  const size = typeof source === "string"
+    ? 0
+    : await source.file.seek(0, Deno.SeekMode.End);
+  const spare = new LeakRows(rowBudget, Math.ceil(size / 64));
+  let rows: LeakRows | undefined = spare;
   let lastDevice = "N/A", k = -1;
   const summary = await readMemscopeCsv(source, (row) => {
     const d = row.device;
@@ -96,5 +104,5 @@ export async function firstPass(
       marks[k].push(id);
     }
   }, { columns: LEAK_COLUMNS });
-  return { devices, index, marks, rows, ptrs, summary };
+  return { devices, index, marks, rows, spare, ptrs, summary };
 }

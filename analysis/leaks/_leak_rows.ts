@@ -21,9 +21,13 @@ export class LeakRows {
   device: Uint32Array;
   kind: Uint8Array;
 
-  /** `budget`: most rows it will hold (Infinity: no limit). */
-  constructor(readonly budget: number) {
-    const n = Math.max(1, Math.min(1024, budget));
+  /**
+   * `budget`: most rows it will hold (Infinity: no limit); `expect`: rows
+   * to make room for at once (untouched room costs address space only, and
+   * growing copies every array).
+   */
+  constructor(readonly budget: number, expect = 1024) {
+    const n = Math.max(1, Math.min(expect, budget));
     this.id = new Float64Array(n);
     this.ptr = new Float64Array(n);
     this.size = new Float64Array(n);

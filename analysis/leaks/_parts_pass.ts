@@ -35,6 +35,8 @@ export interface PartsInput {
   ptrs: PtrKeys;
   /** Offsets of MALLOC rows a later row with the same ID replaces. */
   superseded: Set<number>;
+  /** Arrays of `rowBudget` rows to fill (the first pass's, grown already). */
+  spare: LeakRows;
 }
 
 /** Reads the log in parts until every part fits, collecting into `found`. */
@@ -44,7 +46,8 @@ export async function passesInParts(
 ): Promise<void> {
   const { source, eventType, rowBudget, index, windows, ptrs, superseded } =
     input;
-  let rows = new LeakRows(rowBudget);
+  // Reused, not made anew: two sets of full arrays would double the peak.
+  let rows = input.spare;
   for (let parts = 1, part = 0; part < parts;) {
     rows.clear();
     let fits = true, inWindow = 0;

@@ -103,7 +103,8 @@ export async function checkLeaksFile(
   } else if (windows.size) {
     const input = { source: log, eventType, rowBudget, index, windows };
     const superseded = await supersededRows(input);
-    await passesInParts({ ...input, ptrs, superseded }, found);
+    const spare = first.spare;
+    await passesInParts({ ...input, ptrs, superseded, spare }, found);
   }
 
   const listed = found.listed();
