@@ -14,6 +14,7 @@ import { benchSnapshot } from "./snapshot.ts";
 import { benchWatchSampling } from "./watch_sampling.ts";
 import { benchPythonClient } from "./python_client.ts";
 import { benchAnalysisMatrix } from "./analysis_matrix.ts";
+import { benchCsvParsers } from "./csv_parsers.ts";
 import { machine } from "./_machine.ts";
 import { printReport, reportPath } from "./_report.ts";
 
@@ -122,6 +123,9 @@ await benchCheckLeaks(row);
 
 // 7b. check-leaks, compare and snapshot on the matrix of log shapes.
 await benchAnalysisMatrix(row);
+
+// 7c. Our CSV row scanner against the npm CSV parsers on the same files.
+await benchCsvParsers(row);
 
 // 8. Snapshots: conversion rate and memory, OOM file delay (no daemon of ours).
 await benchSnapshot(row);
