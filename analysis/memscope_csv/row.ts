@@ -242,6 +242,28 @@ export class MemscopeRow {
     return this.#text(this.#at[C_TS]);
   }
   /**
+   * Timestamp split without making a string: writes the number its digits
+   * before the last nine make (seconds, for a nanosecond stamp) and the
+   * number the last nine make into `out[0]` and `out[1]`, and returns
+   * true; false when the field is empty or holds anything but digits.
+   */
+  timestampSplit(out: Float64Array): boolean {
+    if (!this.#field(this.#at[C_TS])) return false;
+    const b = this.#u8, s = this.#s, e = this.#e;
+    if (s === e) return false;
+    const cut = e - 9;
+    let sec = 0, nsec = 0;
+    for (let i = s; i < e; i++) {
+      const d = b[i] - 48;
+      if (d < 0 || d > 9) return false;
+      if (i < cut) sec = sec * 10 + d;
+      else nsec = nsec * 10 + d;
+    }
+    out[0] = sec;
+    out[1] = nsec;
+    return true;
+  }
+  /**
    * Timestamp in whole microseconds, exact, without making a string: a
    * stamp of 18 digits or more is nanoseconds (its last three digits are
    * dropped), a shorter one is taken as microseconds already (old
