@@ -132,11 +132,17 @@ export function findAttrValue(
 export class Interner {
   #keys: Array<Uint8Array | undefined> = new Array(4096).fill(undefined);
   #strings: string[] = new Array(4096).fill("");
+  #maxBytes: number;
+
+  /** `maxBytes`: longer texts are decoded every time, never kept. */
+  constructor(maxBytes = 40) {
+    this.#maxBytes = maxBytes;
+  }
 
   /** The string for bytes [s, e). */
   get(b: Uint8Array, s: number, e: number): string {
     const n = e - s;
-    if (n > 40 || n === 0) return decodeRange(b, s, e);
+    if (n > this.#maxBytes || n === 0) return decodeRange(b, s, e);
     let h = Math.imul(n, 0x9e3779b1) ^ b[s];
     h = Math.imul(h, 0x85ebca6b) ^ b[e - 1];
     h = Math.imul(h, 0xc2b2ae35) ^ b[s + (n >> 1)];

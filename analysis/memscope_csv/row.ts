@@ -102,6 +102,7 @@ export class MemscopeRow {
   #at: Int32Array;
   #byName: Map<string, number>;
   #interner = new Interner();
+  #names = new Interner(200);
   #span = new Int32Array(2);
   #nameText = "";
   #nameBytes = new Uint8Array(0);
@@ -236,6 +237,17 @@ export class MemscopeRow {
   /** Name, unquoted (an op, a kernel, an mstx message, or `N/A`). */
   get name(): string {
     return this.#text(this.#at[C_NAME]);
+  }
+  /**
+   * Name as {@link name} reads it, but the same string each time the same
+   * bytes come again (op and kernel names repeat down a log): no new string
+   * per row for callers that key maps by name.
+   */
+  get nameInterned(): string {
+    const col = this.#at[C_NAME];
+    if (!this.#field(col)) return "";
+    if (this.#quoted) return decodeQuoted(this.#u8, this.#s, this.#e);
+    return this.#names.get(this.#u8, this.#s, this.#e);
   }
   /** Timestamp as written (nanoseconds since the epoch exceed 2^53). */
   get timestamp(): string {

@@ -26,3 +26,21 @@ Deno.test("timestampSplit gives the seconds and the nine last digits of a stamp,
     false,
   ]);
 });
+
+Deno.test("nameInterned reads a name as name does, quoted or not, and gives the same string for the same bytes", () => {
+  const long = "torch._ops.aten.mse_loss_backward.default.with.a.long.tail";
+  const csv = [
+    "ID,Event,Event Type,Name,Timestamp(ns),Process Id,Thread Id,Device Id,Ptr,Attr",
+    `1,OP_LAUNCH,ATEN_END,${long},1,1,1,0,N/A,`,
+    `2,OP_LAUNCH,ATEN_END,${long},1,1,1,0,N/A,`,
+    '3,MSTX,Mark,"a ""quoted"", name",1,1,1,0,N/A,',
+    "4,MSTX,Mark,,1,1,1,0,N/A,",
+    "",
+  ].join("\n");
+  const got: Array<[string, string]> = [];
+  readMemscopeBytes(new TextEncoder().encode(csv), (r) => {
+    got.push([r.nameInterned, r.name]);
+  });
+  for (const [interned, plain] of got) assert.equal(interned, plain);
+  assert.deepEqual(got.map(([n]) => n), [long, long, 'a "quoted", name', ""]);
+});
