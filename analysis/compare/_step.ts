@@ -202,7 +202,8 @@ class Collector {
     const time = this.#time(row);
     if (pool === undefined) {
       this.log.aligned++;
-      const name = this.#text(row.name), event = this.#text(row.event);
+      const name = this.#text(row.nameInterned);
+      const event = this.#text(row.event);
       rows.push(time, row.id, ALIGNED, 0, name, event);
     } else {
       // No size reads as 0, as the real tool reads it.

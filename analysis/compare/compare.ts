@@ -127,11 +127,16 @@ export function compareSteps(
     const b = compare.devices.get(device)?.aligned(framework) ?? empty;
     // The diff compares names as small integers common to both logs.
     const common = new Map<string, number>();
-    const toCommon = (texts: string[]) => (id: number) => {
-      const text = texts[id];
-      let c = common.get(text);
-      if (c === undefined) common.set(text, c = common.size);
-      return c;
+    const toCommon = (texts: string[]) => {
+      // Each text once through the map, not each row.
+      const known = new Int32Array(texts.length).fill(-1);
+      return (id: number) => {
+        if (known[id] >= 0) return known[id];
+        const text = texts[id];
+        let c = common.get(text);
+        if (c === undefined) common.set(text, c = common.size);
+        return known[id] = c;
+      };
     };
     const edits = myersDiff(
       Int32Array.from(a.names, toCommon(base.texts)),
