@@ -106,6 +106,28 @@ export function mixKey(key: number): number {
 }
 
 /**
+ * Sorts row indices by ID, then index (file order). When every ID is a
+ * whole number small enough, each (ID, index) pair is packed into one
+ * double and the doubles are sorted natively, many times faster than a
+ * comparator over a million rows; other IDs take the comparator.
+ */
+function sortById(picked: Uint32Array, id: Float64Array, rows: number): void {
+  const shift = 2 ** Math.ceil(Math.log2(rows + 1));
+  const limit = Number.MAX_SAFE_INTEGER / shift;
+  const packed = new Float64Array(picked.length);
+  for (let k = 0; k < picked.length; k++) {
+    const i = picked[k], x = id[i];
+    if (!(x >= 0 && x < limit && Math.floor(x) === x)) {
+      picked.sort((i, j) => id[i] - id[j] || i - j);
+      return;
+    }
+    packed[k] = x * shift + i;
+  }
+  packed.sort();
+  for (let k = 0; k < picked.length; k++) picked[k] = packed[k] % shift;
+}
+
+/**
  * Replays one device's rows in ID order (file order among equal IDs), as
  * msMemScope's analyser does, and returns the indices of the blocks still
  * pending, ordered by ID:
@@ -143,7 +165,7 @@ export function replayWindow(
     picked[n++] = i;
   }
   picked = picked.subarray(0, n);
-  if (!sorted) picked.sort((i, j) => id[i] - id[j] || i - j);
+  if (!sorted) sortById(picked, id, rows.length);
   // One slot per Ptr; a slot's chain runs head -> next -> ... (-1 ends it).
   let cap = 16;
   while (cap < n * 2) cap *= 2;
