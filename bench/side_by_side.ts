@@ -11,12 +11,19 @@ import type { BenchReport } from "./_report.ts";
 
 function load(path: string): BenchReport {
   try {
-    return JSON.parse(Deno.readTextFileSync(path)) as BenchReport;
+    const report = JSON.parse(Deno.readTextFileSync(path));
+    if (!report?.machine || !Array.isArray(report.rows)) {
+      throw new SyntaxError("not a bench report");
+    }
+    return report as BenchReport;
   } catch (e) {
+    const why = e instanceof Deno.errors.NotFound
+      ? "no such file"
+      : e instanceof SyntaxError
+      ? "not the JSON of a bench run"
+      : (e as Error).message.split(" (os error")[0];
     console.error(
-      `Cannot read ${path}: ${
-        (e as Error).message.split("\n")[0]
-      }; pass two JSON files written by ./stompwatch bench`,
+      `Cannot read ${path}: ${why}; pass two JSON files written by ./stompwatch bench`,
     );
     Deno.exit(2);
   }
