@@ -98,7 +98,8 @@ export async function firstPass(
           row.offset,
           row.line,
         )
-        : rows.push(FREE, k, id, ptrs.of(row), 0, row.offset, row.line);
+        // Only leaked MALLOC rows are read back: a FREE's place is not kept.
+        : rows.push(FREE, k, id, ptrs.of(row), 0, 0, 0);
       if (!ok) rows = undefined;
     } else if (row.eventType === "Mark" && row.nameEquals(mstxInfo)) {
       marks[k].push(id);

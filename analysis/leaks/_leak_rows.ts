@@ -172,8 +172,10 @@ export function replayWindow(
   const keys = new Float64Array(cap);
   const used = new Uint8Array(cap);
   const head = new Int32Array(cap).fill(-1);
-  const next = new Int32Array(rows.length);
-  const pending = new Uint8Array(rows.length);
+  // Chains and flags by place in replay order: as long as the window, not
+  // the whole file (a device's window is a share of its rows).
+  const next = new Int32Array(n);
+  const pending = new Uint8Array(n);
   const mask = cap - 1;
   // The last MALLOC seen: equal IDs sit next to each other in this order.
   let lastMalloc = -1;
@@ -182,25 +184,24 @@ export function replayWindow(
     let s = mixKey(p) & mask;
     while (used[s] && keys[s] !== p) s = (s + 1) & mask;
     if (kind[i] === MALLOC) {
-      if (lastMalloc >= 0 && id[lastMalloc] === id[i]) pending[lastMalloc] = 0;
-      lastMalloc = i;
+      if (lastMalloc >= 0 && id[picked[lastMalloc]] === id[i]) {
+        pending[lastMalloc] = 0;
+      }
+      lastMalloc = k;
       if (!used[s]) {
         used[s] = 1;
         keys[s] = p;
       }
-      pending[i] = 1;
-      next[i] = head[s];
-      head[s] = i;
+      pending[k] = 1;
+      next[k] = head[s];
+      head[s] = k;
     } else if (used[s]) {
       for (let j = head[s]; j >= 0; j = next[j]) pending[j] = 0;
       head[s] = -1;
     }
   }
   const leaks: number[] = [];
-  for (let k = 0; k < n; k++) {
-    const i = picked[k];
-    if (pending[i]) leaks.push(i);
-  }
+  for (let k = 0; k < n; k++) if (pending[k]) leaks.push(picked[k]);
   return leaks;
 }
 

@@ -75,7 +75,8 @@ export async function passesInParts(
           row.offset,
           row.line,
         )
-        : rows.push(FREE, k!, id, key, 0, row.offset, row.line);
+        // Only leaked MALLOC rows are read back: a FREE's place is not kept.
+        : rows.push(FREE, k!, id, key, 0, 0, 0);
     }, {
       columns: LEAK_COLUMNS,
       startsWith: { Event: "MF", "Event Type": eventType[0] },
