@@ -7,8 +7,8 @@
  * @module
  */
 import { fileStamp } from "../analysis/files.ts";
-import type { BenchRow, benchTable } from "./_jobs.ts";
-import { type Machine, machineLines } from "./_machine.ts";
+import { type BenchRow, benchTable, type Row } from "./_jobs.ts";
+import { type Machine, machine, machineLines } from "./_machine.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -59,4 +59,26 @@ export function printReport(
   if (dir && dir !== options.path) Deno.mkdirSync(dir, { recursive: true });
   Deno.writeTextFileSync(options.path, JSON.stringify(report, null, 2) + "\n");
   console.log(`\nJSON: ${options.path}`);
+}
+
+/**
+ * Runs one bench file's rows on their own (`deno run -A bench/FILE.ts
+ * [--json PATH]`): the machine's facts, the rows, the table and its JSON.
+ *
+ * @example
+ * ```ts
+ * import { runAlone } from "./_report.ts";
+ * await runAlone(async (row) => row("what", "ours", "baseline", "target", true));
+ * ```
+ */
+export async function runAlone(
+  rows: (row: Row) => Promise<void>,
+): Promise<void> {
+  const started = new Date();
+  const ddDir = Deno.makeTempDirSync({ prefix: "stompwatch_bench_dd_" });
+  const facts = await machine(ddDir);
+  Deno.removeSync(ddDir, { recursive: true });
+  const table = benchTable();
+  await rows(table.row);
+  printReport(table, facts, { started, path: reportPath(Deno.args, started) });
 }

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { benchTable, median, type Row } from "./_jobs.ts";
+import { median, type Row } from "./_jobs.ts";
 import {
   type LogShape,
   repeatFixture,
@@ -19,8 +19,7 @@ import {
   writeShapedLog,
   type WrittenLog,
 } from "./_log_shapes.ts";
-import { machine } from "./_machine.ts";
-import { printReport, reportPath } from "./_report.ts";
+import { runAlone } from "./_report.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const FIXTURES =
@@ -304,15 +303,4 @@ export async function benchAnalysisMatrix(row: Row): Promise<void> {
   }
 }
 
-if (import.meta.main) {
-  const started = new Date();
-  const ddDir = Deno.makeTempDirSync({ prefix: "stompwatch_bench_dd_" });
-  const facts = await machine(ddDir);
-  Deno.removeSync(ddDir, { recursive: true });
-  const table = benchTable();
-  await benchAnalysisMatrix(table.row);
-  printReport(table, facts, {
-    started,
-    path: reportPath(Deno.args, started),
-  });
-}
+if (import.meta.main) await runAlone(benchAnalysisMatrix);

@@ -9,10 +9,9 @@
  * @module
  */
 import { checkLeaksFile } from "../analysis/leaks/mod.ts";
-import { benchTable, type Row } from "./_jobs.ts";
+import type { Row } from "./_jobs.ts";
 import { writeMemscopeLog } from "./_memscope_gen.ts";
-import { machine } from "./_machine.ts";
-import { printReport, reportPath } from "./_report.ts";
+import { runAlone } from "./_report.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 /** msMemScope's check_leaks on a 1M-row, 146 MB log (SPEC section 9). */
@@ -143,12 +142,4 @@ export async function benchCheckLeaks(row: Row): Promise<void> {
   }
 }
 
-if (import.meta.main) {
-  const started = new Date();
-  const ddDir = Deno.makeTempDirSync({ prefix: "stompwatch_bench_dd_" });
-  const facts = await machine(ddDir);
-  Deno.removeSync(ddDir, { recursive: true });
-  const table = benchTable();
-  await benchCheckLeaks(table.row);
-  printReport(table, facts, { started, path: reportPath(Deno.args, started) });
-}
+if (import.meta.main) await runAlone(benchCheckLeaks);

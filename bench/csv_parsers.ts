@@ -14,11 +14,10 @@ import { createReadStream } from "node:fs";
 import { parse as csvParse } from "npm:csv-parse@7.0.3";
 import Papa from "npm:papaparse@5.7.1";
 import { readMemscopeCsv } from "../analysis/memscope_csv/mod.ts";
-import { benchTable, type Row } from "./_jobs.ts";
+import type { Row } from "./_jobs.ts";
 import { readAll } from "./analysis_matrix.ts";
 import { repeatFixture, SHAPES, writeShapedLog } from "./_log_shapes.ts";
-import { machine } from "./_machine.ts";
-import { printReport, reportPath } from "./_report.ts";
+import { runAlone } from "./_report.ts";
 
 const FIXTURES =
   new URL("../../shared/fixtures/msmemscope/", import.meta.url).pathname;
@@ -133,12 +132,4 @@ export async function benchCsvParsers(row: Row): Promise<void> {
   }
 }
 
-if (import.meta.main) {
-  const started = new Date();
-  const ddDir = Deno.makeTempDirSync({ prefix: "stompwatch_bench_dd_" });
-  const facts = await machine(ddDir);
-  Deno.removeSync(ddDir, { recursive: true });
-  const table = benchTable();
-  await benchCsvParsers(table.row);
-  printReport(table, facts, { started, path: reportPath(Deno.args, started) });
-}
+if (import.meta.main) await runAlone(benchCsvParsers);
