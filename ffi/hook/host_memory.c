@@ -22,9 +22,10 @@
  * made under another word, or before any other record this process writes
  * (emit_record flushes the list first, so marks and watches keep their
  * place after the rows). A pending block freed while its op's word is still
- * set is dropped without a row. Rows keep the time and thread of the
- * allocation, and are written under sw_host_lock, so that a FREE row never
- * overtakes its block's MALLOC row from another thread.
+ * set is dropped without a row. FREE rows wait in the same list, behind the
+ * rows before them, and the list is written when full. Rows keep the time
+ * and thread of the event, and are written under sw_host_lock, so that a
+ * FREE row never overtakes its block's MALLOC row from another thread.
  *
  * The live blocks are in host_blocks.c's table. A watch reads a CPU block in
  * place, so a watched block is pinned: freed by the job, it gets its FREE row
@@ -64,10 +65,14 @@ static int g_recording;
 /* Teardown: frees are no longer rows (the Python client's rule at exit). */
 static int g_closing;
 
-/* MALLOC rows not written yet: their op may still free the block. */
+/* Rows not written yet: MALLOC rows whose op may still free the block,
+ * and the FREE rows behind them, written in bursts (a record at a time
+ * would have the daemon's reads of the ring bounce the job's cache lines
+ * once per row). */
 struct pending {
   uint64_t addr, size, ts_ns, op;
   uint32_t tid;
+  uint16_t type; /* SW_REC_ALLOC or SW_REC_FREE */
 };
 #define PENDING_MAX 64
 static struct pending g_pending[PENDING_MAX];
@@ -103,11 +108,18 @@ static void write_finished(uint64_t op) {
   sw_self.writing_host_rows = 1;
   for (uint32_t i = 0; i < n; i++) {
     const struct pending *r = &g_pending[i];
-    sw_emit_for(r->tid, r->ts_ns, SW_REC_ALLOC, -1, r->addr, r->size, SW_POOL_HOST, op_name(r->op));
+    sw_emit_for(r->tid, r->ts_ns, r->type, -1, r->addr, r->size, SW_POOL_HOST,
+                r->type == SW_REC_ALLOC ? op_name(r->op) : NULL);
   }
   sw_self.writing_host_rows = 0;
   memmove(g_pending, g_pending + n, (k - n) * sizeof g_pending[0]);
   __atomic_store_n(&stompwatch_host_pending, k - n, __ATOMIC_RELAXED);
+}
+
+/* Appends a row to the pending list, which has room. */
+static void hold(const struct pending *row) {
+  g_pending[stompwatch_host_pending] = *row;
+  __atomic_store_n(&stompwatch_host_pending, stompwatch_host_pending + 1, __ATOMIC_RELAXED);
 }
 
 /* Drops pending row i: its block was given back by the op that made it. */
@@ -134,9 +146,8 @@ static void record_alloc(void *p, size_t size, uint64_t op) {
   pthread_mutex_lock(&sw_host_lock);
   int added = sw_host_blocks_add((uint64_t)p, size) != NULL;
   if (added) {
-    write_finished(stompwatch_host_pending == PENDING_MAX ? 0 : op);
-    g_pending[stompwatch_host_pending] = (struct pending){(uint64_t)p, size, ts, op, tid};
-    __atomic_store_n(&stompwatch_host_pending, stompwatch_host_pending + 1, __ATOMIC_RELAXED);
+    if (stompwatch_host_pending == PENDING_MAX) write_finished(0);
+    hold(&(struct pending){(uint64_t)p, size, ts, op, tid, SW_REC_ALLOC});
   }
   pthread_mutex_unlock(&sw_host_lock);
   if (!added) {
@@ -156,19 +167,16 @@ static int record_free(void *p) {
   if (b && b->freed) {
     give_back = 0; /* freed twice while pinned: the pin still holds it */
   } else if (b) {
-    uint32_t k = stompwatch_host_pending, i = 0;
-    while (i < k && g_pending[i].addr != (uint64_t)p) i++;
-    int row = 1;
-    if (i < k && op && g_pending[i].op == op) {
-      drop_pending(i); /* made and given back by the running op: never a storage */
-      row = 0;
-    } else {
-      write_finished(0); /* every row held back is older than this FREE */
-    }
-    if (row && !__atomic_load_n(&g_closing, __ATOMIC_RELAXED)) {
-      sw_self.writing_host_rows = 1; /* under the lock: no flush from emit_record */
-      sw_emit(SW_REC_FREE, 0, -1, 0, (uint64_t)p, 0, 0, SW_POOL_HOST, NULL, NULL, 0);
-      sw_self.writing_host_rows = 0;
+    /* The newest row of this address: an earlier block there may have
+     * rows in the list too. */
+    uint32_t i = stompwatch_host_pending;
+    while (i && g_pending[i - 1].addr != (uint64_t)p) i--;
+    if (i && g_pending[i - 1].type == SW_REC_ALLOC && op && g_pending[i - 1].op == op) {
+      drop_pending(i - 1); /* made and given back by the running op: never a storage */
+    } else if (!__atomic_load_n(&g_closing, __ATOMIC_RELAXED)) {
+      /* Behind every row held: they are all older. */
+      if (stompwatch_host_pending == PENDING_MAX) write_finished(0);
+      hold(&(struct pending){(uint64_t)p, 0, sw_event_ns(), op, sw_tid(), SW_REC_FREE});
     }
     if (b->pins) {
       b->freed = 1;
@@ -186,6 +194,11 @@ static int record_free(void *p) {
  * failed ALLOC record (the daemon's OOM snapshot, when the job asked for
  * one), with what memory the machine had left. */
 static void storage_failed(size_t size, uint64_t op) {
+  /* The rows before the failure, the running op's too, go first: the
+   * snapshot is of the memory at the failure. */
+  pthread_mutex_lock(&sw_host_lock);
+  write_finished(0);
+  pthread_mutex_unlock(&sw_host_lock);
   long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   uint64_t left = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
   sw_emit(SW_REC_ALLOC, SW_REC_FLAG_FAILED, -1, ACL_ERROR_RT_MEMORY_ALLOCATION, left, size, 0, SW_POOL_HOST,
