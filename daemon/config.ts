@@ -181,6 +181,8 @@ export const PYTHON_CLIENT = new URL("../clients/python", import.meta.url)
   .pathname.replace(/\/$/, "");
 /** Folder of the `msmemscope` package that maps msMemScope's API onto ours. */
 export const MSMEMSCOPE_SHIM = `${PYTHON_CLIENT}/msmemscope_shim`;
+/** Folder of the `sitecustomize` that starts the client in every Python job. */
+export const PYTHON_AUTOSTART = `${PYTHON_CLIENT}/autostart`;
 
 /** What a Python job records, from `run --events/--call-stack/--as-msmemscope`. */
 export interface PythonOptions {
@@ -228,8 +230,8 @@ function pythonEnv(
   options: PythonOptions,
 ): Record<string, string> {
   const ours = options.asMsmemscope
-    ? `${MSMEMSCOPE_SHIM}:${PYTHON_CLIENT}`
-    : PYTHON_CLIENT;
+    ? `${PYTHON_AUTOSTART}:${MSMEMSCOPE_SHIM}:${PYTHON_CLIENT}`
+    : `${PYTHON_AUTOSTART}:${PYTHON_CLIENT}`;
   const env: Record<string, string> = {
     PYTHONPATH: options.pythonPath ? `${ours}:${options.pythonPath}` : ours,
     STOMPWATCH_SOCKET: paths.socket,

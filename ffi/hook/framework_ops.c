@@ -14,23 +14,31 @@
  * writable (a false stomp, never a missed one). */
 #define MAX_EXTENTS 64
 
+/* Set in stompwatch_op_begin's `n` when every extent is host memory (CPU
+ * tensors), which the hook may then read in place. */
+#define STOMPWATCH_EXTENTS_HOST (1 << 30)
+
 /*
  * Opens a framework op named `op` (e.g. `torch._ops.aten.add_.Tensor`) that
  * may write the `n` byte extents {addr, len} at `extents`; samples every
  * open watch before it. Returns the op's sequence number for
  * stompwatch_op_end, or 0 when no watch may sample (then nothing was
  * written and no end is needed). The caller keeps `extents` alive until
- * the end: the after samples read them again.
+ * the end: the after samples read them again. `n` may carry
+ * STOMPWATCH_EXTENTS_HOST: a --watch window opened on this op's output is
+ * then read in place.
  */
 SW_EXPORT uint64_t stompwatch_op_begin(const char *op, const uint64_t *extents, int n) {
   if (!sw_watch_may_sample()) return 0;
+  const int host = (n & STOMPWATCH_EXTENTS_HOST) != 0;
+  n &= ~STOMPWATCH_EXTENTS_HOST;
   if (n < 0 || !extents) n = 0;
   if (n > MAX_EXTENTS) n = MAX_EXTENTS;
   struct sw_thread *self = &sw_self;
   uint64_t seq = sw_next_op_seq();
   sw_emit(SW_REC_OP_BEGIN, SW_REC_FLAG_FRAMEWORK, sw_device_of(self), 0, 0, 0, seq, (uint32_t)n, op, extents,
           (uint32_t)(n * 2 * sizeof(uint64_t)));
-  sw_watch_allow(extents, n);
+  sw_watch_allow(extents, n, host);
   sw_watch_before_op(op, seq, extents, n);
   self->in_framework_op = 1;
   return seq;
@@ -43,7 +51,7 @@ SW_EXPORT void stompwatch_op_end(const char *op, uint64_t seq, int result, const
   struct sw_thread *self = &sw_self;
   self->in_framework_op = 0;
   sw_watch_after_op(op, seq);
-  sw_watch_allow(NULL, -1);
+  sw_watch_allow(NULL, -1, 0);
   (void)op;
   sw_emit(SW_REC_OP_END, SW_REC_FLAG_FRAMEWORK, sw_device_of(self), result, 0, 0, seq, 0, stack, NULL, 0);
 }

@@ -466,10 +466,11 @@ void sw_emit_op(struct sw_thread *self, uint64_t ts_ns, const char *op_type, int
 
 /* ---- the producer API other producers call (the Python client, via ctypes) ---- */
 
-/* Record types another producer may write: not padding, not the hook's own
+/* Record types another producer may write: not padding, not the process's
+ * start and exit (a stray one would end its log), not the hook's own
  * samples and their data, not its gap reports. */
 static int external_type(int type) {
-  return type > SW_REC_PAD && type <= SW_REC_ACCESS && type != SW_REC_DUMP && type != SW_REC_DUMP_DATA &&
+  return type > SW_REC_PROC_EXIT && type <= SW_REC_ACCESS && type != SW_REC_DUMP && type != SW_REC_DUMP_DATA &&
          type != SW_REC_GAP;
 }
 

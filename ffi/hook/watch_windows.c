@@ -92,6 +92,9 @@ struct sampling {
    * op was allowed to make from one beside it in the same block. */
   int n_allowed;
   const uint64_t *allowed;
+  /* The framework said the extents are host memory (CPU tensors): a
+   * --watch window opened on one is read in place. */
+  int allowed_host;
   struct sw_hasher outside;
 };
 static __thread struct sampling *t_sampling;
@@ -394,11 +397,12 @@ static void sample(struct sampling *t, struct local_watch *w, uint64_t op_seq, i
           &payload, outside ? sizeof payload : sizeof payload.dump);
 }
 
-void sw_watch_allow(const uint64_t *extents, int n) {
+void sw_watch_allow(const uint64_t *extents, int n, int host) {
   struct sampling *t = thread_sampling();
   if (!t) return;
   t->allowed = extents;
   t->n_allowed = n;
+  t->allowed_host = host;
 }
 
 static int may_watch(struct sw_ring_header *hdr) {
@@ -438,7 +442,7 @@ void sw_watch_before_op(const char *op, uint64_t op_seq, const uint64_t *outputs
     if (w) {
       memset(w, 0, sizeof *w);
       w->id = SW_CLI_WATCH_BIT | ++g_cli_windows;
-      w->flags = g_cli.full ? SW_WATCH_FULL_CONTENT : 0;
+      w->flags = (g_cli.full ? SW_WATCH_FULL_CONTENT : 0) | (t->n_allowed >= 0 && t->allowed_host ? SW_WATCH_HOST : 0);
       w->addr = outputs[2 * g_cli.outid];
       w->len = outputs[2 * g_cli.outid + 1];
       w->dump_nums = -1;

@@ -324,7 +324,7 @@ Deno.test("a job started without run attaches to a running daemon with connect()
     assert.match(
       env2.stdout,
       new RegExp(
-        `^export PYTHONPATH='${root}clients/python'"\\$\\{PYTHONPATH:\\+:\\$PYTHONPATH\\}"$`,
+        `^export PYTHONPATH='${root}clients/python/autostart:${root}clients/python'"\\$\\{PYTHONPATH:\\+:\\$PYTHONPATH\\}"$`,
         "m",
       ),
     );
@@ -457,7 +457,7 @@ Deno.test("the hook records CPU storages where PyTorch allocates them: one row p
   ]);
 });
 
-Deno.test("CPU storage rows stay in order when other threads allocate and free while ops run: every FREE follows its MALLOC", async () => {
+Deno.test("CPU storage rows stay in order when other threads allocate and free while ops run, by the hook or by the client: every FREE follows its MALLOC and none is lost", async () => {
   const r = await runPython("threads_rows.py");
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^handed over 3000$/m);
@@ -477,5 +477,42 @@ Deno.test("CPU storage rows stay in order when other threads allocate and free w
       frees++;
     }
   }
-  assert.ok(mallocs >= 3000 && frees >= 3000, `${mallocs} ${frees}`);
+  assert.match(r.stdout, /^tagged 3000$/m);
+  assert.ok(mallocs >= 6000 && frees >= 6000, `${mallocs} ${frees}`);
+  assert.equal(live.size, 0, [...live].join(" "));
+});
+
+Deno.test("run --watch on Aten ops opens a window on a CPU tensor in a script that never imports stompwatch, and names the op that stomped it", async () => {
+  const r = await runPython("cli_window.py", [
+    "--watch=torch._ops.aten.add_.Tensor,torch._ops.aten.mul_.Tensor",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^a\[3\] = 198\.0$/m);
+  const w = report(r.out).get("torch._ops.aten.add_.Tensor")!;
+  assert.equal(w.stomp, true);
+  assert.equal(w.first_change?.op, "torch._ops.cliwin.sneaky.default");
+  assert.equal(w.first_change?.call_count, 1);
+});
+
+Deno.test("BatchNorm's running statistics are its own to write in training; a tensor made from a Python list is recorded and can be watched by address", async () => {
+  const r = await runPython("batchnorm_literal.py");
+  assert.equal(r.code, 0, r.stderr);
+  const w = report(r.out).get("running_mean")!;
+  assert.equal(w.stomp, false);
+  assert.ok(
+    w.changes.length > 0 &&
+      w.changes.every((c) =>
+        c.op === "torch._ops.aten.native_batch_norm.default" && c.allowed
+      ),
+    JSON.stringify(w.changes),
+  );
+  const kept = BigInt(/^kept (0x[0-9a-f]+)$/m.exec(r.stdout)![1]);
+  const rows = Deno.readTextFileSync(eventLog(r.out)).split("\n")
+    .map((l) => l.split(","));
+  assert.ok(
+    rows.some((f) =>
+      f[1] === "MALLOC" && f[3] === "torch._ops.aten.lift_fresh.default" &&
+      BigInt(f[8]) === kept
+    ),
+  );
 });

@@ -31,6 +31,9 @@ class Client:
         self.access = "access" in events
         self.call_stack = _call_stack_depth(os.environ.get("STOMPWATCH_CALL_STACK", ""))
         self.started = True
+        # `run --watch`: the hook opens windows on op names, so Aten ops are
+        # bracketed from the start for it to see them.
+        self.cli_watch = bool(os.environ.get("STOMPWATCH_WATCH"))
         # From config(watch=...): op names that open and close later watches.
         self.watch_start = ""
         self.watch_end = ""
@@ -65,7 +68,7 @@ class Client:
     @property
     def active(self) -> bool:
         """Whether the dispatch mode has anything to do."""
-        return self.started and (bool(self.watches) or self.recording or self.access) and \
+        return self.started and (bool(self.watches) or self.cli_watch or self.recording or self.access) and \
             self.hook(required=False) is not None
 
     def changed(self) -> None:

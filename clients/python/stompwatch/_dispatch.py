@@ -39,12 +39,18 @@ class _Plan:
         self.name = ("torch._ops." + str(func)).encode()
         # The op's name id in the hook's recorder (16 bits; 0: unnamed).
         self.id = id if id < 1 << 16 else 0
+        short = schema.name.split("::")[-1]
         # Its CPU outputs may come from elsewhere than c10::alloc_cpu, which
         # the hook does not see: they are recorded here.
-        self.other_allocator = schema.name.split("::")[-1] in _OTHER_ALLOCATORS
+        self.other_allocator = short in _OTHER_ALLOCATORS
+        undeclared = _UNDECLARED_WRITES.get(short, ())
         self.writes = tuple((i, a.name) for i, a in enumerate(schema.arguments)
-                            if a.alias_info is not None and a.alias_info.is_write)
+                            if a.alias_info is not None and a.alias_info.is_write or i in undeclared)
         self.fresh = tuple(i for i, r in enumerate(schema.returns) if r.alias_info is None)
+        if short == "lift_fresh":
+            # torch.tensor(data): the storage was made outside any op
+            # (unseen by the hook); this op hands it to the program.
+            self.fresh = (0,)
         self.single = len(schema.returns) == 1
         # A view (t, view, detach, expand...): it only makes metadata, so it
         # cannot write memory and is not bracketed; a change around it shows
@@ -60,7 +66,11 @@ class _Plan:
 _plans = {}
 # Ops whose new CPU storages are not PyTorch's CPU allocator's: mapped
 # files and page-locked memory (also any op given pin_memory=True).
-_OTHER_ALLOCATORS = frozenset(("from_file", "_pin_memory", "pin_memory"))
+_OTHER_ALLOCATORS = frozenset(("from_file", "_pin_memory", "pin_memory", "lift_fresh"))
+# Ops whose schema does not mark arguments they write: batch norm updates
+# its running mean and variance (positions 3 and 4) in training.
+_UNDECLARED_WRITES = {name: (3, 4) for name in (
+    "native_batch_norm", "_batch_norm_impl_index", "cudnn_batch_norm", "miopen_batch_norm", "batch_norm")}
 
 
 def _plan(func) -> _Plan:
@@ -96,14 +106,22 @@ def _tensors(v):
                 yield t
 
 
-def _written(plan, args, kwargs) -> list:
+# stompwatch_op_begin's flag: every extent is host memory (ffi/hook/framework_ops.c).
+EXTENTS_HOST = 1 << 30
+
+
+def _written(plan, args, kwargs):
+    """The {addr, len} extents the op may write, flat, and whether they are
+    all CPU memory."""
     flat = []
+    host = True
     for i, name in plan.writes:
         for t in _tensors(args[i] if i < len(args) else kwargs.get(name)):
             e = extent(t)
             if e:
                 flat.extend(e)
-    return flat
+                host = host and t.is_cpu
+    return flat, host
 
 
 def _has_storage(t) -> bool:
@@ -195,13 +213,13 @@ def _bracketed(func, plan, args, kwargs):
     """The op between the hook's before and after samples of every watch."""
     try:
         _memory.flush()
-        flat = _written(plan, args, kwargs)
+        flat, host = _written(plan, args, kwargs)
     except Exception as e:  # never the job's problem; the op may then write nothing
         _trouble(plan, "find the memory an op may write", e)
-        flat = []
+        flat, host = [], False
     extents = (ctypes.c_uint64 * len(flat))(*flat)
     hook = _work.hook
-    seq = hook.op_begin(plan.name, extents, len(flat) // 2)
+    seq = hook.op_begin(plan.name, extents, len(flat) // 2 | (EXTENTS_HOST if flat and host else 0))
     if not seq:
         # Every watch has closed in the hook (dump_nums ran out, end op):
         # stop bracketing until the next watch or remove.
@@ -307,7 +325,7 @@ def sync(client) -> None:
     with _lock:
         want = client.active
         _work.hook = client.hook(required=False)
-        _work.watching = client.started and bool(client.watches)
+        _work.watching = client.started and (bool(client.watches) or client.cli_watch)
         _work.recording = client.started and client.recording
         _work.access = client.started and client.access
         _work.plain_record = not client.owners and not client.call_stack

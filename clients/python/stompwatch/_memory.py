@@ -19,6 +19,7 @@ order the job did things in.
 import array
 import os
 import sys
+import threading
 import time
 import weakref
 
@@ -36,6 +37,14 @@ _closing = False
 _SKIP = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _events = array.array("Q")
 _names = []
+# Storages are freed on any thread (a weak reference's callback runs where
+# the last reference went), and flush() lets go of the GIL in its call into
+# the hook: events are added and taken under _adding (re-entrant: a
+# callback may fire while this thread adds), and batches go to the hook one
+# at a time, in order, under _flushing.
+_adding = threading.RLock()
+_flushing = threading.Lock()
+_in_flush = threading.local()
 _now = time.time_ns
 
 
@@ -62,26 +71,41 @@ def record_host(storage, addr: int, name: bytes) -> None:
     ref.addr = addr
     ref.word = HOST_FREE
     _live[addr] = ref
-    _events.extend((HOST_ALLOC, _now(), addr, size))
-    _names.append(name)
-    if len(_events) >= 4 * BATCH:
+    _add((HOST_ALLOC, _now(), addr, size), name)
+
+
+def _add(words, name=None) -> None:
+    """Batches events (4 words each), with the name of the first."""
+    with _adding:
+        _events.extend(words)
+        if name is not None:
+            _names.append(name)
+        full = len(_events) >= 4 * BATCH
+    if full:
         flush()
 
 
 def flush() -> None:
     """Hands the batched events to the hook, and has it write the rows it
     holds back (see ffi/hook/host_memory.c)."""
-    if _hook_blocks is not None:
-        _hook_blocks.flush()
-    n = len(_events) // 4
-    if not n:
-        return
-    hook = CLIENT.hook(required=False)
-    if hook is not None:
-        blob = b"\0".join(_names) + b"\0" if _names else b""
-        hook.emit_batch(_events.buffer_info()[0], n, blob, len(blob))
-    del _events[:]
-    _names.clear()
+    global _events, _names
+    if getattr(_in_flush, "on", False):
+        return  # a callback that fired inside flush(): its events go next time
+    _in_flush.on = True
+    try:
+        with _flushing:
+            if _hook_blocks is not None:
+                _hook_blocks.flush()
+            with _adding:
+                events, names = _events, _names
+                _events, _names = array.array("Q"), []
+            n = len(events) // 4
+            hook = CLIENT.hook(required=False) if n else None
+            if hook is not None:
+                blob = b"\0".join(names) + b"\0" if names else b""
+                hook.emit_batch(events.buffer_info()[0], n, blob, len(blob))
+    finally:
+        _in_flush.on = False
 
 
 def _freed(ref) -> None:
@@ -91,10 +115,10 @@ def _freed(ref) -> None:
     if _live.get(addr) is ref:
         del _live[addr]
     if not _closing:
-        _events.extend((ref.word, _now(), addr, 0))
+        _add((ref.word, _now(), addr, 0))
         # While the hook records CPU storages as they happen, its row for
         # a new block at this address must not overtake this one.
-        if len(_events) >= 4 * BATCH or (_hook_blocks is not None and ref.word == HOST_FREE):
+        if _hook_blocks is not None and ref.word == HOST_FREE:
             flush()
 
 
@@ -145,10 +169,7 @@ def record(storage, device: int, pool: int, name: bytes) -> None:
     ref.addr = addr
     ref.word = _code(_ring.REC_FREE, device, pool)
     _live[addr] = ref
-    _events.extend((_code(_ring.REC_ALLOC, device, pool) | _NAMED, _now(), addr, size))
-    _names.append(name)
-    if len(_events) >= 4 * BATCH:
-        flush()
+    _add((_code(_ring.REC_ALLOC, device, pool) | _NAMED, _now(), addr, size), name)
 
 
 def ensure_recorded(tensor, as_device: bool = False) -> None:
@@ -186,8 +207,7 @@ def _retag(addr: int, size: int, word: int, owner: str) -> None:
     free_word = word
     alloc_word = (word & ~0xff) | _ring.REC_ALLOC | _NAMED
     now = _now()
-    _events.extend((free_word, now, addr, 0, alloc_word, now, addr, size))
-    _names.append(label(b"describe", [*CLIENT.owners, owner]))
+    _add((free_word, now, addr, 0, alloc_word, now, addr, size), label(b"describe", [*CLIENT.owners, owner]))
     flush()
 
 
@@ -253,11 +273,13 @@ def pin_block(addr: int, length: int):
 def _after_fork_in_child() -> None:
     # The child has a ring of its own (the hook starts one) and none of the
     # parent's rows: forget what the parent recorded and had not sent.
+    global _events, _names, _adding, _flushing
     for ref in _live.values():
         ref.word = 0
     _live.clear()
-    del _events[:]
-    _names.clear()
+    _events, _names = array.array("Q"), []
+    # A lock another thread of the parent held is held for ever here.
+    _adding, _flushing = threading.RLock(), threading.Lock()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
