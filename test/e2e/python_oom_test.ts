@@ -70,3 +70,25 @@ for (
     }
   });
 }
+
+Deno.test("a script that never imports stompwatch is traced under run: its OOM gets snapshots, and a sitecustomize of its own still runs", async () => {
+  const snaps = tempDir(), site = tempDir();
+  Deno.writeTextFileSync(
+    `${site}/sitecustomize.py`,
+    'print("the job\'s own sitecustomize ran")\n',
+  );
+  const r = await runPython("plain_oom.py", [], {
+    OOM_SNAPSHOT_ENABLE: "1",
+    OOM_SNAPSHOT_PATH: snaps,
+    PYTHONPATH: site,
+  });
+  assert.equal(r.code, 1, r.stderr); // the job's own error, uncaught
+  assert.match(r.stderr, /RuntimeError: .*DefaultCPUAllocator/);
+  assert.match(r.stdout, /^the job's own sitecustomize ran$/m);
+  const files = [...Deno.readDirSync(snaps)].map((e) => e.name).sort();
+  assert.equal(files.length, 2, files.join(" "));
+  assert.equal(
+    Deno.readTextFileSync(`${snaps}/${files[0]}`),
+    "moduleName,curMemSize(MB),memPeakSize(MB)\nHOST,0.0114,0.0114\n",
+  );
+});
