@@ -120,9 +120,10 @@ export class MemoryRows {
     let id = this.#stackIds.get(key);
     if (id === undefined) {
       id = this.stacks.length;
-      // PyTorch lists frames innermost first: the C stack (a backtrace)
-      // already is; the Python one, written as a traceback, is reversed.
-      this.stacks.push([...parseFrames(c), ...parseFrames(python).reverse()]);
+      // PyTorch lists frames innermost first, as both columns are written
+      // (msMemScope walks the Python frames from the current one out, and
+      // so does our client): the C frames, then the Python ones.
+      this.stacks.push([...parseFrames(c), ...parseFrames(python)]);
       this.#stackIds.set(key, id);
     }
     return id;

@@ -360,8 +360,8 @@ Deno.test("snapshot gives each block the frames of its row's Python and C stacks
     [
       EVENT_LOG_HEADER,
       `1,MALLOC,HAL,N/A,1764753083997498000,7,7,0,0x0000000000100000,"{addr:0x100000,size:4096}",,`,
-      `2,MALLOC,PTA,N/A,1764753083997499000,7,7,0,0x0000000000100000,"{addr:0x100000,size:512}","train.py(12): step
-model.py(40): forward","libtorch.so:7 at::empty"`,
+      `2,MALLOC,PTA,N/A,1764753083997499000,7,7,0,0x0000000000100000,"{addr:0x100000,size:512}","model.py(40): forward
+train.py(12): step","libtorch.so:7 at::empty"`,
       "",
     ].join("\n"),
   );
@@ -380,7 +380,8 @@ model.py(40): forward","libtorch.so:7 at::empty"`,
     stdout: "piped",
   }).output();
   // _memory_viz.py's own flamegraph line, outermost frame first: the
-  // Python traceback's order, then the C backtrace's innermost frame.
+  // Python frames (written innermost first, as msMemScope writes them)
+  // from the outside in, then the C backtrace's innermost frame.
   assert.match(
     new TextDecoder().decode(py.stdout),
     /^stream_0;active_allocated;train\.py:12:step;model\.py:40:forward;libtorch\.so:7:at::empty 512$/m,
