@@ -102,7 +102,13 @@ export async function snapshotCli(
     ));
   } catch (e) {
     if (e instanceof RangeError) {
-      throw new SnapshotCliError(`${e.message}; pick one with --device`);
+      throw new SnapshotCliError(
+        `${e.message}; ${
+          pid !== undefined && e.message.includes(`pid ${pid}`)
+            ? "leave out --pid, or give a pid of its Process Id column"
+            : "pick one with --device"
+        }`,
+      );
     }
     throw e;
   }

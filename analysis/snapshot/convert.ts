@@ -196,6 +196,11 @@ export async function writeSnapshot(
   options: SnapshotOptions = {},
 ): Promise<SnapshotSummary> {
   const rows = await readMemoryRows(source, { pid: options.pid });
+  if (options.pid !== undefined && rows.count === 0) {
+    // Refused, as a device the log does not name is: an empty snapshot
+    // would look like a process that used no memory.
+    throw new RangeError(`No memory rows of pid ${options.pid} in the log`);
+  }
   return writeRowsSnapshot(rows, w, options);
 }
 

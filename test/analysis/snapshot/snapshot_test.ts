@@ -224,6 +224,10 @@ Deno.test("snapshot refuses bad input in one line, and never replaces a file", a
       /^stompwatch: No device 3 in the log: it names device 0; pick one with --device/,
     ],
     [
+      ["--input", path, "-o", `${dir}/a`, "--pid", "99999"],
+      /^stompwatch: No memory rows of pid 99999 in the log; leave out --pid, or give a pid of its Process Id column/,
+    ],
+    [
       ["--input", `${dir}/none.csv`, "-o", `${dir}/a`],
       /^stompwatch: Cannot read \S+none.csv: no such file/,
     ],
