@@ -81,6 +81,8 @@ interface ProcessRoute {
   devices: number[];
   /** Rows waiting for the process's first device. */
   waiting: Uint8Array[];
+  /** How many of them are in `host/` already (copied for a snapshot). */
+  inHost: number;
 }
 
 /**
@@ -202,18 +204,23 @@ export class EventLog {
    * The path of the log that holds `pid`'s rows of `device`, if one was
    * created: host rows (device -1) are in each of the process's device
    * logs, the first one named here; a process with no device yet has its
-   * waiting host rows copied to `host/` first. Its buffered rows are
-   * written.
+   * waiting host rows copied to `host/` first (each row once) and `host/`'s
+   * path is returned. Its buffered rows are written.
    */
   pathOf(pid: number, device: number): string | undefined {
     if (device === HOST) {
-      const route = this.#route(pid);
-      if (route.devices.length) device = route.devices[0];
-      else if (route.waiting.length) {
+      // A process that is done (or unknown) has no route: its host rows
+      // went to host/ when it ended.
+      const route = this.#routes.get(pid);
+      if (route?.devices.length) device = route.devices[0];
+      else if (route) {
         // Copied, not moved: they still go to the device the process
         // takes up later, as host rows go to each of its devices.
         const f = this.#fileOf(HOST);
-        for (const row of route.waiting) f.pending.bytes(row);
+        for (const row of route.waiting.slice(route.inHost)) {
+          f.pending.bytes(row);
+        }
+        route.inHost = route.waiting.length;
       }
     }
     const f = this.#files.get(device);
@@ -267,7 +274,9 @@ export class EventLog {
 
   #route(pid: number): ProcessRoute {
     let route = this.#routes.get(pid);
-    if (!route) this.#routes.set(pid, route = { devices: [], waiting: [] });
+    if (!route) {
+      this.#routes.set(pid, route = { devices: [], waiting: [], inHost: 0 });
+    }
     return route;
   }
 
@@ -276,15 +285,16 @@ export class EventLog {
     const f = this.#fileOf(device);
     for (const row of route.waiting) f.pending.bytes(row);
     route.waiting.length = 0;
+    route.inHost = 0;
   }
 
   // A process that is done: rows still waiting for a device go to host/.
   #settle(pid: number): void {
     const route = this.#routes.get(pid);
     if (!route) return;
-    if (route.waiting.length) {
+    if (route.waiting.length > route.inHost) {
       const f = this.#fileOf(HOST);
-      for (const row of route.waiting) f.pending.bytes(row);
+      for (const row of route.waiting.slice(route.inHost)) f.pending.bytes(row);
     }
     this.#routes.delete(pid);
   }

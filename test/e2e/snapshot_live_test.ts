@@ -120,3 +120,40 @@ Deno.test("GET /snapshot gives the live blocks of a running job as a snapshot me
     await daemon.done;
   }
 });
+
+Deno.test("GET /snapshot of a CPU job that has not marked yet holds the tensors it keeps, the hook's held rows included", async () => {
+  const out = tempDir();
+  const daemon = await startDaemonProcess(out);
+  const socket = `${out}/stompwatch.sock`;
+  const gate = `${tempDir()}/go`;
+  const script = new URL("../python/live_cpu.py", import.meta.url).pathname;
+  const job = new Spawned(STOMPWATCH, [
+    "run",
+    "--daemon",
+    socket,
+    "--",
+    "python3",
+    script,
+    gate,
+  ]);
+  try {
+    const [, pid] = await job.line(/^ready (\d+)$/);
+    const dir = tempDir();
+    const allocated = await eventually(async () => {
+      const r = await fetchBytes(socket, `/snapshot?pid=${pid}`);
+      assert.equal(r.status, 200);
+      Deno.writeFileSync(`${dir}/live.pickle`, r.bytes);
+      const [c] = await checkSnapshots([`${dir}/live.pickle`]);
+      assert.ok(c.ok, c.error);
+      return c.allocated >= 3 * 4000 ? c.allocated : undefined;
+    });
+    assert.ok(allocated >= 3 * 4000, `${allocated}`);
+    Deno.writeTextFileSync(gate, "");
+    assert.equal((await job.done).code, 0);
+  } finally {
+    Deno.writeTextFileSync(gate, "");
+    await job.done;
+    daemon.child.kill("SIGTERM");
+    await daemon.done;
+  }
+});

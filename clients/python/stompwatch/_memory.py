@@ -241,6 +241,31 @@ def use_native(recorder) -> None:
     global _hook_blocks
     flush()
     _hook_blocks = recorder
+    _start_writer()
+
+
+_writer_pid = None
+WRITE_HELD_EVERY_S = 0.2
+
+
+def _start_writer() -> None:
+    """A thread that has the hook write the rows it holds back while the
+    job is idle (they go out with the job's next record otherwise), so the
+    daemon's live view (GET /snapshot, /blocks) is never more than a moment
+    behind. One per process: a forked child starts its own."""
+    global _writer_pid
+    if _writer_pid == os.getpid():
+        return
+    _writer_pid = os.getpid()
+
+    def write_held() -> None:
+        while not _closing:
+            time.sleep(WRITE_HELD_EVERY_S)
+            recorder = _hook_blocks
+            if recorder is not None:
+                recorder.flush()
+
+    threading.Thread(target=write_held, name="stompwatch-rows", daemon=True).start()
 
 
 class HookPin:
@@ -280,6 +305,8 @@ def _after_fork_in_child() -> None:
     _events, _names = array.array("Q"), []
     # A lock another thread of the parent held is held for ever here.
     _adding, _flushing = threading.RLock(), threading.Lock()
+    if _hook_blocks is not None:
+        _start_writer()  # threads do not survive fork
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
