@@ -251,13 +251,15 @@ class StompwatchMode(TorchDispatchMode):
                 raise
             finally:
                 word[0] = 0
-            elsewhere = plan.other_allocator or bool(kwargs and kwargs.get("pin_memory"))
-            if elsewhere or plan.fresh and not (plan.one_tensor and out.is_cpu):
-                try:
-                    # Device outputs, and CPU ones the hook cannot see.
-                    _record(plan, out, cpu_recorded=not elsewhere)
-                except Exception as e:  # never the job's problem
-                    _trouble(plan, "record memory", e)
+            if plan.one_tensor and not plan.other_allocator and not kwargs and out.is_cpu:
+                return out  # the common case: the hook has it
+            try:
+                if plan.other_allocator or kwargs and kwargs.get("pin_memory"):
+                    _record(plan, out)  # CPU outputs the hook cannot see too
+                elif plan.fresh:
+                    _record(plan, out, cpu_recorded=True)  # device outputs
+            except Exception as e:  # never the job's problem
+                _trouble(plan, "record memory", e)
             return out
         if work.fast and plan.one_tensor:
             # Recording only, nothing to label, one new tensor out: inline.
