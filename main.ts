@@ -4,14 +4,10 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
-import { absolute, checkSocketPath, jobEnv } from "./daemon/config.ts";
-import { startDaemon, stopOnSignals } from "./daemon/daemon.ts";
-import { answeringDaemon, runJob } from "./daemon/run.ts";
-import { parseWatchSpec } from "./daemon/watch_spec.ts";
-import { checkLeaksCli } from "./cli/check_leaks.ts";
-import { compareSummary, runCompare } from "./cli/compare.ts";
-import { snapshotCli } from "./cli/snapshot.ts";
+import { parseArgs } from "./cli/_parse_args.ts";
+// Each command's modules are imported when it runs: an offline analysis
+// never loads the daemon, hono or the FFI tables, which took most of its
+// start-up (about 70 of 100 ms before the file was opened).
 
 const USAGE = `usage:
   stompwatch daemon [--output DIR] [--listen 127.0.0.1:PORT] [--checksum xxh3|crc64-msmemscope]
@@ -53,12 +49,7 @@ function parse(args: string[], names: string[]): Parsed {
   );
   let parsed: Parsed;
   try {
-    parsed = parseArgs({
-      args,
-      options,
-      allowPositionals: true,
-      strict: true,
-    }) as Parsed;
+    parsed = parseArgs(args, options);
   } catch (e) {
     throw new UsageError(`${(e as Error).message}\n${USAGE}`);
   }
@@ -74,7 +65,10 @@ function parse(args: string[], names: string[]): Parsed {
 }
 
 /** OUT from --output, refused when its socket path could not be bound. */
-function outputOf(value: string | boolean | undefined): string {
+async function outputOf(
+  value: string | boolean | undefined,
+): Promise<string> {
+  const { absolute, checkSocketPath } = await import("./daemon/config.ts");
   const dir = absolute(value as string ?? "stompwatch_out");
   checkSocketPath(dir);
   return dir;
@@ -82,8 +76,9 @@ function outputOf(value: string | boolean | undefined): string {
 
 async function daemonCommand(args: string[]): Promise<number> {
   const { values } = parse(args, ["output", "listen", "checksum"]);
+  const { startDaemon, stopOnSignals } = await import("./daemon/daemon.ts");
   const daemon = await startDaemon({
-    outputDir: outputOf(values.output),
+    outputDir: await outputOf(values.output),
     listen: values.listen as string | undefined,
     checksum: checksumOf(values.checksum as string | undefined),
   });
@@ -102,8 +97,11 @@ async function daemonCommand(args: string[]): Promise<number> {
 }
 
 /** A --watch value the hook will read as it is meant; refused otherwise. */
-function checkedWatch(watch: string | undefined): string | undefined {
+async function checkedWatch(
+  watch: string | undefined,
+): Promise<string | undefined> {
   if (watch === undefined) return undefined;
+  const { parseWatchSpec } = await import("./daemon/watch_spec.ts");
   try {
     parseWatchSpec(watch);
   } catch (e) {
@@ -128,11 +126,13 @@ async function runCommand(args: string[]): Promise<number> {
       `Unexpected argument: ${positionals[0]}; put the job after --`,
     );
   }
-  const watch = checkedWatch(values.watch as string | undefined);
+  const watch = await checkedWatch(values.watch as string | undefined);
+  const { absolute } = await import("./daemon/config.ts");
+  const { runJob } = await import("./daemon/run.ts");
   return await runJob({
     command: args.slice(split + 1),
     watch,
-    outputDir: outputOf(values.output),
+    outputDir: await outputOf(values.output),
     daemonSocket: values.daemon ? absolute(values.daemon as string) : undefined,
     checksum: checksumOf(values.checksum as string | undefined),
     python: {
@@ -176,10 +176,12 @@ function checkedCallStack(value: string | undefined): string | undefined {
 
 async function envCommand(args: string[]): Promise<number> {
   const { values } = parse(args, ["output", "watch"]);
-  const watch = checkedWatch(values.watch as string | undefined);
+  const watch = await checkedWatch(values.watch as string | undefined);
+  const { jobEnv } = await import("./daemon/config.ts");
+  const { answeringDaemon } = await import("./daemon/run.ts");
   // Exports for a daemon that is gone would leave the job untraced.
   const paths = await answeringDaemon(
-    `${outputOf(values.output)}/stompwatch.sock`,
+    `${await outputOf(values.output)}/stompwatch.sock`,
     { orElse: ", then run this again" },
   );
   const env = jobEnv(paths, { watch });
@@ -206,6 +208,7 @@ async function compareCommand(args: string[]): Promise<number> {
       }; give both logs as --input BASE.csv,COMPARE.csv`,
     );
   }
+  const { compareSummary, runCompare } = await import("./cli/compare.ts");
   const { path, rows } = await runCompare({
     input: values.input as string | undefined,
     level: values.level as string | undefined,
@@ -228,11 +231,13 @@ async function main(args: string[]): Promise<number> {
     case "compare":
       return await compareCommand(rest);
     case "check-leaks": {
+      const { checkLeaksCli } = await import("./cli/check_leaks.ts");
       const { lines, code } = await checkLeaksCli(rest);
       if (lines.length) console.log(lines.join("\n"));
       return code;
     }
     case "snapshot": {
+      const { snapshotCli } = await import("./cli/snapshot.ts");
       const { lines, warnings } = await snapshotCli(rest);
       for (const line of lines) console.log(line);
       for (const line of warnings) console.error(line);

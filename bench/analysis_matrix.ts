@@ -20,6 +20,7 @@ import {
   type WrittenLog,
 } from "./_log_shapes.ts";
 import { runAlone } from "./_report.ts";
+import { DAEMON_LIBRARY } from "../ffi/bindings.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const FIXTURES =
@@ -54,7 +55,15 @@ export async function command(
   perms: string[],
   args: string[],
 ): Promise<{ ms: number; mb: number; code: number }> {
-  const deno = [Deno.execPath(), "run", "--quiet", "--no-prompt", ...perms];
+  // As ./stompwatch grants: the analyses open logs through the daemon library.
+  const deno = [
+    Deno.execPath(),
+    "run",
+    "--quiet",
+    "--no-prompt",
+    `--allow-ffi=${DAEMON_LIBRARY}`,
+    ...perms,
+  ];
   const t0 = performance.now();
   const out = await new Deno.Command("/usr/bin/time", {
     args: ["-f", "maxrss_kb=%M", ...deno, MAIN, ...args],

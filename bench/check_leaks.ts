@@ -12,6 +12,7 @@ import { checkLeaksFile } from "../analysis/leaks/mod.ts";
 import type { Row } from "./_jobs.ts";
 import { writeMemscopeLog } from "./_memscope_gen.ts";
 import { runAlone } from "./_report.ts";
+import { DAEMON_LIBRARY } from "../ffi/bindings.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 /** msMemScope's check_leaks on a 1M-row, 146 MB log (SPEC section 9). */
@@ -34,9 +35,16 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - t0;
 }
 
-/** Peak RSS in MB of `deno run --allow-read main.ts ...args`, and its time. */
+/** Peak RSS in MB of `deno run main.ts ...args` as ./stompwatch runs it, and its time. */
 async function peakRss(args: string[]): Promise<{ mb: number; ms: number }> {
-  const deno = [Deno.execPath(), "run", "--quiet", "--allow-read", MAIN];
+  const deno = [
+    Deno.execPath(),
+    "run",
+    "--quiet",
+    "--allow-read",
+    `--allow-ffi=${DAEMON_LIBRARY}`,
+    MAIN,
+  ];
   const t0 = performance.now();
   let timed = true;
   try {

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import { type OptionsSpec, parseArgs } from "./_parse_args.ts";
 
 /**
  * Joins `--opt -1` into `--opt=-1` for each option in `valued`, so that
@@ -31,7 +31,7 @@ export function joinNegative(
 
 /** How {@linkcode parseCommandArgs} reads and words one subcommand. */
 export interface CommandArgs {
-  options: ParseArgsOptionsConfig;
+  options: OptionsSpec;
   /** Options that take a value, as typed (`--max-leaks`, `-o`). */
   valued: readonly string[];
   /** The subcommand's name and its flags, for messages. */
@@ -66,12 +66,7 @@ export function parseCommandArgs(
 ): { values: Record<string, string | boolean | undefined> } {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: joinNegative(args, spec.valued),
-      options: spec.options,
-      strict: true,
-      allowPositionals: true,
-    });
+    parsed = parseArgs(joinNegative(args, spec.valued), spec.options);
   } catch (e) {
     const m = (e as Error).message;
     const unknown = /Unknown option '([^']+)'/.exec(m);

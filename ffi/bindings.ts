@@ -197,6 +197,17 @@ const symbols = {
     result: "i64",
   },
   stompwatch_pid_started: { parameters: ["i32"], result: "u64" },
+  stompwatch_log_open: { parameters: ["buffer"], result: "i32" },
+  stompwatch_log_pread: {
+    parameters: ["i32", "buffer", "u64", "u64"],
+    result: "i64",
+    nonblocking: true,
+  },
+  stompwatch_log_size: { parameters: ["i32"], result: "i64" },
+  stompwatch_strerror: {
+    parameters: ["i32", "buffer", "u32"],
+    result: "u32",
+  },
   stompwatch_now_ns: { parameters: [], result: "u64" },
   stompwatch_layout: { parameters: ["buffer", "u64"], result: "u64" },
   stompwatch_watch_spec_parse: {
@@ -603,4 +614,86 @@ export function listNames(dir: string, prefix: string): string[] | null {
 /** When process `pid` started (clock ticks since boot); 0 when there is none. */
 export function pidStarted(pid: number): bigint {
   return BigInt(daemonLibrary().stompwatch_pid_started(pid));
+}
+
+/** Why {@link openLogFile} refused a path. */
+export class LogOpenError extends Error {
+  constructor(
+    /** `ENOENT`-style name where the system said why, else what it is. */
+    readonly code: "ENOENT" | "EACCES" | "NOT_FILE" | "SYSTEM_FILE" | "OTHER",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const ERRNO_NAMES: Record<number, LogOpenError["code"]> = {
+  2: "ENOENT",
+  1: "EACCES",
+  13: "EACCES",
+};
+
+function systemText(errno: number): string {
+  const out = new Uint8Array(256);
+  const n = daemonLibrary().stompwatch_strerror(errno, out, out.length);
+  const text = new TextDecoder().decode(out.subarray(0, n));
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
+/**
+ * Opens a file to read without ever waiting for a writer (a FIFO), refusing
+ * what is not a regular file or is one of the kernel's (/proc, /sys); the fd
+ * is read with {@link readLogAt}. Throws {@link LogOpenError}.
+ *
+ * @example
+ * ```ts
+ * const fd = openLogFile("memscope_dump.csv");
+ * ```
+ */
+export function openLogFile(path: string): number {
+  const fd = daemonLibrary().stompwatch_log_open(cPath(path));
+  if (fd >= 0) return fd;
+  if (fd === -100000) throw new LogOpenError("NOT_FILE", "not a file");
+  if (fd === -100001) throw new LogOpenError("SYSTEM_FILE", "a system file");
+  throw new LogOpenError(ERRNO_NAMES[-fd] ?? "OTHER", systemText(-fd));
+}
+
+/**
+ * Reads into `into` at `offset` of an fd from {@link openLogFile}, off the
+ * event loop; the count read (0 at the end). Throws an Error with the
+ * system's reason.
+ *
+ * @example
+ * ```ts
+ * import { openLogFile, readLogAt } from "./bindings.ts";
+ * const got = await readLogAt(openLogFile("memscope_dump.csv"), new Uint8Array(4096), 0);
+ * ```
+ */
+export async function readLogAt(
+  fd: number,
+  into: Uint8Array,
+  offset: number,
+): Promise<number> {
+  const n = Number(
+    await daemonLibrary().stompwatch_log_pread(
+      fd,
+      into,
+      BigInt(into.length),
+      BigInt(offset),
+    ),
+  );
+  if (n < 0) throw new Error(systemText(-n));
+  return n;
+}
+
+/** Closes an fd from {@link openLogFile}. */
+export function closeLogFile(fd: number): void {
+  daemonLibrary().stompwatch_fd_close(fd);
+}
+
+/** The size of an fd's file now; throws with the system's reason. */
+export function logSize(fd: number): number {
+  const n = Number(daemonLibrary().stompwatch_log_size(fd));
+  if (n < 0) throw new Error(systemText(-n));
+  return n;
 }

@@ -4,51 +4,51 @@
  * FIFO, whose open would wait forever for a writer). Links are followed.
  *
  * Deno's own open has no O_NONBLOCK, and a check by path before it leaves
- * a moment in which a FIFO can be put in the file's place; node:fs opens
- * non-blocking, and what was opened is then checked by its descriptor.
+ * a moment in which a FIFO can be put in the file's place: the native
+ * library opens non-blocking and checks what was opened by its descriptor.
+ * (node:fs could too, but loading Node's compatibility layer took 70 ms of
+ * every analysis command's start-up.)
  *
  * @module
  */
-import { close, constants, fstat, open, read, type Stats } from "node:fs";
+import {
+  closeLogFile,
+  LogOpenError,
+  logSize,
+  openLogFile,
+  readLogAt,
+} from "../../ffi/bindings.ts";
 import { MemscopeCsvError } from "./header.ts";
 
 const WHAT = "pass the path of an msMemScope event log (memscope_dump_*.csv)";
 
 function cannotRead(path: string, e: unknown): MemscopeCsvError {
-  // node:fs says errno codes; Deno's own errors (NotCapable) pass through.
-  const code = (e as { code?: string }).code;
+  const code = e instanceof LogOpenError ? e.code : "OTHER";
   if (e instanceof Deno.errors.NotFound || code === "ENOENT") {
     return new MemscopeCsvError(`Cannot read ${path}: no such file; ${WHAT}`);
   }
-  if (
-    e instanceof Deno.errors.PermissionDenied || code === "EACCES" ||
-    code === "EPERM"
-  ) {
+  if (e instanceof Deno.errors.PermissionDenied || code === "EACCES") {
     return new MemscopeCsvError(`Cannot read ${path}: permission denied`);
   }
-  if (e instanceof Deno.errors.NotCapable) {
-    // Deno guards some special files (/proc/self/mem, /dev/...) beyond any
-    // read grant: its message would tell the user to pass a Deno flag.
+  if (code === "NOT_FILE") {
+    return new MemscopeCsvError(`Cannot read ${path}: not a file; ${WHAT}`);
+  }
+  if (e instanceof Deno.errors.NotCapable || code === "SYSTEM_FILE") {
+    // The kernel's own files (/proc/self/mem, /sys/...) are made on read,
+    // some failing every read: never an event log.
     return new MemscopeCsvError(
       `Cannot read ${path}: not a file stompwatch reads (a special file of the system); ${WHAT}`,
     );
   }
-  // "ELOOP: too many symbolic links encountered, open '...'": the middle.
-  const why = (e as Error).message.split("\n")[0].replace(/^E[A-Z]+: /, "")
-    .replace(/, open '.*'$/, "");
-  return new MemscopeCsvError(`Cannot read ${path}: ${why}; ${WHAT}`);
+  return new MemscopeCsvError(
+    `Cannot read ${path}: ${(e as Error).message}; ${WHAT}`,
+  );
 }
 
 /** What the readers need of an opened event log. */
 export type EventLogFile = Pick<Deno.FsFile, "read" | "seek" | "close">;
 
-function call<T>(f: (done: (e: Error | null, value: T) => void) => void) {
-  return new Promise<T>((resolve, reject) =>
-    f((e, value) => e ? reject(e) : resolve(value))
-  );
-}
-
-/** A file opened by node:fs, read at a position this object keeps. */
+/** A file opened by the native library, read at a position this object keeps. */
 class DescriptorFile implements EventLogFile {
   #fd: number;
   #at = 0;
@@ -57,24 +57,22 @@ class DescriptorFile implements EventLogFile {
   }
   async read(p: Uint8Array): Promise<number | null> {
     if (p.length === 0) return 0;
-    const n = await call<number>((done) =>
-      read(this.#fd, p, 0, p.length, this.#at, done)
-    );
+    const n = await readLogAt(this.#fd, p, this.#at);
     if (n === 0) return null;
     this.#at += n;
     return n;
   }
-  async seek(offset: number | bigint, whence: Deno.SeekMode): Promise<number> {
+  seek(offset: number | bigint, whence: Deno.SeekMode): Promise<number> {
     const base = whence === Deno.SeekMode.Start
       ? 0
       : whence === Deno.SeekMode.Current
       ? this.#at
-      : (await call<Stats>((done) => fstat(this.#fd, done))).size;
+      : logSize(this.#fd);
     this.#at = base + Number(offset);
-    return this.#at;
+    return Promise.resolve(this.#at);
   }
   close(): void {
-    close(this.#fd);
+    closeLogFile(this.#fd);
   }
 }
 
@@ -90,27 +88,19 @@ class DescriptorFile implements EventLogFile {
  * await readMemscopeCsv(log, (row) => console.log(row.id));
  * ```
  */
-export async function openEventLog(
+export function openEventLog(
   path: string,
 ): Promise<{ file: EventLogFile; label: string } & Disposable> {
-  let fd: number, info: Stats;
+  let fd: number;
   try {
-    fd = await call<number>((done) =>
-      open(path, constants.O_RDONLY | constants.O_NONBLOCK, done)
-    );
+    fd = openLogFile(path);
   } catch (e) {
-    throw cannotRead(path, e);
-  }
-  try {
-    info = await call<Stats>((done) => fstat(fd, done));
-  } catch (e) {
-    close(fd);
-    throw cannotRead(path, e);
-  }
-  if (!info.isFile()) {
-    close(fd);
-    throw new MemscopeCsvError(`Cannot read ${path}: not a file; ${WHAT}`);
+    return Promise.reject(cannotRead(path, e));
   }
   const file = new DescriptorFile(fd);
-  return { file, label: path, [Symbol.dispose]: () => file.close() };
+  return Promise.resolve({
+    file,
+    label: path,
+    [Symbol.dispose]: () => file.close(),
+  });
 }

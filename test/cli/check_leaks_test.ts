@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { MEMSCOPE_HEADER } from "../../analysis/memscope_csv/mod.ts";
+import { DAEMON_LIBRARY } from "../../ffi/bindings.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const HEADER = MEMSCOPE_HEADER.join(",");
@@ -32,7 +33,10 @@ const CLEAN = log([
   mark(30),
 ]);
 
-/** Runs `main.ts check-leaks` with only read access, as the launcher does. */
+/**
+ * Runs `main.ts check-leaks` with read access and the daemon library, as the
+ * launcher does.
+ */
 async function checkLeaks(...args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
@@ -40,6 +44,7 @@ async function checkLeaks(...args: string[]) {
       "--quiet",
       "--no-prompt",
       "--allow-read",
+      `--allow-ffi=${DAEMON_LIBRARY}`,
       MAIN,
       "check-leaks",
       ...args,

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { compareSummary } from "../../cli/compare.ts";
+import { DAEMON_LIBRARY } from "../../ffi/bindings.ts";
 import {
   parseCompareInput,
   parseCompareLevel,
@@ -41,6 +42,7 @@ async function cli(args: string[], reads: string[], out: string) {
       "--no-prompt",
       `--allow-read=${[out, ...reads].join(",")}`,
       `--allow-write=${out}`,
+      `--allow-ffi=${DAEMON_LIBRARY}`,
       MAIN,
       "compare",
       ...args,
@@ -198,6 +200,7 @@ Deno.test("stompwatch compare refuses a FIFO as a log instead of waiting for a w
       "--no-prompt",
       `--allow-read=${out},${BASELINE},${fifo}`,
       `--allow-write=${out}`,
+      `--allow-ffi=${DAEMON_LIBRARY}`,
       MAIN,
       "compare",
       "--input",
