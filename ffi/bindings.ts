@@ -203,7 +203,43 @@ const symbols = {
     result: "i64",
     nonblocking: true,
   },
+  /** The same call on the event loop, for reads too small to send away. */
+  stompwatch_log_pread_now: {
+    name: "stompwatch_log_pread",
+    parameters: ["i32", "buffer", "u64", "u64"],
+    result: "i64",
+  },
   stompwatch_log_size: { parameters: ["i32"], result: "i64" },
+  stompwatch_leak_replay: {
+    parameters: [
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+    ],
+    result: "i64",
+  },
+  stompwatch_leak_scan: {
+    parameters: [
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+    ],
+    result: "i32",
+    nonblocking: true,
+  },
   stompwatch_strerror: {
     parameters: ["i32", "buffer", "u32"],
     result: "u32",
@@ -658,6 +694,9 @@ export function openLogFile(path: string): number {
   throw new LogOpenError(ERRNO_NAMES[-fd] ?? "OTHER", systemText(-fd));
 }
 
+/** Reads up to this size are made on the event loop. */
+const SMALL_READ = 256 << 10;
+
 /**
  * Reads into `into` at `offset` of an fd from {@link openLogFile}, off the
  * event loop; the count read (0 at the end). Throws an Error with the
@@ -674,13 +713,14 @@ export async function readLogAt(
   into: Uint8Array,
   offset: number,
 ): Promise<number> {
+  const lib = daemonLibrary();
+  const len = BigInt(into.length), at = BigInt(offset);
+  // A read of the page cache costs less than handing it to a thread: only
+  // large reads (a 2 MiB chunk of a pass) leave the event loop.
   const n = Number(
-    await daemonLibrary().stompwatch_log_pread(
-      fd,
-      into,
-      BigInt(into.length),
-      BigInt(offset),
-    ),
+    into.length <= SMALL_READ
+      ? lib.stompwatch_log_pread_now(fd, into, len, at)
+      : await lib.stompwatch_log_pread(fd, into, len, at),
   );
   if (n < 0) throw new Error(systemText(-n));
   return n;
@@ -696,4 +736,164 @@ export function logSize(fd: number): number {
   const n = Number(daemonLibrary().stompwatch_log_size(fd));
   if (n < 0) throw new Error(systemText(-n));
   return n;
+}
+
+/** What {@link leakScan} reads and where it puts what it keeps. */
+export interface LeakScanInput {
+  fd: number;
+  /** Header positions of ID, Event, Event Type, Name, Device Id, Ptr, Attr. */
+  columns: readonly number[];
+  /** Byte offset and line number of the first data row. */
+  offset: number;
+  line: number;
+  /** Arrays of check_leaks' kept rows (`LeakRows`), all of one length. */
+  rows: {
+    kind: Uint8Array;
+    device: Uint32Array;
+    id: Float64Array;
+    ptr: Float64Array;
+    size: Float64Array;
+    offset: Float64Array;
+    line: Uint32Array;
+  };
+  /** The TypeScript pass's row budget. */
+  budget: number;
+  markDevice: Uint32Array;
+  markId: Float64Array;
+  /** ASCII, as the log spells them. */
+  eventType: string;
+  mstxInfo: string;
+}
+
+/** What {@link leakScan} found; `fallback`: run the TypeScript pass. */
+export interface LeakScanResult {
+  fallback: boolean;
+  rowsKept: number;
+  /** Rows were dropped at the budget. */
+  overflow: boolean;
+  marks: number;
+  dataRows: number;
+  bytes: number;
+  /** Device Ids in order of first appearance, as written. */
+  devices: string[];
+}
+
+const LEAK_DEVICE_BYTES = 64;
+const LEAK_ARGS_SIZE = 224 + 256 * LEAK_DEVICE_BYTES;
+
+/**
+ * check_leaks' first pass in native code (ffi/daemon/leak_scan.c), off the
+ * event loop. Throws an Error with the system's reason when a read fails.
+ *
+ * @example
+ * ```ts ignore
+ * const found = await leakScan(input);
+ * if (found.fallback) console.log("run the TypeScript pass");
+ * ```
+ */
+export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
+  const args = new Uint8Array(LEAK_ARGS_SIZE);
+  const v = new DataView(args.buffer);
+  const text = encoder.encode(input.eventType);
+  const mstx = encoder.encode(input.mstxInfo);
+  const r = input.rows;
+  v.setInt32(0, input.fd, true);
+  input.columns.forEach((c, k) => v.setInt32(4 + 4 * k, c, true));
+  v.setUint32(32, input.line, true);
+  v.setBigUint64(40, BigInt(input.offset), true);
+  v.setBigUint64(104, BigInt(r.id.length), true);
+  v.setBigUint64(112, BigInt(Math.min(input.budget, 2 ** 62)), true);
+  v.setBigUint64(136, BigInt(input.markId.length), true);
+  v.setUint32(152, text.length, true);
+  v.setUint32(168, mstx.length, true);
+  v.setUint32(172, input.mstxInfo.includes('"') ? 1 : 0, true);
+  // Empty texts still need memory the C side may read zero bytes from.
+  const some = (b: Uint8Array) => b.length ? b : new Uint8Array(1);
+  const status = await daemonLibrary().stompwatch_leak_scan(
+    args,
+    r.kind,
+    r.device,
+    r.id,
+    r.ptr,
+    r.size,
+    r.offset,
+    r.line,
+    input.markDevice,
+    input.markId,
+    some(text),
+    some(mstx),
+  );
+  if (status < 0) throw new Error(systemText(-status));
+  const count = v.getUint32(212, true);
+  const devices: string[] = [];
+  for (let k = 0; k < count; k++) {
+    const at = 224 + k * LEAK_DEVICE_BYTES;
+    const end = args.indexOf(0, at);
+    devices.push(
+      new TextDecoder().decode(
+        args.subarray(
+          at,
+          end < 0 || end > at + LEAK_DEVICE_BYTES
+            ? at + LEAK_DEVICE_BYTES
+            : end,
+        ),
+      ),
+    );
+  }
+  return {
+    fallback: status === 1,
+    rowsKept: Number(v.getBigUint64(176, true)),
+    overflow: v.getUint32(208, true) !== 0,
+    marks: Number(v.getBigUint64(184, true)),
+    dataRows: Number(v.getBigUint64(192, true)),
+    bytes: Number(v.getBigUint64(200, true)),
+    devices,
+  };
+}
+
+/** One device's window for {@link leakReplay}: IDs of its marks A, B, C. */
+export interface LeakReplayWindow {
+  device: number;
+  a: number;
+  b: number;
+  c: number;
+}
+
+/**
+ * check_leaks' replay of one device's window (ffi/daemon/leak_replay.c)
+ * over the kept rows: the indices of the blocks left pending, by ID; or,
+ * as `{ noSize }`, the first MALLOC row of the window without a size.
+ *
+ * @example
+ * ```ts ignore
+ * const found = leakReplay(rows, rows.length, { device: 0, a: 1, b: 5, c: 9 });
+ * ```
+ */
+export function leakReplay(
+  rows: Pick<LeakScanInput["rows"], "kind" | "device" | "id" | "ptr" | "size">,
+  count: number,
+  w: LeakReplayWindow,
+): Uint32Array | { noSize: number } {
+  const args = new Uint8Array(88);
+  const v = new DataView(args.buffer);
+  v.setBigUint64(40, BigInt(count), true);
+  v.setFloat64(48, w.a, true);
+  v.setFloat64(56, w.b, true);
+  v.setFloat64(64, w.c, true);
+  v.setUint32(72, w.device, true);
+  const out = new Uint32Array(Math.max(1, count));
+  const n = Number(
+    daemonLibrary().stompwatch_leak_replay(
+      args,
+      rows.kind,
+      rows.device,
+      rows.id,
+      rows.ptr,
+      rows.size,
+      out,
+    ),
+  );
+  if (n === -1) throw new Error("Cannot check leaks: out of memory");
+  if (n < -1) return { noSize: -2 - n };
+  return out.subarray(0, n);
 }

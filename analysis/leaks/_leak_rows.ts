@@ -6,6 +6,7 @@
  * @module
  */
 import { MemscopeCsvError, type MemscopeRow } from "../memscope_csv/mod.ts";
+import { leakReplay } from "../../ffi/bindings.ts";
 
 const MALLOC = 1, FREE = 2;
 export { FREE, MALLOC };
@@ -106,28 +107,6 @@ export function mixKey(key: number): number {
 }
 
 /**
- * Sorts row indices by ID, then index (file order). When every ID is a
- * whole number small enough, each (ID, index) pair is packed into one
- * double and the doubles are sorted natively, many times faster than a
- * comparator over a million rows; other IDs take the comparator.
- */
-function sortById(picked: Uint32Array, id: Float64Array, rows: number): void {
-  const shift = 2 ** Math.ceil(Math.log2(rows + 1));
-  const limit = Number.MAX_SAFE_INTEGER / shift;
-  const packed = new Float64Array(picked.length);
-  for (let k = 0; k < picked.length; k++) {
-    const i = picked[k], x = id[i];
-    if (!(x >= 0 && x < limit && Math.floor(x) === x)) {
-      picked.sort((i, j) => id[i] - id[j] || i - j);
-      return;
-    }
-    packed[k] = x * shift + i;
-  }
-  packed.sort();
-  for (let k = 0; k < picked.length; k++) picked[k] = packed[k] % shift;
-}
-
-/**
  * Replays one device's rows in ID order (file order among equal IDs), as
  * msMemScope's analyser does, and returns the indices of the blocks still
  * pending, ordered by ID:
@@ -135,74 +114,23 @@ function sortById(picked: Uint32Array, id: Float64Array, rows: number): void {
  *   ID, so a later MALLOC with the same ID replaces the earlier one;
  * - a FREE with A <= ID <= C clears every pending block at its Ptr.
  *
- * Pending blocks are chained per Ptr in an open-addressing table over typed
- * arrays: a FREE walks only its own Ptr's chain and empties it, so each block
- * is visited once (never a scan of all pending blocks), and nothing is
- * allocated per row.
+ * The replay itself is native (`ffi/daemon/leak_replay.c`): over a million
+ * rows it took a quarter of the whole command in JavaScript.
  */
 export function replayWindow(
   rows: LeakRows,
   device: number,
   w: Window,
-): number[] {
-  const { id, kind, ptr } = rows;
-  let picked = new Uint32Array(rows.length), n = 0;
-  let sorted = true, prev = -Infinity;
-  for (let i = 0; i < rows.length; i++) {
-    if (rows.device[i] !== device) continue;
-    const x = id[i];
-    if (x < w.a || x > (kind[i] === MALLOC ? w.b : w.c)) continue;
-    if (kind[i] === MALLOC && Number.isNaN(rows.size[i])) {
-      // msMemScope's analyser stops on such a row ("input data may broken").
-      throw new MemscopeCsvError(
-        `Cannot check leaks: the MALLOC row on line ${
-          rows.line[i]
-        } (ID ${x}) has no size:N in its Attr; the log may be broken, so no leak is reported from it`,
-      );
-    }
-    if (x < prev) sorted = false;
-    prev = x;
-    picked[n++] = i;
-  }
-  picked = picked.subarray(0, n);
-  if (!sorted) sortById(picked, id, rows.length);
-  // One slot per Ptr; a slot's chain runs head -> next -> ... (-1 ends it).
-  let cap = 16;
-  while (cap < n * 2) cap *= 2;
-  const keys = new Float64Array(cap);
-  const used = new Uint8Array(cap);
-  const head = new Int32Array(cap).fill(-1);
-  // Chains and flags by place in replay order: as long as the window, not
-  // the whole file (a device's window is a share of its rows).
-  const next = new Int32Array(n);
-  const pending = new Uint8Array(n);
-  const mask = cap - 1;
-  // The last MALLOC seen: equal IDs sit next to each other in this order.
-  let lastMalloc = -1;
-  for (let k = 0; k < n; k++) {
-    const i = picked[k], p = ptr[i];
-    let s = mixKey(p) & mask;
-    while (used[s] && keys[s] !== p) s = (s + 1) & mask;
-    if (kind[i] === MALLOC) {
-      if (lastMalloc >= 0 && id[picked[lastMalloc]] === id[i]) {
-        pending[lastMalloc] = 0;
-      }
-      lastMalloc = k;
-      if (!used[s]) {
-        used[s] = 1;
-        keys[s] = p;
-      }
-      pending[k] = 1;
-      next[k] = head[s];
-      head[s] = k;
-    } else if (used[s]) {
-      for (let j = head[s]; j >= 0; j = next[j]) pending[j] = 0;
-      head[s] = -1;
-    }
-  }
-  const leaks: number[] = [];
-  for (let k = 0; k < n; k++) if (pending[k]) leaks.push(picked[k]);
-  return leaks;
+): Uint32Array {
+  const found = leakReplay(rows, rows.length, { device, ...w });
+  if (!("noSize" in found)) return found;
+  const i = found.noSize;
+  // msMemScope's analyser stops on such a row ("input data may broken").
+  throw new MemscopeCsvError(
+    `Cannot check leaks: the MALLOC row on line ${rows.line[i]} (ID ${
+      rows.id[i]
+    }) has no size:N in its Attr; the log may be broken, so no leak is reported from it`,
+  );
 }
 
 /**

@@ -17,6 +17,7 @@
  */
 import type { Window } from "./_leak_rows.ts";
 import { type FirstPass, firstPass } from "./_first_pass.ts";
+import { nativeFirstPass } from "./_native_first_pass.ts";
 import { FoundLeaks } from "./_found.ts";
 import { passesInParts } from "./_parts_pass.ts";
 import { supersededRows } from "./_superseded_pass.ts";
@@ -91,7 +92,8 @@ export async function checkLeaksFile(
   const checked = checkOptions(options);
   const { mstxInfo, startIndex, eventType, maxLeaks, rowBudget } = checked;
   using log = await openEventLog(path);
-  const first = await firstPass(log, checked);
+  const first = await nativeFirstPass(log, checked) ??
+    await firstPass(log, checked);
   const { devices, index, ptrs } = first;
   const { results, windows } = deviceWindows(first, startIndex);
 

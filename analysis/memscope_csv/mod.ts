@@ -34,12 +34,13 @@ export {
   type MemscopeRecord,
   MemscopeRow,
 } from "./row.ts";
-export { openEventLog } from "./open.ts";
+export { eventLogFd, openEventLog } from "./open.ts";
 export {
   type EventLogSource,
   readMemscopeBytes,
   readMemscopeCsv,
   readMemscopeRowsAt,
+  readMemscopeStart,
   type ReadOptions,
   type ReadSummary,
 } from "./read.ts";

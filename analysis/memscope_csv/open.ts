@@ -50,10 +50,11 @@ export type EventLogFile = Pick<Deno.FsFile, "read" | "seek" | "close">;
 
 /** A file opened by the native library, read at a position this object keeps. */
 class DescriptorFile implements EventLogFile {
+  readonly fd: number;
   #fd: number;
   #at = 0;
   constructor(fd: number) {
-    this.#fd = fd;
+    this.fd = this.#fd = fd;
   }
   async read(p: Uint8Array): Promise<number | null> {
     if (p.length === 0) return 0;
@@ -103,4 +104,19 @@ export function openEventLog(
     label: path,
     [Symbol.dispose]: () => file.close(),
   });
+}
+
+/**
+ * The descriptor of a file {@link openEventLog} opened, for native readers;
+ * undefined for any other file.
+ *
+ * @example
+ * ```ts
+ * import { eventLogFd, openEventLog } from "./mod.ts";
+ * using log = await openEventLog("memscope_dump.csv");
+ * console.log(eventLogFd(log.file));
+ * ```
+ */
+export function eventLogFd(file: EventLogFile): number | undefined {
+  return file instanceof DescriptorFile ? file.fd : undefined;
 }

@@ -349,3 +349,42 @@ export async function readMemscopeRowsAt(
     feed.release();
   }
 }
+
+/** Where the data rows of an event log begin (see {@link readMemscopeStart}). */
+export interface DataStart {
+  columns: Columns;
+  /** Byte offset and line number of the first data row. */
+  offset: number;
+  line: number;
+}
+
+/** Thrown to stop a read at its first data row. */
+const FOUND = Symbol("found");
+
+/**
+ * Checks the header of `source` as {@link readMemscopeCsv} does (the same
+ * errors) and says where its first data row starts: for a reader of the
+ * rows that is not this one. Undefined when the log has no data row.
+ *
+ * @example
+ * ```ts
+ * import { readMemscopeStart } from "./mod.ts";
+ * const start = await readMemscopeStart("memscope_dump.csv");
+ * console.log(start?.offset, start?.line);
+ * ```
+ */
+export async function readMemscopeStart(
+  source: EventLogSource,
+  options: ReadOptions = {},
+): Promise<DataStart | undefined> {
+  let start: DataStart | undefined;
+  try {
+    await readMemscopeCsv(source, (row) => {
+      start = { columns: row.columns, offset: row.offset, line: row.line };
+      throw FOUND;
+    }, options);
+  } catch (e) {
+    if (e !== FOUND) throw e;
+  }
+  return start;
+}

@@ -110,12 +110,16 @@ export class MemscopeRow {
   #scanner: RowScanner | undefined;
 
   /** Internal: the reader makes these. */
+  /** The header's columns: where each known one sits. */
+  readonly columns: Columns;
+
   constructor(
     columns: Columns,
     u8: Uint8Array,
     i32: Int32Array,
     scanner?: RowScanner,
   ) {
+    this.columns = columns;
     this.#at = columns.at;
     this.#byName = columns.byName;
     this.#u8 = u8;

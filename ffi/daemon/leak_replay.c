@@ -1,0 +1,140 @@
+/*
+ * leak_replay.c: check_leaks' replay of one device's window (the rule of
+ * analysis/leaks/_leak_rows.ts replayWindow, which calls this): the rows of
+ * the window in ID order (file order among equal IDs), as msMemScope's
+ * analyser walks them:
+ * - a MALLOC with A <= ID <= B becomes pending; a later MALLOC with the same
+ *   ID (next to it in this order) replaces it;
+ * - a FREE with A <= ID <= C clears every pending block at its Ptr.
+ * Pending blocks are chained per Ptr in an open-addressing table, so a FREE
+ * walks only its own Ptr's chain; nothing is allocated per row.
+ */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_common.h"
+
+enum { MALLOC = 1, FREE = 2 };
+
+/* Shared with ffi/bindings.ts leakReplay, field for field. */
+struct sw_leak_replay_args {
+  const uint8_t *kind;
+  const uint32_t *device;
+  const double *id, *ptr, *size;
+  uint64_t rows;
+  double a, b, c;
+  uint32_t dev;
+  uint32_t pad;
+  uint32_t *out; /* room for `rows` indices */
+};
+
+_Static_assert(offsetof(struct sw_leak_replay_args, a) == 48, "layout");
+_Static_assert(offsetof(struct sw_leak_replay_args, dev) == 72, "layout");
+_Static_assert(offsetof(struct sw_leak_replay_args, out) == 80, "layout");
+
+struct picked {
+  double id;
+  uint32_t row;
+};
+
+static int by_id_then_row(const void *x, const void *y) {
+  const struct picked *p = x, *q = y;
+  if (p->id != q->id) return p->id < q->id ? -1 : 1;
+  return p->row < q->row ? -1 : p->row > q->row;
+}
+
+static uint32_t mix(double key) {
+  uint64_t bits;
+  if (key == 0) key = 0; /* -0 and 0 are one Ptr key */
+  memcpy(&bits, &key, sizeof bits);
+  bits ^= bits >> 33;
+  bits *= 0xff51afd7ed558ccdULL;
+  bits ^= bits >> 33;
+  return (uint32_t)bits;
+}
+
+/*
+ * Writes the indices of the blocks still pending after the window into
+ * a->out, ordered by ID; returns how many, -1 when out of memory, or
+ * -(2 + i) for row i, the first (in file order) MALLOC of the window with no
+ * size, which msMemScope's analyser stops on.
+ */
+SW_EXPORT int64_t stompwatch_leak_replay(struct sw_leak_replay_args *a, const uint8_t *kind, const uint32_t *device,
+                                         const double *id, const double *ptr, const double *size, uint32_t *out) {
+  /* Arrays come as arguments: a grant of this library alone may pass them. */
+  a->kind = kind;
+  a->device = device;
+  a->id = id;
+  a->ptr = ptr;
+  a->size = size;
+  a->out = out;
+  size_t n = 0;
+  for (uint64_t i = 0; i < a->rows; i++) {
+    if (a->device[i] != a->dev) continue;
+    double x = a->id[i];
+    if (x < a->a || x > (a->kind[i] == MALLOC ? a->b : a->c)) continue;
+    if (a->kind[i] == MALLOC && a->size[i] != a->size[i]) return -(int64_t)(2 + i);
+    n++;
+  }
+  struct picked *order = malloc((n ? n : 1) * sizeof *order);
+  size_t cap = 16;
+  while (cap < n * 2) cap *= 2;
+  double *keys = malloc(cap * sizeof *keys);
+  int32_t *head = malloc(cap * sizeof *head);
+  uint8_t *used = calloc(cap, 1);
+  int32_t *next = malloc((n ? n : 1) * sizeof *next);
+  uint8_t *pending = calloc(n ? n : 1, 1);
+  int64_t result = -1;
+  if (!order || !keys || !head || !used || !next || !pending) goto done;
+  size_t k = 0;
+  bool sorted = true;
+  double prev = -__builtin_inf();
+  for (uint64_t i = 0; i < a->rows; i++) {
+    if (a->device[i] != a->dev) continue;
+    double x = a->id[i];
+    if (x < a->a || x > (a->kind[i] == MALLOC ? a->b : a->c)) continue;
+    if (x < prev) sorted = false;
+    prev = x;
+    order[k++] = (struct picked){x, (uint32_t)i};
+  }
+  /* (ID, row) pairs are all distinct: any sort gives the one order. */
+  if (!sorted) qsort(order, n, sizeof *order, by_id_then_row);
+  memset(head, 0xff, cap * sizeof *head);
+  const size_t mask = cap - 1;
+  int64_t last_malloc = -1;
+  for (k = 0; k < n; k++) {
+    uint32_t i = order[k].row;
+    double p = a->ptr[i];
+    size_t s = mix(p) & mask;
+    while (used[s] && keys[s] != p) s = (s + 1) & mask;
+    if (a->kind[i] == MALLOC) {
+      if (last_malloc >= 0 && order[last_malloc].id == order[k].id) pending[last_malloc] = 0;
+      last_malloc = (int64_t)k;
+      if (!used[s]) {
+        used[s] = 1;
+        keys[s] = p;
+      }
+      pending[k] = 1;
+      next[k] = head[s];
+      head[s] = (int32_t)k;
+    } else if (used[s]) {
+      for (int32_t j = head[s]; j >= 0; j = next[j]) pending[j] = 0;
+      head[s] = -1;
+    }
+  }
+  result = 0;
+  for (k = 0; k < n; k++)
+    if (pending[k]) a->out[result++] = order[k].row;
+done:
+  free(order);
+  free(keys);
+  free(head);
+  free(used);
+  free(next);
+  free(pending);
+  return result;
+}

@@ -1,0 +1,173 @@
+import assert from "node:assert/strict";
+import { firstPass } from "../../../analysis/leaks/_first_pass.ts";
+import { nativeFirstPass } from "../../../analysis/leaks/_native_first_pass.ts";
+import { checkOptions } from "../../../analysis/leaks/options.ts";
+import {
+  MEMSCOPE_HEADER,
+  openEventLog,
+} from "../../../analysis/memscope_csv/mod.ts";
+
+const FIXTURES =
+  new URL("../../../../shared/fixtures/msmemscope/", import.meta.url).pathname;
+const HEADER = MEMSCOPE_HEADER.join(",");
+
+function tempLog(text: string): string {
+  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_native_pass_" });
+  const path = `${dir}/memscope_dump.csv`;
+  Deno.writeTextFileSync(path, text);
+  return path;
+}
+
+/** Both passes over one file, as plain data. */
+async function bothPasses(
+  path: string,
+  options: { mstxInfo: string; eventType?: string; rowBudget?: number },
+) {
+  const checked = {
+    ...checkOptions({
+      mstxInfo: options.mstxInfo,
+      eventType: options.eventType,
+    }),
+    ...(options.rowBudget ? { rowBudget: options.rowBudget } : {}),
+  };
+  using log = await openEventLog(path);
+  const native = await nativeFirstPass(log, checked);
+  const typescript = await firstPass(log, checked);
+  const plain = (p: typeof typescript) => {
+    const r = p.rows;
+    const n = r?.length ?? 0;
+    return {
+      devices: p.devices,
+      marks: p.marks,
+      summary: p.summary,
+      rows: r && {
+        kind: [...r.kind.subarray(0, n)],
+        device: [...r.device.subarray(0, n)],
+        id: [...r.id.subarray(0, n)],
+        ptr: [...r.ptr.subarray(0, n)],
+        size: [...r.size.subarray(0, n)],
+        offset: [...r.offset.subarray(0, n)],
+        line: [...r.line.subarray(0, n)],
+      },
+    };
+  };
+  return {
+    native: native && plain(native),
+    typescript: plain(typescript),
+  };
+}
+
+const mark = (id: number, device: string | number = 0, name = '"step"') =>
+  `${id},MSTX,Mark,${name},${id}000,10,11,${device},N/A,,,`;
+const mem = (
+  event: string,
+  id: number | string,
+  ptr: string,
+  attr: string,
+  device: string | number = 0,
+  type = "HAL",
+) => `${id},${event},${type},N/A,1000,10,11,${device},${ptr},${attr},,`;
+
+Deno.test("the native first pass of check_leaks keeps what the TypeScript pass keeps, on every fixture", async () => {
+  for (const name of Deno.readDirSync(FIXTURES)) {
+    for (
+      const mstxInfo of [
+        "step",
+        "[mstx]: mstxMarkA :------training start----- ",
+      ]
+    ) {
+      for (const eventType of ["HAL", "PTA"]) {
+        const { native, typescript } = await bothPasses(
+          `${FIXTURES}${name.name}`,
+          { mstxInfo, eventType },
+        );
+        assert.ok(native, `${name.name}: the native pass fell back`);
+        assert.deepEqual(native, typescript, name.name);
+      }
+    }
+  }
+});
+
+Deno.test("the native first pass reads quotes, CRLF, empty lines, stacks over lines and odd IDs as the TypeScript pass does", async () => {
+  const rows = [
+    HEADER,
+    "",
+    mark(1),
+    mark(2, '"0"', '"st""ep"'),
+    mark(3, 0, "step"),
+    mem("MALLOC", " 4 ", "0x0000000000001000", '"{size:10,owner:a,b}"'),
+    mem("MALLOC", "1_000", "0x0000000000002000", '"{x:size:,size:12}"'),
+    mem('"MALLOC"', 6, "123456", "{size:99999999999999999999}"),
+    mem("FREE", 7, "0x0000000000001000", "", '"1"'),
+    mem("MALLOC", 8, "0x0000000000003000", "", "N/A"),
+    mem("MALLOC", "x9", "0x0000000000004000", "{size:1}"),
+    mem("MALLOC", 10, "0x0000000000005000", "{size:1}", 0, "PTA"),
+    mem("MALLOC", 11, "0x0000000000006000", "{}"),
+    `12,MALLOC,HAL,N/A,1000,10,11,0,0x0000000000007000,"{size:5}","a.py:1\nb.py:2",`,
+    "\r",
+    `13,OP_LAUNCH,ATEN_START,"x,y",1000,10,11,2,N/A,,,`,
+    mark(14),
+    "15,MSTX,Mark",
+    mem("FREE", 16, "0x0000000000007000", "{size:5}"),
+  ];
+  for (const eol of ["\n", "\r\n"]) {
+    const path = tempLog(rows.join(eol) + eol);
+    const { native, typescript } = await bothPasses(path, { mstxInfo: "step" });
+    assert.ok(native, "the native pass fell back");
+    assert.deepEqual(native, typescript);
+    const quoted = await bothPasses(path, { mstxInfo: 'st"ep' });
+    assert.deepEqual(quoted.native, quoted.typescript);
+  }
+});
+
+Deno.test("the native first pass frames rows across its reads, and stops keeping rows at the budget as the TypeScript pass does", async () => {
+  // Over 4 MiB: rows cut by the native reads, a stack with newlines among them.
+  const lines = [HEADER, mark(1), mark(2, 1)];
+  let id = 3, size = 0;
+  while (size < 9 << 20) {
+    const line = id % 997 === 0
+      ? `${id},MALLOC,HAL,N/A,1000,10,11,${id % 3},0x${
+        id.toString(16).padStart(16, "0")
+      },"{size:${id}}","f.py:${id}\n g.py:1",`
+      : mem(
+        id % 5 === 0 ? "FREE" : "MALLOC",
+        id,
+        `0x${(id >> 1).toString(16).padStart(16, "0")}`,
+        `"{allocation_id:${id},size:${id * 7}}"`,
+        id % 3,
+      );
+    lines.push(line);
+    size += line.length + 1;
+    id++;
+  }
+  lines.push(mark(id++), mark(id++, 1));
+  const path = tempLog(lines.join("\n"));
+  const whole = await bothPasses(path, { mstxInfo: "step" });
+  assert.ok(whole.native, "the native pass fell back");
+  assert.deepEqual(whole.native, whole.typescript);
+  const capped = await bothPasses(path, { mstxInfo: "step", rowBudget: 5000 });
+  assert.equal(capped.native?.rows, undefined);
+  assert.deepEqual(capped.native, capped.typescript);
+});
+
+Deno.test("the native first pass leaves to the TypeScript pass what it cannot read for certain", async () => {
+  const cases = [
+    // A Ptr in neither msMemScope spelling is keyed by its text.
+    [HEADER, mark(1), mem("MALLOC", 2, "0X1000", "{size:1}")],
+    // A row cut short of its Ptr.
+    [HEADER, mark(1), "2,MALLOC,HAL"],
+    // A Device Id that is not ASCII.
+    [HEADER, mark(1, "gerät")],
+    // A row longer than the native reader carries between reads.
+    [
+      HEADER,
+      mark(1),
+      mem("MALLOC", 2, "0x1000", `"{size:1,x:${"y".repeat(5 << 20)}}"`),
+    ],
+  ];
+  for (const rows of cases) {
+    const path = tempLog(rows.join("\n") + "\n");
+    const { native } = await bothPasses(path, { mstxInfo: "step" });
+    assert.equal(native, undefined);
+  }
+});
