@@ -138,6 +138,8 @@ export class EventLog {
   #onCommitted?: (path: string, size: number) => void;
   #files = new Map<number, LogFile>();
   #closed: Array<{ device: number | "host"; path: string }> = [];
+  /** The first device each process used (its log holds all its host rows). */
+  #firstDevice = new Map<number, number>();
   #routes = new Map<number, ProcessRoute>();
   #usage = new PoolUsage();
   #nextId = 1;
@@ -174,7 +176,9 @@ export class EventLog {
     const used = this.#account(e);
     const route = this.#route(e.pid);
     if (e.device >= 0) {
-      if (!route.devices.includes(e.device)) this.#adopt(route, e.device);
+      if (!route.devices.includes(e.device)) {
+        this.#adopt(route, e.device, e.pid);
+      }
       const f = this.#fileOf(e.device);
       this.#row(f.pending, e, used);
       if (f.pending.length >= WRITE_AT_BYTES) this.#write(f);
@@ -229,6 +233,29 @@ export class EventLog {
     return f.out.created ? f.out.path : undefined;
   }
 
+  /**
+   * The logs that hold `pid`'s memory rows (buffered rows written), each
+   * saying whether its host rows are to be read: host rows are copied into
+   * each device log of a process from the moment it takes that device up,
+   * so the log of the first device it used holds them all and the others a
+   * part of them (the process's host/ log before it used a device).
+   */
+  logsOf(
+    pid: number,
+  ): Array<{ device: number | "host"; path: string; hostRows: boolean }> {
+    const first = this.#routes.get(pid)?.devices[0] ??
+      this.#firstDevice.get(pid);
+    // Rows still waiting for a first device are copied to host/ here.
+    if (first === undefined) this.pathOf(pid, HOST);
+    this.flush();
+    const files = this.files();
+    const home = first ?? "host";
+    const hostPath = files.findLast((f) => f.device === home)?.path;
+    return files
+      .filter((f) => f.device !== "host" || f.path === hostPath)
+      .map((f) => ({ ...f, hostRows: f.path === hostPath }));
+  }
+
   /** Writes every buffered row (and tries files that failed again). */
   flush(): void {
     for (const f of this.#files.values()) {
@@ -280,7 +307,9 @@ export class EventLog {
     return route;
   }
 
-  #adopt(route: ProcessRoute, device: number): void {
+  #adopt(route: ProcessRoute, device: number, pid: number): void {
+    // Kept past the process's end, for logsOf: a pid is a few bytes.
+    if (!route.devices.length) this.#firstDevice.set(pid, device);
     route.devices.push(device);
     const f = this.#fileOf(device);
     for (const row of route.waiting) f.pending.bytes(row);

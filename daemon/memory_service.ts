@@ -108,23 +108,20 @@ export class DaemonMemoryService implements MemoryService {
     }
     // Everything the job's ring held when asked for is in the log.
     await caughtUp(p, () => this.#registry.nextRound());
-    // A process with no device yet (a CPU job before its first mark) has
-    // its rows waiting for one: in host/ for the snapshot. One with a
-    // device has them in its device logs, and only copies in host/.
-    const hostRows = device === undefined
-      ? this.#log.pathOf(pid, -1)
-      : undefined;
-    const noDevice = hostRows !== undefined &&
-      /\/host\/[^/]+$/.test(hostRows);
-    this.#log.flush();
-    const files = this.#log.files().filter((f) =>
-      device === undefined
-        ? f.device !== "host" || noDevice
-        : f.device === device
-    );
+    // Each of the process's device logs holds copies of its host rows
+    // (only the first device's all of them), and host/ holds those of a
+    // process with no device yet: each host row is read from one log.
+    const logs = this.#log.logsOf(pid);
+    const files = device === undefined
+      ? logs
+      : logs.filter((f) => f.device === device);
     const rows = new MemoryRows();
     for (const f of files) {
-      await readMemoryRows(f.path, { pid, into: rows });
+      await readMemoryRows(f.path, {
+        pid,
+        into: rows,
+        hostRows: device === undefined ? f.hostRows : true,
+      });
     }
     if (device !== undefined && !files.length) {
       throw new ServiceError(

@@ -72,11 +72,12 @@ export class OomSnapshots {
       const files: OomFiles = { pid: job.pid, device: job.device };
       try {
         const log = this.#log.pathOf(job.pid, job.device);
-        this.#log.flush();
+        // The snapshot holds every device of the process, as PyTorch's.
+        const logs = this.#log.logsOf(job.pid);
         if (!log) throw new Error(`no event log of device ${job.device}`);
         Object.assign(
           files,
-          await writeOomFiles({ ...job, log, mode, dir }),
+          await writeOomFiles({ ...job, log, logs, mode, dir }),
         );
       } catch (e) {
         files.error =

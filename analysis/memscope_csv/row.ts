@@ -108,11 +108,10 @@ export class MemscopeRow {
   #nameBytes = new Uint8Array(0);
   /** Parses {@link memoryNumbers}; undefined when the header is unusual. */
   #scanner: RowScanner | undefined;
-
-  /** Internal: the reader makes these. */
   /** The header's columns: where each known one sits. */
   readonly columns: Columns;
 
+  /** Internal: the reader makes these. */
   constructor(
     columns: Columns,
     u8: Uint8Array,

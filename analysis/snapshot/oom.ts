@@ -9,15 +9,25 @@
  * @module
  */
 import { fileStamp, writeAll } from "../files.ts";
-import { csvField, type MemscopeRow } from "../memscope_csv/mod.ts";
+import {
+  csvField,
+  type MemscopeRow,
+  readMemscopeCsv,
+} from "../memscope_csv/mod.ts";
 import { writeRowsSnapshot } from "./convert.ts";
-import { readMemoryRows, RUNTIME_POOLS } from "./rows.ts";
+import { MemoryRows, readMemoryRows, RUNTIME_POOLS } from "./rows.ts";
 import { createSnapshotFile } from "./file.ts";
 
 /** What an OOM snapshot is made of. */
 export interface OomRequest {
-  /** The event log of the device that ran out (flushed). */
+  /** The event log of the device that ran out (flushed): the usage CSV's. */
   log: string;
+  /**
+   * Every log of the process (flushed), for the snapshot, which holds all
+   * of its devices as PyTorch's does; `hostRows` on the one log to read its
+   * host rows from (each device log holds copies). Default: `log` alone.
+   */
+  logs?: ReadonlyArray<{ path: string; hostRows: boolean }>;
   pid: number;
   device: number;
   /** OOM_SNAPSHOT_ENABLE: 1 state and history, 2 state only. */
@@ -130,11 +140,20 @@ export async function writeOomFiles(
 ): Promise<{ snapshot: string; usage: string }> {
   // One pass over the log for both files.
   const counter = new MemoryUsage();
-  const rows = await readMemoryRows(req.log, {
-    pid: req.pid,
-    onRow: counter.add,
-    untilNs: req.untilNs,
-  });
+  const logs = req.logs ?? [{ path: req.log, hostRows: true }];
+  const rows = new MemoryRows();
+  if (!logs.some((l) => l.path === req.log)) {
+    await readMemscopeCsv(req.log, counter.add);
+  }
+  for (const l of logs) {
+    await readMemoryRows(l.path, {
+      pid: req.pid,
+      into: rows,
+      onRow: l.path === req.log ? counter.add : undefined,
+      untilNs: req.untilNs,
+      hostRows: l.hostRows,
+    });
+  }
   const usage = counter.list();
   for (let s = 0;; s++) {
     const stamp = fileStamp(new Date(req.at.getTime() + s * 1000));

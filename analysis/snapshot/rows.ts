@@ -365,14 +365,23 @@ export async function readMemoryRows(
   options: {
     pid?: number;
     into?: MemoryRows;
-    /** Also sees every MALLOC and FREE row kept (one pass for more work). */
+    /**
+     * Also sees every MALLOC and FREE row of the process up to `untilNs`,
+     * host rows too (one pass for more work).
+     */
     onRow?: (row: MemscopeRow) => void;
     /** Leave out rows stamped later (nanoseconds, as the log writes them). */
     untilNs?: number;
+    /**
+     * false: leave out host rows (Device Id `cpu`/`host`), which another
+     * log read into the same rows holds too. Default true.
+     */
+    hostRows?: boolean;
   } = {},
 ): Promise<MemoryRows> {
   const rows = options.into ?? new MemoryRows();
   const { pid, onRow, untilNs } = options;
+  const skipHost = options.hostRows === false;
   const num = new Float64Array(MEM_SLOTS);
   const summary = await readMemscopeCsv(source, (row) => {
     const event = row.event;
@@ -387,6 +396,7 @@ export async function readMemoryRows(
         row.memoryNumbers(num) && num[MEM_STACKS] === 0
       ) {
         if (pid !== undefined && num[MEM_PID] !== pid) return;
+        if (skipHost && num[MEM_DEVICE] === CPU_DEVICE) return;
         const size = Math.abs(num[MEM_SIZE]);
         if (event === "MALLOC" && size === 0) {
           rows.skipped++;
@@ -407,6 +417,7 @@ export async function readMemoryRows(
       if (pid !== undefined && row.pid !== pid) return;
       if (untilNs !== undefined && Number(row.timestamp) > untilNs) return;
       onRow?.(row);
+      if (skipHost && deviceCode(row.device) === CPU_DEVICE) return;
       const addr = row.ptr;
       const size = Math.abs(row.size ?? 0);
       // Past 2^53 two addresses could be one number (and past 2^63 no
