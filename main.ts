@@ -221,6 +221,11 @@ async function compareCommand(args: string[]): Promise<number> {
 
 async function main(args: string[]): Promise<number> {
   const [cmd, ...rest] = args;
+  if (cmd === "check-leaks" || cmd === "compare" || cmd === "snapshot") {
+    // A command line serves no one else: small reads need no thread.
+    const { readSmallLogPiecesOnLoop } = await import("./ffi/bindings.ts");
+    readSmallLogPiecesOnLoop();
+  }
   switch (cmd) {
     case "daemon":
       return await daemonCommand(rest);

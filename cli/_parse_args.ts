@@ -51,6 +51,26 @@ export function parseArgs(args: string[], options: OptionsSpec): ParsedArgs {
       o.short ? [[o.short, name] as const] : []
     ),
   );
+  const unknown = (token: string) =>
+    new TypeError(
+      `Unknown option '${token}'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- "${token}"`,
+    );
+  /** The value of string option `name` given as `token`: the next argument. */
+  const valueOf = (name: string, token: string, i: number): string => {
+    const spec = options[name];
+    const value = args[i + 1];
+    if (value === undefined) {
+      throw new TypeError(`Option '${described(name, spec)}' argument missing`);
+    }
+    // A value that looks like an option is refused, as node:util does.
+    if (value.length > 1 && value.startsWith("-")) {
+      const also = spec.short ? ` or '-${spec.short}-XYZ'` : "";
+      throw new TypeError(
+        `Option '${token}' argument is ambiguous.\nDid you forget to specify the option argument for '${token}'?\nTo specify an option argument starting with a dash use '--${name}=-XYZ'${also}.`,
+      );
+    }
+    return value;
+  };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === "--") {
@@ -61,42 +81,37 @@ export function parseArgs(args: string[], options: OptionsSpec): ParsedArgs {
       positionals.push(arg);
       continue;
     }
-    const eq = arg.indexOf("=");
-    const long = arg.startsWith("--");
-    const token = long && eq > 0 ? arg.slice(0, eq) : arg;
-    const name = long ? token.slice(2) : byShort.get(token.slice(1));
-    const spec = name !== undefined && Object.hasOwn(options, name)
-      ? options[name]
-      : undefined;
-    if (name === undefined || spec === undefined) {
-      throw new TypeError(
-        `Unknown option '${token}'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- "${token}"`,
-      );
-    }
-    if (spec.type === "boolean") {
-      if (long && eq > 0) {
-        throw new TypeError(`Option '--${name}' does not take an argument`);
+    if (arg.startsWith("--")) {
+      const eq = arg.indexOf("=", 3);
+      const token = eq > 0 ? arg.slice(0, eq) : arg;
+      const name = token.slice(2);
+      if (!name || !Object.hasOwn(options, name)) throw unknown(token);
+      if (options[name].type === "boolean") {
+        if (eq > 0) {
+          throw new TypeError(`Option '--${name}' does not take an argument`);
+        }
+        values[name] = true;
+      } else if (eq > 0) {
+        values[name] = arg.slice(eq + 1);
+      } else {
+        values[name] = valueOf(name, token, i++);
       }
-      values[name] = true;
       continue;
     }
-    if (long && eq > 0) {
-      values[name] = arg.slice(eq + 1);
-      continue;
+    // -x, -xVALUE for a string option, or -abc: flags a, b and c (a string
+    // option among them takes the rest of the argument as its value).
+    for (let k = 1; k < arg.length; k++) {
+      const token = `-${arg[k]}`;
+      const name = byShort.get(arg[k]);
+      if (name === undefined) throw unknown(token);
+      if (options[name].type === "boolean") {
+        values[name] = true;
+        continue;
+      }
+      if (k + 1 < arg.length) values[name] = arg.slice(k + 1);
+      else values[name] = valueOf(name, token, i++);
+      break;
     }
-    const value = args[i + 1];
-    if (value === undefined) {
-      throw new TypeError(
-        `Option '${described(name, spec)}' argument missing`,
-      );
-    }
-    if (value.startsWith("-")) {
-      throw new TypeError(
-        `Option '${token}' argument is ambiguous.\nDid you forget to specify the option argument for '${token}'?\nTo specify an option argument starting with a dash use '--${name}=-XYZ'.`,
-      );
-    }
-    values[name] = value;
-    i++;
   }
   return { values, positionals };
 }

@@ -1,7 +1,9 @@
 /**
- * The daemon's only door into native code: a hand-written `Deno.dlopen` table
- * for `libstompwatch_daemon.so` (the consumer side of the ring, the ring
- * directory, event rows, the --watch grammar), and the ring layout of
+ * The only door into native code: a hand-written `Deno.dlopen` table for
+ * `libstompwatch_daemon.so` (the consumer side of the ring, the ring
+ * directory, event rows, the --watch grammar, and the analyses' native parts:
+ * opening a log a person named, check_leaks' first pass and replay), and the
+ * ring layout of
  * `ffi/include/stompwatch_ring.h` mirrored offset for offset. Change both
  * together: test/ffi/layout_test.ts compares every constant below with what
  * the compiler made of the header.
@@ -9,7 +11,8 @@
  * @module
  */
 
-const here = new URL(".", import.meta.url).pathname;
+// A path, not a URL's: a checkout under "my logs" is not "my%20logs".
+const here = decodeURIComponent(new URL(".", import.meta.url).pathname);
 
 /** Path of the job-side library, which `run` and `env` preload into jobs. */
 export const HOOK_LIBRARY = `${here}build/libstompwatch_hook.so`;
@@ -197,7 +200,12 @@ const symbols = {
     result: "i64",
   },
   stompwatch_pid_started: { parameters: ["i32"], result: "u64" },
-  stompwatch_log_open: { parameters: ["buffer"], result: "i32" },
+  // Off the event loop: a slow filesystem must not stall the daemon.
+  stompwatch_log_open: {
+    parameters: ["buffer"],
+    result: "i32",
+    nonblocking: true,
+  },
   stompwatch_log_pread: {
     parameters: ["i32", "buffer", "u64", "u64"],
     result: "i64",
@@ -288,13 +296,20 @@ export function daemonLibrary(): Lib {
   try {
     lib = Deno.dlopen(DAEMON_LIBRARY, symbols).symbols;
   } catch (e) {
-    throw new Error(
+    // Not granted: main.ts words that for a person, Deno's advice left out.
+    if (e instanceof Deno.errors.NotCapable) throw e;
+    throw new NativeLibraryError(
       `Cannot load the native library: ${DAEMON_LIBRARY} (${
         (e as Error).message
       }); run make -C ffi or start through ./stompwatch`,
     );
   }
   return lib;
+}
+
+/** The native library is missing or cannot be loaded: said as it is. */
+export class NativeLibraryError extends Error {
+  override name = "NativeLibraryError";
 }
 
 /**
@@ -683,19 +698,37 @@ function systemText(errno: number): string {
  *
  * @example
  * ```ts
- * const fd = openLogFile("memscope_dump.csv");
+ * const fd = await openLogFile("memscope_dump.csv");
  * ```
  */
-export function openLogFile(path: string): number {
-  const fd = daemonLibrary().stompwatch_log_open(cPath(path));
+export async function openLogFile(path: string): Promise<number> {
+  // C would read the path only up to its first NUL: another file.
+  if (path.includes("\0")) throw new LogOpenError("ENOENT", "no such file");
+  const fd = await daemonLibrary().stompwatch_log_open(cPath(path));
   if (fd >= 0) return fd;
   if (fd === -100000) throw new LogOpenError("NOT_FILE", "not a file");
   if (fd === -100001) throw new LogOpenError("SYSTEM_FILE", "a system file");
   throw new LogOpenError(ERRNO_NAMES[-fd] ?? "OTHER", systemText(-fd));
 }
 
-/** Reads up to this size are made on the event loop. */
+/** Reads up to this size are made on the event loop, where allowed. */
 const SMALL_READ = 256 << 10;
+let smallReadsOnLoop = false;
+
+/**
+ * Lets small reads of logs (a leak's row read back) block the event loop,
+ * which costs less than sending each to a thread: for a command line, which
+ * serves no one else meanwhile. The daemon never calls this, so a slow
+ * filesystem cannot stall it.
+ *
+ * @example
+ * ```ts
+ * readSmallLogPiecesOnLoop();
+ * ```
+ */
+export function readSmallLogPiecesOnLoop(): void {
+  smallReadsOnLoop = true;
+}
 
 /**
  * Reads into `into` at `offset` of an fd from {@link openLogFile}, off the
@@ -705,7 +738,8 @@ const SMALL_READ = 256 << 10;
  * @example
  * ```ts
  * import { openLogFile, readLogAt } from "./bindings.ts";
- * const got = await readLogAt(openLogFile("memscope_dump.csv"), new Uint8Array(4096), 0);
+ * const fd = await openLogFile("memscope_dump.csv");
+ * const got = await readLogAt(fd, new Uint8Array(4096), 0);
  * ```
  */
 export async function readLogAt(
@@ -715,10 +749,9 @@ export async function readLogAt(
 ): Promise<number> {
   const lib = daemonLibrary();
   const len = BigInt(into.length), at = BigInt(offset);
-  // A read of the page cache costs less than handing it to a thread: only
-  // large reads (a 2 MiB chunk of a pass) leave the event loop.
+  // A read of the page cache costs less than handing it to a thread.
   const n = Number(
-    into.length <= SMALL_READ
+    smallReadsOnLoop && into.length <= SMALL_READ
       ? lib.stompwatch_log_pread_now(fd, into, len, at)
       : await lib.stompwatch_log_pread(fd, into, len, at),
   );
@@ -726,12 +759,28 @@ export async function readLogAt(
   return n;
 }
 
-/** Closes an fd from {@link openLogFile}. */
+/**
+ * Closes an fd from {@link openLogFile}.
+ *
+ * @example
+ * ```ts
+ * import { closeLogFile, openLogFile } from "./bindings.ts";
+ * closeLogFile(await openLogFile("memscope_dump.csv"));
+ * ```
+ */
 export function closeLogFile(fd: number): void {
   daemonLibrary().stompwatch_fd_close(fd);
 }
 
-/** The size of an fd's file now; throws with the system's reason. */
+/**
+ * The size of an fd's file now; throws with the system's reason.
+ *
+ * @example
+ * ```ts
+ * import { logSize, openLogFile } from "./bindings.ts";
+ * console.log(logSize(await openLogFile("memscope_dump.csv")));
+ * ```
+ */
 export function logSize(fd: number): number {
   const n = Number(daemonLibrary().stompwatch_log_size(fd));
   if (n < 0) throw new Error(systemText(-n));

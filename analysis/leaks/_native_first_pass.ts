@@ -12,6 +12,7 @@
 import {
   eventLogFd,
   type EventLogSource,
+  MemscopeCsvError,
   readMemscopeStart,
 } from "../memscope_csv/mod.ts";
 import { leakScan } from "../../ffi/bindings.ts";
@@ -42,10 +43,12 @@ export async function nativeFirstPass(
   const size = await source.file.seek(0, Deno.SeekMode.End);
   // As the TypeScript pass sizes them: untouched room costs address space.
   const spare = new LeakRows(options.rowBudget, Math.ceil(size / 64));
-  const markRoom = Math.ceil(size / 32) + 1;
+  // A mark row has at least 8 fields, 19 bytes: room for every row that
+  // could be one (address space only, until written).
+  const markRoom = Math.ceil(size / 16) + 1;
   const markDevice = new Uint32Array(markRoom);
   const markId = new Float64Array(markRoom);
-  const found = await leakScan({
+  const scan = leakScan({
     fd,
     columns: HEADER_AT.map((k) => start.columns.at[k]),
     offset: start.offset,
@@ -57,6 +60,14 @@ export async function nativeFirstPass(
     eventType: options.eventType,
     mstxInfo: options.mstxInfo,
   });
+  let found: Awaited<typeof scan>;
+  try {
+    found = await scan;
+  } catch (e) {
+    throw new MemscopeCsvError(
+      `Cannot read ${source.label}: ${(e as Error).message}`,
+    );
+  }
   if (found.fallback || new Set(found.devices).size !== found.devices.length) {
     return undefined;
   }

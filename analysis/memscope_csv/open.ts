@@ -15,6 +15,7 @@ import {
   closeLogFile,
   LogOpenError,
   logSize,
+  NativeLibraryError,
   openLogFile,
   readLogAt,
 } from "../../ffi/bindings.ts";
@@ -22,18 +23,23 @@ import { MemscopeCsvError } from "./header.ts";
 
 const WHAT = "pass the path of an msMemScope event log (memscope_dump_*.csv)";
 
-function cannotRead(path: string, e: unknown): MemscopeCsvError {
+function cannotRead(path: string, e: unknown): Error {
+  // Nothing to do with the file (the library is missing or not granted):
+  // said as it is.
+  if (e instanceof NativeLibraryError || e instanceof Deno.errors.NotCapable) {
+    return e;
+  }
   const code = e instanceof LogOpenError ? e.code : "OTHER";
-  if (e instanceof Deno.errors.NotFound || code === "ENOENT") {
+  if (code === "ENOENT") {
     return new MemscopeCsvError(`Cannot read ${path}: no such file; ${WHAT}`);
   }
-  if (e instanceof Deno.errors.PermissionDenied || code === "EACCES") {
+  if (code === "EACCES") {
     return new MemscopeCsvError(`Cannot read ${path}: permission denied`);
   }
   if (code === "NOT_FILE") {
     return new MemscopeCsvError(`Cannot read ${path}: not a file; ${WHAT}`);
   }
-  if (e instanceof Deno.errors.NotCapable || code === "SYSTEM_FILE") {
+  if (code === "SYSTEM_FILE") {
     // The kernel's own files (/proc/self/mem, /sys/...) are made on read,
     // some failing every read: never an event log.
     return new MemscopeCsvError(
@@ -51,14 +57,22 @@ export type EventLogFile = Pick<Deno.FsFile, "read" | "seek" | "close">;
 /** A file opened by the native library, read at a position this object keeps. */
 class DescriptorFile implements EventLogFile {
   readonly fd: number;
-  #fd: number;
   #at = 0;
-  constructor(fd: number) {
-    this.fd = this.#fd = fd;
+  #path: string;
+  constructor(fd: number, path: string) {
+    this.fd = fd;
+    this.#path = path;
   }
   async read(p: Uint8Array): Promise<number | null> {
     if (p.length === 0) return 0;
-    const n = await readLogAt(this.#fd, p, this.#at);
+    let n: number;
+    try {
+      n = await readLogAt(this.fd, p, this.#at);
+    } catch (e) {
+      throw new MemscopeCsvError(
+        `Cannot read ${this.#path}: ${(e as Error).message}`,
+      );
+    }
     if (n === 0) return null;
     this.#at += n;
     return n;
@@ -68,12 +82,12 @@ class DescriptorFile implements EventLogFile {
       ? 0
       : whence === Deno.SeekMode.Current
       ? this.#at
-      : logSize(this.#fd);
+      : logSize(this.fd);
     this.#at = base + Number(offset);
     return Promise.resolve(this.#at);
   }
   close(): void {
-    closeLogFile(this.#fd);
+    closeLogFile(this.fd);
   }
 }
 
@@ -89,21 +103,24 @@ class DescriptorFile implements EventLogFile {
  * await readMemscopeCsv(log, (row) => console.log(row.id));
  * ```
  */
-export function openEventLog(
+export async function openEventLog(
   path: string,
 ): Promise<{ file: EventLogFile; label: string } & Disposable> {
+  // The library reads past Deno's sandbox: only what this command may read.
+  const read = await Deno.permissions.query({ name: "read", path });
+  if (read.state !== "granted") {
+    throw new MemscopeCsvError(
+      `Cannot read ${path}: this command may not read it; ./stompwatch lets each command read only the files named on its command line`,
+    );
+  }
   let fd: number;
   try {
-    fd = openLogFile(path);
+    fd = await openLogFile(path);
   } catch (e) {
-    return Promise.reject(cannotRead(path, e));
+    throw cannotRead(path, e);
   }
-  const file = new DescriptorFile(fd);
-  return Promise.resolve({
-    file,
-    label: path,
-    [Symbol.dispose]: () => file.close(),
-  });
+  const file = new DescriptorFile(fd, path);
+  return { file, label: path, [Symbol.dispose]: () => file.close() };
 }
 
 /**

@@ -9,9 +9,10 @@
  *
  * It takes the plain case only: whatever it cannot read with certainty of
  * giving the same answer (a Ptr that is neither 0x%016x nor plain decimal,
- * a column past the twelfth, text that is not ASCII where it is compared, a
- * row over 16 MiB, more rows than room) makes it answer SW_LEAK_FALLBACK,
- * and the caller runs the TypeScript pass instead, which says what is wrong.
+ * a needed column past the twelfth, text that is not ASCII where it is
+ * compared, a row over 1 MiB, more rows than room) makes it answer
+ * SW_LEAK_FALLBACK, and the caller runs the TypeScript pass instead, which
+ * says what is wrong.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -62,7 +64,7 @@ struct sw_leak_scan_args {
   uint32_t mstx_has_quote;
   /* Out: counts, the devices (each DEVICE_BYTES, NUL-padded), errno. */
   uint64_t rows_kept, marks, data_rows, bytes;
-  uint32_t overflow, devices, error, fallback_line;
+  uint32_t overflow, devices, unused[2];
   uint8_t device_names[MAX_DEVICES * DEVICE_BYTES];
 };
 
@@ -217,11 +219,14 @@ static double malloc_size(const struct field *f) {
     if (q == p + 5) continue;
     double n = digits_value(p + 5, q);
     if (n <= 9007199254740991.0) return n;
-    /* Past 2^53 each step above rounds: read the digits whole, as Number(). */
+    /* Past 2^53 each step above rounds: read the digits whole, as Number()
+     * does. Past leading zeros, 400 digits are beyond any double. */
+    const uint8_t *d = p + 5;
+    while (d < q - 1 && *d == '0') d++;
     char digits[400];
-    size_t len = (size_t)(q - (p + 5));
+    size_t len = (size_t)(q - d);
     if (len >= sizeof digits) return __builtin_inf();
-    memcpy(digits, p + 5, len);
+    memcpy(digits, d, len);
     digits[len] = '\0';
     return strtod(digits, NULL);
   }
@@ -230,6 +235,11 @@ static double malloc_size(const struct field *f) {
 
 struct pass {
   struct sw_leak_scan_args *a;
+  /* Rows starting at or past this offset are left for another pass. */
+  uint64_t limit;
+  bool stopped;
+  uint64_t next;      /* where it stopped: the start of the first row left */
+  uint32_t next_line; /* and its line */
   uint8_t device_len[MAX_DEVICES];
   /* The last row's Device Id and its index: rows come in runs of one. */
   int last_device;
@@ -241,8 +251,10 @@ struct pass {
 static int device_index(struct pass *p, const struct field *f) {
   size_t n = f->present ? (size_t)(f->e - f->s) : 0;
   const uint8_t *s = f->present ? f->s : (const uint8_t *)"";
+  /* Before the cache: `a""b` quoted is not the text `a""b` unquoted. */
+  if (has_doubled_quote(f)) return -2;
   if (p->last_device != -3 && n == p->last_n && memcmp(s, p->last_bytes, n) == 0) return p->last_device;
-  if (has_doubled_quote(f) || !ascii(s, s + n) || n >= DEVICE_BYTES || memchr(s, 0, n)) return -2;
+  if (!ascii(s, s + n) || n >= DEVICE_BYTES || memchr(s, 0, n)) return -2;
   int k;
   if (n == 3 && memcmp(s, "N/A", 3) == 0) {
     k = -1;
@@ -443,13 +455,16 @@ static int64_t frame(struct pass *p, const uint8_t *buf, size_t len, uint64_t ba
       r.s = start;
       r.e = pos;
       if (r.e > r.s && r.e[-1] == '\r') r.e--;
-      if (r.e > r.s && !take_row(p, &r, base + (uint64_t)(start - buf), rowline)) {
-        p->a->fallback_line = rowline;
-        return -1;
-      }
+      if (r.e > r.s && !take_row(p, &r, base + (uint64_t)(start - buf), rowline)) return -1;
       start = pos + 1;
       rowline = line;
       r.nsep = 0;
+      if (base + (uint64_t)(start - buf) >= p->limit) {
+        p->stopped = true;
+        st->inq = 0;
+        st->line = rowline;
+        return start - buf;
+      }
     }
   }
   if (last && start < buf + len) {
@@ -508,6 +523,194 @@ static void *read_job_run(void *arg) {
 }
 
 /*
+ * Frames the rows from `from` (a row start, on line `line`) to the end of
+ * the file, or to the first row starting at p->limit or later. Returns
+ * SW_LEAK_DONE, SW_LEAK_FALLBACK, or -errno of a read that failed.
+ */
+static int32_t scan_range(struct pass *p, uint64_t from, uint32_t line) {
+  struct sw_leak_scan_args *a = p->a;
+  uint8_t *room = malloc(2 * (size_t)(CARRY + CHUNK));
+  if (!room) return -ENOMEM;
+  uint8_t *buf[2] = {room, room + CARRY + CHUNK};
+  struct frame_state st = {.inq = 0, .line = line};
+  struct read_job job = {.fd = a->fd, .dst = buf[0] + CARRY, .want = CHUNK, .offset = from};
+  read_job_run(&job);
+  int cur = 0;
+  size_t carry = 0;
+  uint64_t base = from; /* file offset of the carried row's start */
+  int32_t result = SW_LEAK_DONE;
+  for (;;) {
+    if (job.err) {
+      result = -job.err;
+      break;
+    }
+    size_t got = job.got;
+    bool last = got < CHUNK;
+    uint8_t *data = buf[cur] + CARRY - carry;
+    pthread_t reader;
+    bool reading = false;
+    if (!last) {
+      job = (struct read_job){.fd = a->fd, .dst = buf[1 - cur] + CARRY, .want = CHUNK,
+                              .offset = base + carry + got};
+      reading = pthread_create(&reader, NULL, read_job_run, &job) == 0;
+      if (!reading) read_job_run(&job);
+    }
+    int64_t used = frame(p, data, carry + got, base, last, &st);
+    if (base + carry + got > a->bytes) a->bytes = base + carry + got;
+    if (reading) pthread_join(reader, NULL);
+    if (used < 0) {
+      result = SW_LEAK_FALLBACK;
+      break;
+    }
+    if (p->stopped) {
+      p->next = base + (uint64_t)used;
+      p->next_line = st.line;
+      break;
+    }
+    if (last) break;
+    size_t left = carry + got - (size_t)used;
+    if (left > CARRY) {
+      result = SW_LEAK_FALLBACK;
+      break;
+    }
+    memcpy(buf[1 - cur] + CARRY - left, data + used, left);
+    base += (uint64_t)used;
+    carry = left;
+    cur = 1 - cur;
+  }
+  free(room);
+  return result;
+}
+
+/* Files this large are framed by two threads, one from each half. */
+#define SPLIT_MIN (32u << 20)
+
+/* The second half's pass: its own rows, marks and devices. */
+struct half {
+  struct sw_leak_scan_args args;
+  struct pass pass;
+  uint64_t from;
+  int32_t result;
+};
+
+static void *half_main(void *arg) {
+  struct half *h = arg;
+  h->result = scan_range(&h->pass, h->from, 0);
+  return NULL;
+}
+
+/* The start of the first row after the first newline past `mid`, or 0. */
+static uint64_t split_point(int fd, uint64_t mid) {
+  uint8_t probe[64 << 10];
+  ssize_t got = pread(fd, probe, sizeof probe, (off_t)mid);
+  if (got <= 0) return 0;
+  const uint8_t *nl = memchr(probe, '\n', (size_t)got);
+  return nl ? mid + (uint64_t)(nl - probe) + 1 : 0;
+}
+
+static void half_free(struct half *h) {
+  struct sw_leak_scan_args *b = &h->args;
+  free(b->kind);
+  free(b->device);
+  free(b->id);
+  free(b->ptr);
+  free(b->size);
+  free(b->row_offset);
+  free(b->line);
+  free(b->mark_device);
+  free(b->mark_id);
+  free(h);
+}
+
+/* A second pass over [split, end) with arrays of its own; NULL when it
+ * cannot be had (then one thread reads the whole file). */
+static struct half *half_new(const struct sw_leak_scan_args *a, uint64_t split) {
+  struct half *h = calloc(1, sizeof *h);
+  if (!h) return NULL;
+  struct sw_leak_scan_args *b = &h->args;
+  *b = *a;
+  b->rows_kept = b->marks = b->data_rows = b->bytes = 0;
+  b->overflow = b->devices = 0;
+  uint64_t rows = a->cap < a->budget / 2 + 1 ? a->cap : a->budget / 2 + 1;
+  size_t n = rows ? rows : 1, m = a->mark_cap ? a->mark_cap : 1;
+  b->kind = malloc(n);
+  b->device = malloc(n * sizeof *b->device);
+  b->id = malloc(n * sizeof *b->id);
+  b->ptr = malloc(n * sizeof *b->ptr);
+  b->size = malloc(n * sizeof *b->size);
+  b->row_offset = malloc(n * sizeof *b->row_offset);
+  b->line = malloc(n * sizeof *b->line);
+  b->mark_device = malloc(m * sizeof *b->mark_device);
+  b->mark_id = malloc(m * sizeof *b->mark_id);
+  if (!b->kind || !b->device || !b->id || !b->ptr || !b->size || !b->row_offset || !b->line ||
+      !b->mark_device || !b->mark_id) {
+    half_free(h);
+    return NULL;
+  }
+  /* Half the budget at most (the caller's arrays hold the rest): a half
+   * with more rows than that is read on by the first thread instead. */
+  b->cap = a->cap < a->budget / 2 + 1 ? a->cap : a->budget / 2 + 1;
+  b->budget = UINT64_MAX;
+  h->pass = (struct pass){.a = b, .limit = UINT64_MAX, .last_device = -3};
+  h->from = split;
+  return h;
+}
+
+/*
+ * Appends the second half's findings to the first's, as one pass over the
+ * whole file would have made them: its devices after the first's (those
+ * new to the first half), its lines counted on from `line` (the line of
+ * the row where it began). False to fall back.
+ */
+static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
+  struct sw_leak_scan_args *a = p->a, *b = &h->args;
+  /* Every refusal first: a refused join leaves the first half as it was. */
+  int map[MAX_DEVICES];
+  uint32_t devices = a->devices;
+  for (uint32_t k = 0; k < b->devices; k++) {
+    const uint8_t *name = b->device_names + k * DEVICE_BYTES;
+    uint32_t j = 0;
+    while (j < a->devices && !(p->device_len[j] == h->pass.device_len[k] &&
+                               memcmp(a->device_names + j * DEVICE_BYTES, name, p->device_len[j]) == 0))
+      j++;
+    map[k] = j < a->devices ? (int)j : (int)devices++;
+  }
+  uint64_t total = a->rows_kept + b->rows_kept;
+  if (devices > MAX_DEVICES || a->marks + b->marks > a->mark_cap) return false;
+  if (!a->overflow && total > a->cap && a->cap < a->budget) return false;
+  for (uint32_t k = 0; k < b->devices; k++) {
+    if ((uint32_t)map[k] < a->devices) continue;
+    memcpy(a->device_names + map[k] * DEVICE_BYTES, b->device_names + k * DEVICE_BYTES, DEVICE_BYTES);
+    p->device_len[map[k]] = h->pass.device_len[k];
+  }
+  a->devices = devices;
+  if (a->marks + b->marks > a->mark_cap) return false;
+  for (uint64_t i = 0; i < b->marks; i++) {
+    a->mark_device[a->marks] = (uint32_t)map[b->mark_device[i]];
+    a->mark_id[a->marks++] = b->mark_id[i];
+  }
+  a->data_rows += b->data_rows;
+  if (b->bytes > a->bytes) a->bytes = b->bytes;
+  if (a->overflow) return true;
+  if (total > a->cap) {
+    a->overflow = 1;
+    return true;
+  }
+  for (uint64_t i = 0, n = a->rows_kept; i < b->rows_kept; i++, n++) {
+    a->kind[n] = b->kind[i];
+    a->device[n] = (uint32_t)map[b->device[i]];
+    a->id[n] = b->id[i];
+    a->ptr[n] = b->ptr[i];
+    a->size[n] = b->size[i];
+    a->row_offset[n] = b->row_offset[i];
+    /* FREE rows keep no line. */
+    a->line[n] = b->kind[i] == 1 ? b->line[i] + line : 0;
+  }
+  a->rows_kept = total;
+  return true;
+}
+
+/*
  * Runs the pass from a->offset to the end of a->fd, keeping rows and marks
  * in the arrays given. Returns SW_LEAK_DONE,
  * SW_LEAK_FALLBACK, or -errno of a read that failed.
@@ -533,51 +736,35 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     if (a->col[c] >= MAX_SEPS) return SW_LEAK_FALLBACK;
   if (!ascii(a->event_type, a->event_type + a->event_type_len) || !ascii(a->mstx, a->mstx + a->mstx_len))
     return SW_LEAK_FALLBACK;
-  uint8_t *room = malloc(2 * (size_t)(CARRY + CHUNK));
-  if (!room) return -ENOMEM;
-  uint8_t *buf[2] = {room, room + CARRY + CHUNK};
-  struct pass p = {.a = a, .last_device = -3};
-  struct frame_state st = {.inq = 0, .line = a->first_line};
-  struct read_job job = {.fd = a->fd, .dst = buf[0] + CARRY, .want = CHUNK, .offset = a->offset};
-  read_job_run(&job);
-  int cur = 0;
-  size_t carry = 0;
-  uint64_t base = a->offset; /* file offset of the carried row's start */
-  int32_t result = SW_LEAK_DONE;
-  for (;;) {
-    if (job.err) {
-      result = -job.err;
-      break;
+  struct pass p = {.a = a, .limit = UINT64_MAX, .last_device = -3};
+  struct stat info;
+  uint64_t file_size = fstat(a->fd, &info) == 0 ? (uint64_t)info.st_size : 0;
+  /* The second thread starts after the first newline past the middle,
+   * taken as a row start; when the first thread's rows do not end there (a
+   * quoted field holding a newline across the middle), its work is dropped
+   * and the first thread reads on alone. */
+  struct half *h = NULL;
+  pthread_t thread;
+  if (file_size > a->offset && file_size - a->offset >= SPLIT_MIN) {
+    uint64_t split = split_point(a->fd, a->offset + (file_size - a->offset) / 2);
+    if (split) h = half_new(a, split);
+    if (h && pthread_create(&thread, NULL, half_main, h) != 0) {
+      half_free(h);
+      h = NULL;
     }
-    size_t got = job.got;
-    bool last = got < CHUNK;
-    uint8_t *data = buf[cur] + CARRY - carry;
-    pthread_t reader;
-    bool reading = false;
-    if (!last) {
-      job = (struct read_job){.fd = a->fd, .dst = buf[1 - cur] + CARRY, .want = CHUNK,
-                              .offset = base + carry + got};
-      reading = pthread_create(&reader, NULL, read_job_run, &job) == 0;
-      if (!reading) read_job_run(&job);
-    }
-    int64_t used = frame(&p, data, carry + got, base, last, &st);
-    a->bytes = base + carry + got;
-    if (reading) pthread_join(reader, NULL);
-    if (used < 0) {
-      result = SW_LEAK_FALLBACK;
-      break;
-    }
-    if (last) break;
-    size_t left = carry + got - (size_t)used;
-    if (left > CARRY) {
-      result = SW_LEAK_FALLBACK;
-      break;
-    }
-    memcpy(buf[1 - cur] + CARRY - left, data + used, left);
-    base += (uint64_t)used;
-    carry = left;
-    cur = 1 - cur;
+    if (h) p.limit = split;
   }
-  free(room);
+  int32_t result = scan_range(&p, a->offset, a->first_line);
+  if (h) {
+    pthread_join(thread, NULL);
+    bool joined = result == SW_LEAK_DONE && p.stopped && p.next == h->from &&
+                  h->result == SW_LEAK_DONE && join_halves(&p, h, p.next_line);
+    if (!joined && result == SW_LEAK_DONE && p.stopped) {
+      p.limit = UINT64_MAX;
+      p.stopped = false;
+      result = scan_range(&p, p.next, p.next_line);
+    }
+    half_free(h);
+  }
   return result;
 }

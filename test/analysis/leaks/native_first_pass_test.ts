@@ -33,21 +33,25 @@ async function bothPasses(
   using log = await openEventLog(path);
   const native = await nativeFirstPass(log, checked);
   const typescript = await firstPass(log, checked);
+  // Rows as one string a column: node:assert's deepEqual takes minutes
+  // over arrays of a million numbers.
   const plain = (p: typeof typescript) => {
     const r = p.rows;
     const n = r?.length ?? 0;
+    const column = (a: ArrayLike<number>) =>
+      Array.prototype.join.call(Array.prototype.slice.call(a, 0, n), " ");
     return {
       devices: p.devices,
       marks: p.marks,
       summary: p.summary,
       rows: r && {
-        kind: [...r.kind.subarray(0, n)],
-        device: [...r.device.subarray(0, n)],
-        id: [...r.id.subarray(0, n)],
-        ptr: [...r.ptr.subarray(0, n)],
-        size: [...r.size.subarray(0, n)],
-        offset: [...r.offset.subarray(0, n)],
-        line: [...r.line.subarray(0, n)],
+        kind: column(r.kind),
+        device: column(r.device),
+        id: column(r.id),
+        ptr: column(r.ptr),
+        size: column(r.size),
+        offset: column(r.offset),
+        line: column(r.line),
       },
     };
   };
@@ -109,6 +113,12 @@ Deno.test("the native first pass reads quotes, CRLF, empty lines, stacks over li
     mark(14),
     "15,MSTX,Mark",
     mem("FREE", 16, "0x0000000000007000", "{size:5}"),
+    mem(
+      "MALLOC",
+      17,
+      "0x0000000000008000",
+      `{size:${"0".repeat(400)}9007199254740993}`,
+    ),
   ];
   for (const eol of ["\n", "\r\n"]) {
     const path = tempLog(rows.join(eol) + eol);
@@ -120,12 +130,16 @@ Deno.test("the native first pass reads quotes, CRLF, empty lines, stacks over li
   }
 });
 
-Deno.test("the native first pass frames rows across its reads, and stops keeping rows at the budget as the TypeScript pass does", async () => {
-  // Over 4 MiB: rows cut by the native reads, a stack with newlines among them.
+/**
+ * A log of `mib` MiB: memory rows of three devices, a stack over two lines
+ * every 997th row, marks at both ends; with `stackInMiddle`, one row holds
+ * a quoted stack of many lines across the file's middle.
+ */
+function bigLog(mib: number, stackInMiddle = false): string {
   const lines = [HEADER, mark(1), mark(2, 1)];
-  let id = 3, size = 0;
-  while (size < 9 << 20) {
-    const line = id % 997 === 0
+  let id = 3, size = 0, middle = !stackInMiddle;
+  while (size < mib << 20) {
+    let line = id % 997 === 0
       ? `${id},MALLOC,HAL,N/A,1000,10,11,${id % 3},0x${
         id.toString(16).padStart(16, "0")
       },"{size:${id}}","f.py:${id}\n g.py:1",`
@@ -136,18 +150,37 @@ Deno.test("the native first pass frames rows across its reads, and stops keeping
         `"{allocation_id:${id},size:${id * 7}}"`,
         id % 3,
       );
+    if (!middle && size > (mib << 20) / 2 - (64 << 10)) {
+      middle = true;
+      const stack = Array.from({ length: 4000 }, (_, i) => `f${i}.py:${i}`);
+      line = `${id},MALLOC,HAL,N/A,1000,10,11,0,0x${
+        id.toString(16).padStart(16, "0")
+      },"{size:1}","${stack.join("\n")}",`;
+    }
     lines.push(line);
     size += line.length + 1;
     id++;
   }
   lines.push(mark(id++), mark(id++, 1));
-  const path = tempLog(lines.join("\n"));
-  const whole = await bothPasses(path, { mstxInfo: "step" });
-  assert.ok(whole.native, "the native pass fell back");
-  assert.deepEqual(whole.native, whole.typescript);
-  const capped = await bothPasses(path, { mstxInfo: "step", rowBudget: 5000 });
-  assert.equal(capped.native?.rows, undefined);
-  assert.deepEqual(capped.native, capped.typescript);
+  return tempLog(lines.join("\n"));
+}
+
+Deno.test("the native first pass frames rows across its reads and its two halves, and stops keeping rows at the budget as the TypeScript pass does", async () => {
+  // 9 MiB: one thread, rows cut by its 4 MiB reads; 34 MiB: two threads,
+  // one from each half, and a stack of many lines across the middle that
+  // the second thread, starting inside it, cannot frame.
+  for (const [mib, stack] of [[9, false], [34, false], [34, true]] as const) {
+    const path = bigLog(mib, stack);
+    const whole = await bothPasses(path, { mstxInfo: "step" });
+    assert.ok(whole.native, "the native pass fell back");
+    assert.deepEqual(whole.native, whole.typescript, `${mib} MiB`);
+    for (const rowBudget of [5000, 200_000]) {
+      const capped = await bothPasses(path, { mstxInfo: "step", rowBudget });
+      if (rowBudget === 5000) assert.equal(capped.native?.rows, undefined);
+      assert.deepEqual(capped.native, capped.typescript);
+    }
+    Deno.removeSync(path);
+  }
 });
 
 Deno.test("the native first pass leaves to the TypeScript pass what it cannot read for certain", async () => {
@@ -156,6 +189,8 @@ Deno.test("the native first pass leaves to the TypeScript pass what it cannot re
     [HEADER, mark(1), mem("MALLOC", 2, "0X1000", "{size:1}")],
     // A row cut short of its Ptr.
     [HEADER, mark(1), "2,MALLOC,HAL"],
+    // The same Device Id bytes, unquoted and then quoted: two devices.
+    [HEADER, mark(1, 'a""b'), mark(2, '"a""b"')],
     // A Device Id that is not ASCII.
     [HEADER, mark(1, "gerät")],
     // A row longer than the native reader carries between reads.
