@@ -17,6 +17,13 @@ export const HOOK_LIBRARY = `${here}build/libstompwatch_hook.so`;
 /** Path of the daemon-side library, the one this file opens. */
 export const DAEMON_LIBRARY = `${here}build/libstompwatch_daemon.so`;
 
+/**
+ * Path of the snapshot converter (`ffi/analysis/`), opened on first use by
+ * {@link convertSnapshotNative} only: commands that never convert never
+ * load it.
+ */
+export const ANALYSIS_LIBRARY = `${here}build/libstompwatch_analysis.so`;
+
 /** Header and table layout, from stompwatch_ring.h. */
 export const RING = {
   MAGIC: 0x474e495257504d53n,
@@ -603,4 +610,143 @@ export function listNames(dir: string, prefix: string): string[] | null {
 /** When process `pid` started (clock ticks since boot); 0 when there is none. */
 export function pidStarted(pid: number): bigint {
   return BigInt(daemonLibrary().stompwatch_pid_started(pid));
+}
+
+const analysisSymbols = {
+  sw_snapshot_convert: {
+    parameters: [
+      "buffer", // inputs: NUL-terminated paths, then an empty one
+      "buffer", // labels, the same way
+      "buffer", // output path (an existing file)
+      "i32", // JSON?
+      "f64", // device, -1 for all
+      "f64", // pid, -1 for all
+      "f64", // max entries, -1 for all
+      "f64", // until (ns), NaN for no limit
+      "i32", // history?
+      "buffer", // summary: 10 f64
+      "buffer", // message
+      "i32", // message room
+    ],
+    result: "i32",
+  },
+} as const;
+
+type AnalysisLib = Deno.DynamicLibrary<typeof analysisSymbols>["symbols"];
+let analysisLib: AnalysisLib | undefined;
+
+function analysisLibrary(): AnalysisLib {
+  if (analysisLib) return analysisLib;
+  try {
+    analysisLib = Deno.dlopen(ANALYSIS_LIBRARY, analysisSymbols).symbols;
+  } catch (e) {
+    throw new Error(
+      `Cannot load the native library: ${ANALYSIS_LIBRARY} (${
+        (e as Error).message.split("\n")[0]
+      }); run make -C ffi or start through ./stompwatch`,
+    );
+  }
+  return analysisLib;
+}
+
+/** What {@link convertSnapshotNative} is asked to do. */
+export interface NativeSnapshotRequest {
+  /** Event logs, read in this order (several files of one process add up). */
+  inputs: string[];
+  /** Each input's name in messages; default the paths. */
+  labels?: string[];
+  /** An existing file, truncated and filled. */
+  output: string;
+  format: "pickle" | "json";
+  device?: number;
+  pid?: number;
+  maxEntries?: number;
+  /** Leave out rows stamped later (nanoseconds, as the log writes them). */
+  untilNs?: number;
+  /** false: the end state only; default true. */
+  history?: boolean;
+}
+
+/** The counts a conversion reports (analysis/snapshot's SnapshotSummary). */
+export interface NativeSnapshotSummary {
+  entries: number;
+  dropped: number;
+  segments: number;
+  devices: number;
+  cpuDevice: number | undefined;
+  freedBeforeLog: number;
+  overlapped: number;
+  skipped: number;
+  /** Bytes of the logs read. */
+  bytes: number;
+}
+
+/** A conversion's outcome: the summary, or why it was refused. */
+export type NativeSnapshotResult =
+  | { ok: true; summary: NativeSnapshotSummary; bytes: number }
+  | { ok: false; kind: "csv" | "range" | "io"; message: string };
+
+const KINDS = { 1: "csv", 2: "range", 3: "io" } as const;
+
+function nulList(items: string[]): Uint8Array<ArrayBuffer> {
+  return encoder.encode(items.map((s) => `${s}\0`).join("") + "\0");
+}
+
+/**
+ * Converts event logs into a memory_viz snapshot in native code
+ * (`sw_snapshot_convert`), with the rules of analysis/snapshot/. Blocks
+ * until the file is written.
+ *
+ * @example
+ * ```ts
+ * const r = convertSnapshotNative({
+ *   inputs: ["memscope_dump.csv"],
+ *   output: "snap.pickle",
+ *   format: "pickle",
+ * });
+ * if (r.ok) console.log(r.summary.entries);
+ * ```
+ */
+export function convertSnapshotNative(
+  req: NativeSnapshotRequest,
+): NativeSnapshotResult {
+  const summary = new Float64Array(10);
+  const message = new Uint8Array(8192);
+  const code = analysisLibrary().sw_snapshot_convert(
+    nulList(req.inputs),
+    nulList(req.labels ?? req.inputs),
+    encoder.encode(`${req.output}\0`),
+    req.format === "json" ? 1 : 0,
+    req.device ?? -1,
+    req.pid ?? -1,
+    req.maxEntries ?? -1,
+    req.untilNs ?? NaN,
+    req.history === false ? 0 : 1,
+    summary,
+    message,
+    message.length,
+  );
+  if (code !== 0) {
+    const end = message.indexOf(0);
+    return {
+      ok: false,
+      kind: KINDS[code as 1 | 2 | 3] ?? "io",
+      message: new TextDecoder().decode(message.subarray(0, end < 0 ? 0 : end)),
+    };
+  }
+  return {
+    ok: true,
+    summary: {
+      entries: summary[0],
+      dropped: summary[1],
+      segments: summary[2],
+      devices: summary[3],
+      cpuDevice: summary[4] < 0 ? undefined : summary[4],
+      freedBeforeLog: summary[5],
+      overlapped: summary[6],
+      skipped: summary[7],
+      bytes: summary[8],
+    },
+    bytes: summary[9],
+  };
 }
