@@ -20,6 +20,7 @@ import {
   type WrittenLog,
 } from "./_log_shapes.ts";
 import { runAlone } from "./_report.ts";
+import { ANALYSIS_LIBRARY } from "../ffi/bindings.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const FIXTURES =
@@ -223,7 +224,11 @@ async function snapshotRow(row: Row, m: MatrixLog, dir: string): Promise<void> {
   const run = await best(
     2,
     (i) =>
-      command([`--allow-read=${path},${dir}`, `--allow-write=${dir}`], [
+      command([
+        `--allow-read=${path},${dir}`,
+        `--allow-write=${dir}`,
+        `--allow-ffi=${ANALYSIS_LIBRARY}`,
+      ], [
         "snapshot",
         "--input",
         path,

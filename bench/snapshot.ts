@@ -36,6 +36,7 @@ async function command(args: string[]): Promise<{ ms: number; mb: number }> {
     "--quiet",
     "--allow-read",
     "--allow-write",
+    "--allow-ffi",
     MAIN,
   ];
   const t0 = performance.now();

@@ -649,6 +649,22 @@ function analysisLibrary(): AnalysisLib {
   return analysisLib;
 }
 
+/**
+ * Whether this process may open the converter: Deno would otherwise ask
+ * (or refuse) in its own words, which are no advice for a stompwatch user.
+ * `./stompwatch snapshot` grants it; a bare `deno run main.ts` may not, and
+ * then the TypeScript converter does the same work, slower.
+ *
+ * @example
+ * ```ts
+ * if (nativeSnapshotAllowed()) console.log("native converter");
+ * ```
+ */
+export function nativeSnapshotAllowed(): boolean {
+  return Deno.permissions.querySync({ name: "ffi", path: ANALYSIS_LIBRARY })
+    .state === "granted";
+}
+
 /** What {@link convertSnapshotNative} is asked to do. */
 export interface NativeSnapshotRequest {
   /** Event logs, read in this order (several files of one process add up). */

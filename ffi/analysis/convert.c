@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Gives each FREE row whose Device Id is N/A the device of the allocation
@@ -277,9 +278,12 @@ SW_EXPORT int32_t sw_snapshot_convert(const char *inputs, const char *labels, co
     struct sw_read_options ro = {.has_pid = pid >= 0, .pid = pid, .has_until = !isnan(until_ns),
                                  .until_ns = until_ns};
     bool ok = true;
+    struct timespec t0, t1, t2;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (const char *in = inputs, *label = labels; ok && *in;
          in += strlen(in) + 1, label += strlen(label) + 1)
         ok = sw_read_memory_rows(in, label, &ro, &rows, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     if (ok && pid >= 0 && rows.count == 0) {
         /* Refused, as a device the log does not name is: an empty
          * snapshot would look like a process that used no memory. */
@@ -301,6 +305,11 @@ SW_EXPORT int32_t sw_snapshot_convert(const char *inputs, const char *labels, co
             }
         }
     }
+    clock_gettime(CLOCK_MONOTONIC, &t2);
+    if (getenv("SW_TIMING"))
+        fprintf(stderr, "read %.1f ms, write %.1f ms, %u rows\n",
+                (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
+                (t2.tv_sec - t1.tv_sec) * 1e3 + (t2.tv_nsec - t1.tv_nsec) / 1e6, rows.count);
     sw_rows_free(&rows);
     if (ok) return SW_OK;
     snprintf(message, (size_t)message_cap, "%s", err.msg);

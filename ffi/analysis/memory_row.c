@@ -12,6 +12,53 @@
 
 #define MAX_SAFE 9007199254740991.0
 
+/* Eight digits at s as a number, or -1 when one is not a digit
+ * (simdjson's check and its multiply-and-shift combination). */
+static inline int64_t eight_digits(const uint8_t *s) {
+    uint64_t v;
+    memcpy(&v, s, 8);
+    if (((v & 0xf0f0f0f0f0f0f0f0ull) | (((v + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) >> 4)) !=
+        0x3333333333333333ull)
+        return -1;
+    v = ((v & 0x0f0f0f0f0f0f0f0full) * 2561) >> 8;
+    v = ((v & 0x00ff00ff00ff00ffull) * 6553601) >> 16;
+    return (int64_t)(((v & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32);
+}
+
+/* Plain digits, 1 to 16 of them, below 2^53 (most numbers of a log):
+ * their value. */
+static inline bool plain_digits(const uint8_t *s, const uint8_t *e, double *out) {
+    size_t n = (size_t)(e - s);
+    if (n == 0 || n > 16) return false;
+    uint64_t v = 0;
+    if (n >= 8) {
+        int64_t a = eight_digits(s);
+        if (a < 0) return false;
+        v = (uint64_t)a;
+        s += 8;
+        if (n == 16) {
+            int64_t b = eight_digits(s);
+            if (b < 0) return false;
+            v = v * 100000000u + (uint64_t)b;
+            s = e;
+        }
+    }
+    for (; s < e; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (d > 9) return false;
+        v = v * 10 + d;
+    }
+    /* Past 2^53 parseDecimal's own rounding decides. */
+    if (v >= (1ull << 53)) return false;
+    *out = (double)(int64_t)v;
+    return true;
+}
+
+static inline double parse_decimal(const uint8_t *s, const uint8_t *e) {
+    double v;
+    return plain_digits(s, e, &v) ? v : sw_parse_decimal(s, e);
+}
+
 static bool field(const struct sw_csv_row *r, int col, const uint8_t **s, const uint8_t **e) {
     if (col < 0 || col > r->nsep) return false;
     *s = col == 0 ? r->s : r->seps[col - 1] + 1;
@@ -75,10 +122,12 @@ static bool attr_value(const uint8_t *s, const uint8_t *e, const char *key, cons
                        const uint8_t **ve) {
     size_t kn = strlen(key);
     for (const uint8_t *i = s; i + kn < e; i++) {
-        if (*i != (uint8_t)key[0]) continue;
+        i = memchr(i, key[0], (size_t)(e - i));
+        if (!i || i + kn >= e) return false;
+        if (memcmp(i, key, kn) != 0) continue;
         uint8_t before = i == s ? '{' : i[-1];
         if (before != '{' && before != ',' && before != ' ') continue;
-        if (memcmp(i, key, kn) != 0 || i[kn] != ':') continue;
+        if (i[kn] != ':') continue;
         const uint8_t *v = i + kn + 1;
         while (v < e && *v == ' ') v++;
         const uint8_t *w = v;
@@ -94,7 +143,7 @@ static bool attr_value(const uint8_t *s, const uint8_t *e, const char *key, cons
 static double attr_size(const struct sw_csv_row *r, int col) {
     const uint8_t *s, *e, *vs, *ve;
     if (!inner(r, col, &s, &e) || !attr_value(s, e, "size", &vs, &ve)) return NAN;
-    return sw_parse_decimal(vs, ve);
+    return parse_decimal(vs, ve);
 }
 
 /* _bytes.ts parseAddress; false for N/A, junk, or past 2^53 - 1 (a bigint
@@ -152,13 +201,13 @@ static int32_t device_code(const struct sw_csv_row *r, int col, struct sw_bytes 
 static double time_us(const struct sw_csv_row *r, int col) {
     const uint8_t *s, *e;
     if (!inner(r, col, &s, &e)) return 0;
-    double us = sw_parse_decimal(s, e - s >= 18 ? e - 3 : e);
+    double us = parse_decimal(s, e - s >= 18 ? e - 3 : e);
     return us == trunc(us) && fabs(us) <= MAX_SAFE && us >= 0 ? us : 0;
 }
 
 static double decimal(const struct sw_csv_row *r, int col) {
     const uint8_t *s, *e;
-    return inner(r, col, &s, &e) ? sw_parse_decimal(s, e) : NAN;
+    return inner(r, col, &s, &e) ? parse_decimal(s, e) : NAN;
 }
 
 /* Whether the row is stamped after the caller's limit (Number(timestamp)). */

@@ -49,7 +49,12 @@ static double modulo(double v, double m) {
     double r = fmod(trunc(v), m);
     return r < 0 ? r + m : r;
 }
-static uint32_t to_uint32(double v) { return isfinite(v) ? (uint32_t)modulo(v, 4294967296.0) : 0; }
+static uint32_t to_uint32(double v) {
+    /* Whole in 64 bits: the low 32 of the truncated value, two's complement. */
+    if (v >= 0 && v < 18446744073709551616.0) return (uint32_t)(uint64_t)v;
+    if (v < 0 && v > -9223372036854775808.0) return (uint32_t)(int64_t)v;
+    return isfinite(v) ? (uint32_t)modulo(v, 4294967296.0) : 0;
+}
 static int32_t to_int32(double v) { return (int32_t)to_uint32(v); }
 
 /* ---- containers ---- */
@@ -146,6 +151,34 @@ void sw_writer_list_end(struct sw_writer *w) {
 
 /* emit.ts putInt, its typed-array stores included; returns bytes written. */
 static size_t put_int(uint8_t *b, double n) {
+    if (n >= 0 && n < 9007199254740992.0 && n == (double)(int64_t)n) {
+        /* Most values: whole numbers below 2^53, where every rule below
+         * comes down to the plain little-endian bytes. */
+        uint64_t v = (uint64_t)n;
+        if (v < 256) {
+            b[0] = 'K';
+            b[1] = (uint8_t)v;
+            return 2;
+        }
+        if (v < 65536) {
+            b[0] = 'M';
+            b[1] = (uint8_t)v;
+            b[2] = (uint8_t)(v >> 8);
+            return 3;
+        }
+        if (v < 0x80000000u) {
+            b[0] = 'J';
+            uint32_t w = (uint32_t)v;
+            memcpy(b + 1, &w, 4);
+            return 5;
+        }
+        uint64_t hi = v >> 32;
+        int len = 4 + (hi < 0x80 ? 1 : hi < 0x8000 ? 2 : hi < 0x800000 ? 3 : 4);
+        b[0] = 0x8a;
+        b[1] = (uint8_t)len;
+        memcpy(b + 2, &v, 8);
+        return (size_t)(2 + len);
+    }
     if (n >= 0 && n < 256) {
         b[0] = 'K'; /* BININT1 */
         b[1] = (uint8_t)to_uint32(n);
