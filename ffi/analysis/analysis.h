@@ -166,6 +166,9 @@ void sw_rows_append(struct sw_rows *r, int kind, int32_t device, double id,
 int32_t sw_rows_stack(struct sw_rows *r, const uint8_t *py, size_t npy,
                       const uint8_t *c, size_t nc);
 bool sw_rows_block_level(const struct sw_rows *r, int32_t pid, int32_t device);
+/* Appends the rows `from` read after those of r (a second reader's share
+ * of the file), emptying `from`'s rows as it goes. */
+void sw_rows_take(struct sw_rows *r, struct sw_rows *from);
 /* rows.ts order(): sorts `list` (ascending row indices) in place by
  * timestamp, then ID, then file order. */
 void sw_rows_order(const struct sw_rows *r, uint32_t *list, size_t n);

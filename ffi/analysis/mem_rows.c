@@ -200,3 +200,82 @@ void sw_rows_order(const struct sw_rows *r, uint32_t *list, size_t n) {
     free(ts);
     free(ids);
 }
+
+/* ---- two readers' rows made one ---- */
+
+static int32_t adopt_stack(struct sw_rows *r, const struct sw_rows *from, int32_t k) {
+    size_t n;
+    const uint8_t *key = sw_strtab_str(&from->stack_keys, (uint32_t)k - 1, &n);
+    bool fresh;
+    int32_t id = (int32_t)sw_strtab_intern(&r->stack_keys, key, n, &fresh) + 1;
+    if (!fresh) return id;
+    for (uint32_t f = from->frame_at[k]; f < from->frame_at[k + 1]; f++) {
+        const struct sw_frame *src = &from->frames[f];
+        if (r->nframes == r->frames_cap) {
+            r->frames_cap = r->frames_cap ? r->frames_cap * 2 : 64;
+            r->frames = realloc(r->frames, r->frames_cap * sizeof *r->frames);
+            if (!r->frames) abort();
+        }
+        struct sw_frame *dst = &r->frames[r->nframes++];
+        size_t len;
+        const uint8_t *s = sw_strtab_str(&from->strings, src->file, &len);
+        dst->file = sw_strtab_intern(&r->strings, s, len, NULL);
+        s = sw_strtab_str(&from->strings, src->name, &len);
+        dst->name = sw_strtab_intern(&r->strings, s, len, NULL);
+        dst->line = src->line;
+    }
+    if (r->nstacks + 2 > r->stacks_cap) {
+        r->stacks_cap *= 2;
+        r->frame_at = realloc(r->frame_at, r->stacks_cap * sizeof *r->frame_at);
+        if (!r->frame_at) abort();
+    }
+    r->nstacks++;
+    r->frame_at[r->nstacks] = (uint32_t)r->nframes;
+    return id;
+}
+
+void sw_rows_take(struct sw_rows *r, struct sw_rows *from) {
+    /* A stack's id only names it: which rows share one is what counts. */
+    int32_t *ids = malloc(from->nstacks * sizeof *ids);
+    if (!ids) abort();
+    ids[0] = 0;
+    for (size_t k = 1; k < from->nstacks; k++) ids[k] = adopt_stack(r, from, (int32_t)k);
+    for (uint32_t i = 0; i < from->count; i++) {
+        const struct sw_row *src = sw_row_at(from, i);
+        if (src->t < r->last_t || (src->t == r->last_t && src->id < r->last_id)) r->sorted = false;
+        r->last_t = src->t;
+        r->last_id = src->id;
+        uint32_t j = r->count++;
+        if ((j & (SW_ROW_CHUNK - 1)) == 0) {
+            r->chunks = realloc(r->chunks, (r->nchunks + 1) * sizeof *r->chunks);
+            if (!r->chunks) abort();
+            r->chunks[r->nchunks] = malloc(SW_ROW_CHUNK * sizeof(struct sw_row));
+            if (!r->chunks[r->nchunks]) abort();
+            r->nchunks++;
+        }
+        struct sw_row *dst = sw_row_at(r, j);
+        *dst = *src;
+        dst->stack = ids[src->stack];
+        /* Each chunk of the other reader goes once copied: one chunk more
+         * than the rows at most. */
+        if ((i & (SW_ROW_CHUNK - 1)) == SW_ROW_CHUNK - 1 || i + 1 == from->count) {
+            free(from->chunks[i >> SW_ROW_SHIFT]);
+            from->chunks[i >> SW_ROW_SHIFT] = NULL;
+        }
+    }
+    free(ids);
+    r->sorted = r->sorted && from->sorted;
+    if (from->count) {
+        r->last_t = from->last_t;
+        r->last_id = from->last_id;
+    }
+    if (from->max_device > r->max_device) r->max_device = from->max_device;
+    r->has_cpu = r->has_cpu || from->has_cpu;
+    r->has_no_device = r->has_no_device || from->has_no_device;
+    r->skipped += from->skipped;
+    r->bytes += from->bytes;
+    for (size_t s = 0; s < from->block_level.cap; s++)
+        if (from->block_level.used[s])
+            sw_map_put(&r->block_level, from->block_level.keys[2 * s],
+                       from->block_level.keys[2 * s + 1], 1);
+}

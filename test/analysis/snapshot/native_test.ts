@@ -227,3 +227,54 @@ Deno.test("native snapshot refuses what the TypeScript converter refuses, in its
   ];
   for (const r of refusals) assert.ok(r.error, JSON.stringify(r));
 });
+
+/** A log past the size where two threads read it (32 MiB), with stacks,
+ * devices of every kind and a row `middle` put in at its middle. */
+function bigLog(middle = "", tail = ""): string {
+  const T = 1764753083997498000;
+  const stacks = [
+    ",",
+    `"train.py(12): step\nmodel.py(40): forward",`,
+    `,"libc.so:1 malloc;c10::alloc at alloc.cpp:7"`,
+    `"a.py:3 run",b(9) c`,
+  ];
+  const devices = ["0", "1", "N/A", "cpu", "host", "2"];
+  const lines: string[] = [HEADER];
+  let bytes = 0;
+  const half = 18 << 20;
+  for (let i = 0; bytes < 2 * half; i++) {
+    const dev = devices[i % devices.length];
+    const pid = 100 + (i % 3);
+    const ptr = `0x${
+      (0x12c000000000 + (i % 5000) * 4096).toString(16).padStart(16, "0")
+    }`;
+    const pool = i % 7 === 0 ? "HAL" : i % 11 === 0 ? "HOST" : "PTA";
+    const event = i % 13 === 0 ? "OP_LAUNCH" : i % 2 ? "FREE" : "MALLOC";
+    const stack = stacks[(i >> 4) % stacks.length];
+    const line = i % 997 === 0
+      ? `${i},OOM_DETAIL,PTA,N/A,${
+        T + i * 1000
+      },${pid},1,${dev},N/A,"{size:${i},device_free:${i * 3}}",${stack}`
+      : `${i % 9 === 0 ? i + 3 : i},${event},${pool},N/A,${
+        T + Math.floor(i / 2) * 1000
+      },${pid},1,${dev},${ptr},"{allocation_id:${i},addr:${ptr},size:${
+        4096 + (i % 7) * 512
+      }}",${stack}`;
+    lines.push(line);
+    bytes += line.length + 1;
+    if (middle && bytes >= half && bytes - line.length - 1 < half) {
+      lines.push(middle);
+      bytes += middle.length + 1;
+    }
+  }
+  return write(lines.join("\n") + "\n" + tail);
+}
+
+Deno.test("native snapshot reads a large log in two halves to the same bytes, also when a quoted newline lies across the middle or a row runs on past 16 MiB", async () => {
+  await same([bigLog()], "pickle");
+  const quoted = `7,MSTX,Mark,"${"x\n".repeat(40_000)}",5,1,1,0,N/A,,,`;
+  await same([bigLog(quoted)], "json", { maxEntries: 5000 });
+  const runOn = `8,MSTX,Mark,"${"y".repeat(17 << 20)}`;
+  const r = await same([bigLog("", runOn)], "pickle");
+  assert.match(r.error ?? "", /Row at line \d+ of .* runs on for over 16 MiB/);
+});
