@@ -274,4 +274,22 @@ void sw_replay_device(const struct sw_rows *rows, const uint32_t *order, size_t 
                       struct sw_replayed *out);
 void sw_replayed_free(struct sw_replayed *r);
 
+/* ---- device_traces on two threads (trace_pipe.c) ----------------------- */
+
+struct sw_trace_job {
+    const struct sw_rows *rows;
+    uint32_t **lists; /* per device: its rows in time order */
+    size_t *counts;
+    size_t shown;     /* devices written */
+    double device;    /* the one device wanted, -1 for all */
+    double max_entries; /* -1 for all */
+    bool history;
+    struct sw_replayed *ends; /* filled: per device, its end state */
+    double entries, dropped, freed, overlapped;
+};
+
+/* Writes one list of trace entries per device (the lists of
+ * `device_traces`) and fills the job's end states and counts. */
+void sw_write_traces(struct sw_trace_job *job, struct sw_writer *w);
+
 #endif

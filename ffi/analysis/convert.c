@@ -79,34 +79,6 @@ static void split_by_device(const struct sw_rows *rows, const uint32_t *order, s
     free(at);
 }
 
-struct emit_ctx {
-    struct sw_writer *w;
-    bool history;
-    double skip, n, dropped, entries, total;
-};
-
-static void count_entry(void *ctx, int action, double addr, double size, int32_t stack, double t,
-                        double extra) {
-    (void)action, (void)addr, (void)size, (void)stack, (void)t, (void)extra;
-    ((struct emit_ctx *)ctx)->total++;
-}
-
-static void write_entry(void *ctx, int action, double addr, double size, int32_t stack, double t,
-                        double extra) {
-    struct emit_ctx *c = ctx;
-    if (!c->history) return;
-    /* A free is two entries the viewer joins: never keep half of one. */
-    if (c->n < c->skip || (c->n == c->skip && c->skip > 0 && action == A_FREE_DONE)) {
-        if (c->n == c->skip) c->skip++;
-        c->n++;
-        c->dropped++;
-        return;
-    }
-    c->n++;
-    c->entries++;
-    sw_writer_entry(c->w, action, action == A_OOM ? extra : addr, size, t, stack);
-}
-
 static void write_segments(struct sw_writer *w, int32_t device, const struct sw_replayed *end) {
     for (size_t i = 0; i < end->nsegs; i++) {
         const struct sw_end_segment *s = &end->segs[i];
@@ -202,30 +174,14 @@ static bool write_snapshot(struct sw_rows *rows, const struct options *o, double
         struct sw_writer *w = sw_writer_new(o->fd, o->json, rows);
         struct sw_replayed *ends = calloc(shown, sizeof *ends);
         if (!ends) abort();
-        double freed = 0, overlapped = 0, entries = 0, dropped = 0, segments = 0, out_bytes = 0;
+        double segments = 0, out_bytes = 0;
+        struct sw_trace_job job = {.rows = rows, .lists = by.list, .counts = by.n, .shown = shown,
+                                   .device = o->device, .max_entries = o->max_entries,
+                                   .history = o->history, .ends = ends};
         sw_writer_dict_start(w);
         sw_writer_key(w, "device_traces");
         sw_writer_list_start(w);
-        for (size_t d = 0; d < shown && !sw_writer_failed(w); d++) {
-            sw_writer_list_start(w);
-            if (o->device >= 0 && (double)d != o->device) {
-                sw_writer_list_end(w);
-                continue;
-            }
-            struct emit_ctx c = {.w = w, .history = o->history};
-            if (o->history && o->max_entries >= 0) {
-                struct sw_replayed dry;
-                sw_replay_device(rows, by.list[d], by.n[d], (int32_t)d, count_entry, &c, &dry);
-                sw_replayed_free(&dry);
-                c.skip = c.total - o->max_entries > 0 ? c.total - o->max_entries : 0;
-            }
-            sw_replay_device(rows, by.list[d], by.n[d], (int32_t)d, write_entry, &c, &ends[d]);
-            entries += c.entries;
-            dropped += c.dropped;
-            freed += ends[d].freed_before_log;
-            overlapped += ends[d].lost_frees;
-            sw_writer_list_end(w);
-        }
+        sw_write_traces(&job, w);
         sw_writer_list_end(w);
         sw_writer_key(w, "segments");
         sw_writer_list_start(w);
@@ -239,13 +195,13 @@ static bool write_snapshot(struct sw_rows *rows, const struct options *o, double
         sw_writer_free(w);
         for (size_t d = 0; d < shown; d++) sw_replayed_free(&ends[d]);
         free(ends);
-        summary[S_ENTRIES] = entries;
-        summary[S_DROPPED] = dropped;
+        summary[S_ENTRIES] = job.entries;
+        summary[S_DROPPED] = job.dropped;
         summary[S_SEGMENTS] = segments;
         summary[S_DEVICES] = (double)shown;
         summary[S_CPU] = has_cpu ? cpu : -1;
-        summary[S_FREED_BEFORE] = freed;
-        summary[S_OVERLAPPED] = overlapped;
+        summary[S_FREED_BEFORE] = job.freed;
+        summary[S_OVERLAPPED] = job.overlapped;
         summary[S_SKIPPED] = rows->skipped;
         summary[S_BYTES_IN] = rows->bytes;
         summary[S_BYTES_OUT] = out_bytes;
