@@ -146,6 +146,8 @@ struct sw_rows {
     bool has_cpu, has_no_device, sorted;
     double skipped, bytes;
     double last_t, last_id;
+    bool block_seen;
+    int32_t last_block_pid, last_block_device;
 };
 
 static inline struct sw_row *sw_row_at(const struct sw_rows *r, uint32_t i) {

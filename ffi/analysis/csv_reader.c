@@ -127,6 +127,9 @@ static long frame(struct reader *r, const uint8_t *buf, size_t n, uint64_t base,
     size_t start = 0;
     uint64_t inq = 0; /* all ones while inside quotes */
     int nsep = 0;
+    /* Separators are kept once the header is known (it may come here). */
+    const uint8_t **seps = r->seps;
+    int maxsep = r->header ? r->maxsep : 0;
     for (size_t p = 0; p < n; p += 64) {
         uint64_t mq = 0, mc = 0, mn = 0;
         for (int k = 0; k < 4; k++) {
@@ -159,12 +162,14 @@ static long frame(struct reader *r, const uint8_t *buf, size_t n, uint64_t base,
             m &= m - 1;
             size_t i = p + bit;
             if (!((ends >> bit) & 1)) {
-                if (r->header && nsep < r->maxsep) r->seps[nsep] = buf + i;
+                if (nsep < maxsep) seps[nsep] = buf + i;
                 nsep++;
                 continue;
             }
             if (cut_too_long(r, base + start, base + i, false)) return -1;
             if (!row(r, buf + start, buf + i, nsep)) return -1;
+            seps = r->seps;
+            maxsep = r->header ? r->maxsep : 0;
             start = i + 1;
             nsep = 0;
             if (base + start >= r->limit) {

@@ -41,6 +41,7 @@ void sw_rows_free(struct sw_rows *r) {
 
 /* ECMAScript ToInt32, as an Int32Array stores a number. */
 static int32_t to_int32(double v) {
+    if (v >= -2147483648.0 && v <= 2147483647.0) return (int32_t)v; /* truncates, as ToInt32 */
     if (!isfinite(v)) return 0;
     double t = trunc(v);
     double m = fmod(t, 4294967296.0);
@@ -76,7 +77,12 @@ void sw_rows_append(struct sw_rows *r, int kind, int32_t device, double id, doub
     /* rows.ts keys this set by the pid as read and the replay looks it up
      * by the stored Int32: only a pid both write alike can ever match. */
     if ((kind == K_BLK_ALLOC || kind == K_BLK_FREE) && pid == trunc(pid) &&
-        pid >= -2147483648.0 && pid <= 2147483647.0) {
+        pid >= -2147483648.0 && pid <= 2147483647.0 &&
+        (!r->block_seen || (int32_t)pid != r->last_block_pid || device != r->last_block_device)) {
+        /* Runs of one process and device are the rule: one look-up a run. */
+        r->block_seen = true;
+        r->last_block_pid = (int32_t)pid;
+        r->last_block_device = device;
         sw_map_put(&r->block_level, (uint64_t)(uint32_t)(int32_t)pid, (uint64_t)(int64_t)device, 1);
     }
 }

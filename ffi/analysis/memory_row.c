@@ -146,6 +146,13 @@ static double attr_size(const struct sw_csv_row *r, int col) {
     return parse_decimal(vs, ve);
 }
 
+/* Hex digit values; 0xff for other bytes. */
+static const uint8_t HEX[256] = {
+    ['0'] = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, [':' ... '@'] = 0xff,
+    ['A'] = 10, 11, 12, 13, 14, 15, ['G' ... '`'] = 0xff,
+    ['a'] = 10, 11, 12, 13, 14, 15, ['g' ... 0xff] = 0xff, [0 ... '/'] = 0xff,
+};
+
 /* _bytes.ts parseAddress; false for N/A, junk, or past 2^53 - 1 (a bigint
  * there, which rows.ts leaves out). */
 static bool address(const struct sw_csv_row *r, int col, double *out) {
@@ -155,6 +162,18 @@ static bool address(const struct sw_csv_row *r, int col, double *out) {
     while (e > s && e[-1] == ' ') e--;
     if (s == e) return false;
     if (e - s > 2 && s[0] == '0' && (s[1] | 0x20) == 'x') {
+        if (e - s <= 18) {
+            /* At most 16 digits: exact in 64 bits; a table look-up a digit. */
+            uint64_t n = 0;
+            for (const uint8_t *i = s + 2; i < e; i++) {
+                uint8_t d = HEX[*i];
+                if (d > 15) return false;
+                n = n << 4 | d;
+            }
+            if (n > (1ull << 53) - 1) return false;
+            *out = (double)(int64_t)n;
+            return true;
+        }
         uint64_t n = 0;
         for (const uint8_t *i = s + 2; i < e; i++) {
             int c = *i, d;
