@@ -623,12 +623,32 @@ const analysisSymbols = {
       "f64", // pid, -1 for all
       "f64", // max entries, -1 for all
       "f64", // until (ns), NaN for no limit
-      "i32", // history?
+      "i32", // 1: history, 2: refuse a pid without rows
       "buffer", // summary: 10 f64
       "buffer", // message
       "i32", // message room
     ],
     result: "i32",
+  },
+  /** The same on a thread of Deno's, for the daemon's event loop. */
+  sw_snapshot_convert_async: {
+    name: "sw_snapshot_convert",
+    parameters: [
+      "buffer",
+      "buffer",
+      "buffer",
+      "i32",
+      "f64",
+      "f64",
+      "f64",
+      "f64",
+      "i32",
+      "buffer",
+      "buffer",
+      "i32",
+    ],
+    result: "i32",
+    nonblocking: true,
   },
 } as const;
 
@@ -681,6 +701,8 @@ export interface NativeSnapshotRequest {
   untilNs?: number;
   /** false: the end state only; default true. */
   history?: boolean;
+  /** Whether a `pid` without memory rows is refused (the CLI's rule). */
+  refuseEmptyPid?: boolean;
 }
 
 /** The counts a conversion reports (analysis/snapshot's SnapshotSummary). */
@@ -708,6 +730,49 @@ function nulList(items: string[]): Uint8Array<ArrayBuffer> {
   return encoder.encode(items.map((s) => `${s}\0`).join("") + "\0");
 }
 
+function nativeArgs(req: NativeSnapshotRequest) {
+  return {
+    summary: new Float64Array(10),
+    message: new Uint8Array(8192),
+    inputs: nulList(req.inputs),
+    labels: nulList(req.labels ?? req.inputs),
+    output: encoder.encode(`${req.output}\0`),
+    flags: (req.history === false ? 0 : 1) | (req.refuseEmptyPid ? 2 : 0),
+  };
+}
+
+function nativeResult(
+  code: number,
+  a: ReturnType<typeof nativeArgs>,
+): NativeSnapshotResult {
+  if (code !== 0) {
+    const end = a.message.indexOf(0);
+    return {
+      ok: false,
+      kind: KINDS[code as 1 | 2 | 3] ?? "io",
+      message: new TextDecoder().decode(
+        a.message.subarray(0, end < 0 ? 0 : end),
+      ),
+    };
+  }
+  const s = a.summary;
+  return {
+    ok: true,
+    summary: {
+      entries: s[0],
+      dropped: s[1],
+      segments: s[2],
+      devices: s[3],
+      cpuDevice: s[4] < 0 ? undefined : s[4],
+      freedBeforeLog: s[5],
+      overlapped: s[6],
+      skipped: s[7],
+      bytes: s[8],
+    },
+    bytes: s[9],
+  };
+}
+
 /**
  * Converts event logs into a memory_viz snapshot in native code
  * (`sw_snapshot_convert`), with the rules of analysis/snapshot/. Blocks
@@ -726,43 +791,54 @@ function nulList(items: string[]): Uint8Array<ArrayBuffer> {
 export function convertSnapshotNative(
   req: NativeSnapshotRequest,
 ): NativeSnapshotResult {
-  const summary = new Float64Array(10);
-  const message = new Uint8Array(8192);
+  const a = nativeArgs(req);
   const code = analysisLibrary().sw_snapshot_convert(
-    nulList(req.inputs),
-    nulList(req.labels ?? req.inputs),
-    encoder.encode(`${req.output}\0`),
+    a.inputs,
+    a.labels,
+    a.output,
     req.format === "json" ? 1 : 0,
     req.device ?? -1,
     req.pid ?? -1,
     req.maxEntries ?? -1,
     req.untilNs ?? NaN,
-    req.history === false ? 0 : 1,
-    summary,
-    message,
-    message.length,
+    a.flags,
+    a.summary,
+    a.message,
+    a.message.length,
   );
-  if (code !== 0) {
-    const end = message.indexOf(0);
-    return {
-      ok: false,
-      kind: KINDS[code as 1 | 2 | 3] ?? "io",
-      message: new TextDecoder().decode(message.subarray(0, end < 0 ? 0 : end)),
-    };
-  }
-  return {
-    ok: true,
-    summary: {
-      entries: summary[0],
-      dropped: summary[1],
-      segments: summary[2],
-      devices: summary[3],
-      cpuDevice: summary[4] < 0 ? undefined : summary[4],
-      freedBeforeLog: summary[5],
-      overlapped: summary[6],
-      skipped: summary[7],
-      bytes: summary[8],
-    },
-    bytes: summary[9],
-  };
+  return nativeResult(code, a);
+}
+
+/**
+ * {@link convertSnapshotNative} on a thread of Deno's: the daemon's event
+ * loop goes on meanwhile.
+ *
+ * @example
+ * ```ts
+ * const r = await convertSnapshotNativeAsync({
+ *   inputs: ["memscope_dump.csv"],
+ *   output: "snap.pickle",
+ *   format: "pickle",
+ * });
+ * ```
+ */
+export async function convertSnapshotNativeAsync(
+  req: NativeSnapshotRequest,
+): Promise<NativeSnapshotResult> {
+  const a = nativeArgs(req);
+  const code = await analysisLibrary().sw_snapshot_convert_async(
+    a.inputs,
+    a.labels,
+    a.output,
+    req.format === "json" ? 1 : 0,
+    req.device ?? -1,
+    req.pid ?? -1,
+    req.maxEntries ?? -1,
+    req.untilNs ?? NaN,
+    a.flags,
+    a.summary,
+    a.message,
+    a.message.length,
+  );
+  return nativeResult(code, a);
 }

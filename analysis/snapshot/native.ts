@@ -7,7 +7,11 @@
  *
  * @module
  */
-import { convertSnapshotNative } from "../../ffi/bindings.ts";
+import {
+  convertSnapshotNative,
+  convertSnapshotNativeAsync,
+  type NativeSnapshotResult,
+} from "../../ffi/bindings.ts";
 import { MemscopeCsvError } from "../memscope_csv/mod.ts";
 import type { SnapshotOptions, SnapshotSummary } from "./convert.ts";
 import { createNewFile } from "./file.ts";
@@ -15,7 +19,10 @@ import { createNewFile } from "./file.ts";
 /**
  * Creates the snapshot file `path` of the event logs `inputs` (one, or
  * several files of one process, read in turn), refusing an existing file as
- * `createSnapshotFile` does. `labels` name the inputs in messages.
+ * `createSnapshotFile` does. `labels` name the inputs in messages; a `pid`
+ * with no memory rows is refused, as `writeSnapshot` refuses it, unless
+ * `emptyPid` is allowed. `background` converts on a thread of Deno's (the
+ * daemon's event loop goes on).
  *
  * @example
  * ```ts
@@ -29,10 +36,15 @@ export async function createSnapshotFileNative(
   inputs: string[],
   path: string,
   format: "pickle" | "json",
-  options: SnapshotOptions & { labels?: string[]; untilNs?: number } = {},
+  options: SnapshotOptions & {
+    labels?: string[];
+    untilNs?: number;
+    emptyPid?: boolean;
+    background?: boolean;
+  } = {},
 ): Promise<{ summary: SnapshotSummary; bytes: number }> {
-  return await createNewFile(path, (_file, part) => {
-    const r = convertSnapshotNative({
+  return await createNewFile(path, async (_file, part) => {
+    const req = {
       inputs,
       labels: options.labels,
       output: part,
@@ -42,7 +54,11 @@ export async function createSnapshotFileNative(
       maxEntries: options.maxEntries,
       untilNs: options.untilNs,
       history: options.history,
-    });
+      refuseEmptyPid: !options.emptyPid,
+    };
+    const r: NativeSnapshotResult = options.background
+      ? await convertSnapshotNativeAsync(req)
+      : convertSnapshotNative(req);
     if (!r.ok) {
       throw r.kind === "csv"
         ? new MemscopeCsvError(r.message)

@@ -9,7 +9,13 @@
  * @module
  */
 import { fileStamp, writeAll } from "../files.ts";
-import { csvField, type MemscopeRow } from "../memscope_csv/mod.ts";
+import {
+  csvField,
+  type MemscopeRow,
+  readMemscopeCsv,
+} from "../memscope_csv/mod.ts";
+import { nativeSnapshotAllowed } from "../../ffi/bindings.ts";
+import { createSnapshotFileNative } from "./native.ts";
 import { writeRowsSnapshot } from "./convert.ts";
 import { readMemoryRows, RUNTIME_POOLS } from "./rows.ts";
 import { createSnapshotFile } from "./file.ts";
@@ -128,13 +134,23 @@ async function free(path: string): Promise<boolean> {
 export async function writeOomFiles(
   req: OomRequest,
 ): Promise<{ snapshot: string; usage: string }> {
-  // One pass over the log for both files.
   const counter = new MemoryUsage();
-  const rows = await readMemoryRows(req.log, {
+  // The native converter reads the log for the snapshot; the usage is
+  // counted here, from the rows it keeps (the pid's, up to the failure).
+  const native = nativeSnapshotAllowed();
+  const rows = native ? undefined : await readMemoryRows(req.log, {
     pid: req.pid,
     onRow: counter.add,
     untilNs: req.untilNs,
   });
+  if (native) {
+    await readMemscopeCsv(req.log, (row) => {
+      const event = row.event;
+      if (event !== "MALLOC" && event !== "FREE") return;
+      if (row.pid !== req.pid || Number(row.timestamp) > req.untilNs) return;
+      counter.add(row);
+    }, { startsWith: { Event: "MF" } });
+  }
   const usage = counter.list();
   for (let s = 0;; s++) {
     const stamp = fileStamp(new Date(req.at.getTime() + s * 1000));
@@ -144,11 +160,21 @@ export async function writeOomFiles(
     }_memUsageInfo_${stamp}.csv`;
     if (!await free(snapshot) || !await free(csv)) continue;
     try {
-      await createSnapshotFile(
-        snapshot,
-        "pickle",
-        (w) => writeRowsSnapshot(rows, w, { history: req.mode === 1 }),
-      );
+      if (rows) {
+        await createSnapshotFile(
+          snapshot,
+          "pickle",
+          (w) => writeRowsSnapshot(rows, w, { history: req.mode === 1 }),
+        );
+      } else {
+        await createSnapshotFileNative([req.log], snapshot, "pickle", {
+          pid: req.pid,
+          untilNs: req.untilNs,
+          history: req.mode === 1,
+          emptyPid: true,
+          background: true,
+        });
+      }
       using f = await Deno.open(csv, {
         write: true,
         createNew: true,

@@ -217,7 +217,8 @@ static bool write_snapshot(struct sw_rows *rows, const struct options *o, double
  * with an empty one; several files of one process add up) into a snapshot
  * written to the existing file `output` (pickle, or JSON when `json`).
  * `device`, `pid`, `max_entries`: -1 when not given; `until_ns`: NaN when
- * rows of any time are wanted; `history` 0: the end state only. Fills
+ * rows of any time are wanted; `flags`: 1 writes the history (else the
+ * end state only), 2 refuses a `pid` with no memory rows. Fills
  * summary[10] (entries, dropped, segments, devices, CPU device or -1, frees
  * of memory from before the log, overlapped, skipped, bytes read, bytes
  * written). Returns 0, or 1 (not an event log), 2 (an option the log
@@ -226,7 +227,7 @@ static bool write_snapshot(struct sw_rows *rows, const struct options *o, double
  */
 SW_EXPORT int32_t sw_snapshot_convert(const char *inputs, const char *labels, const char *output,
                                       int32_t json, double device, double pid, double max_entries,
-                                      double until_ns, int32_t history, double *summary,
+                                      double until_ns, int32_t flags, double *summary,
                                       char *message, int32_t message_cap) {
     struct sw_error err = {0};
     struct sw_rows rows;
@@ -240,7 +241,7 @@ SW_EXPORT int32_t sw_snapshot_convert(const char *inputs, const char *labels, co
          in += strlen(in) + 1, label += strlen(label) + 1)
         ok = sw_read_memory_rows(in, label, &ro, &rows, &err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (ok && pid >= 0 && rows.count == 0) {
+    if (ok && (flags & 2) && pid >= 0 && rows.count == 0) {
         /* Refused, as a device the log does not name is: an empty
          * snapshot would look like a process that used no memory. */
         sw_fail(&err, SW_ERR_RANGE, "No memory rows of pid %.0f in the log", pid);
@@ -252,7 +253,7 @@ SW_EXPORT int32_t sw_snapshot_convert(const char *inputs, const char *labels, co
             sw_fail(&err, SW_ERR_IO, "Cannot write %s: %s", output, strerror(errno));
             ok = false;
         } else {
-            struct options o = {.fd = fd, .json = json != 0, .history = history != 0,
+            struct options o = {.fd = fd, .json = json != 0, .history = (flags & 1) != 0,
                                 .device = device, .max_entries = max_entries};
             ok = write_snapshot(&rows, &o, summary, &err);
             if (close(fd) != 0 && ok) {

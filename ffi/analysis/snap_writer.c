@@ -149,36 +149,41 @@ void sw_writer_list_end(struct sw_writer *w) {
 
 /* ---- integers ---- */
 
+/* Whether n is a whole number in [0, 2^53): most values, for which every
+ * rule of put_int comes down to the plain little-endian bytes. */
+static inline bool whole(double n) {
+    return n >= 0 && n < 9007199254740992.0 && n == (double)(int64_t)n;
+}
+
+static inline size_t put_whole(uint8_t *b, uint64_t v) {
+    if (v < 256) {
+        b[0] = 'K';
+        b[1] = (uint8_t)v;
+        return 2;
+    }
+    if (v < 65536) {
+        b[0] = 'M';
+        b[1] = (uint8_t)v;
+        b[2] = (uint8_t)(v >> 8);
+        return 3;
+    }
+    if (v < 0x80000000u) {
+        uint32_t w = (uint32_t)v;
+        b[0] = 'J';
+        memcpy(b + 1, &w, 4);
+        return 5;
+    }
+    uint64_t hi = v >> 32;
+    int len = 4 + (hi < 0x80 ? 1 : hi < 0x8000 ? 2 : hi < 0x800000 ? 3 : 4);
+    b[0] = 0x8a;
+    b[1] = (uint8_t)len;
+    memcpy(b + 2, &v, 8);
+    return (size_t)(2 + len);
+}
+
 /* emit.ts putInt, its typed-array stores included; returns bytes written. */
 static size_t put_int(uint8_t *b, double n) {
-    if (n >= 0 && n < 9007199254740992.0 && n == (double)(int64_t)n) {
-        /* Most values: whole numbers below 2^53, where every rule below
-         * comes down to the plain little-endian bytes. */
-        uint64_t v = (uint64_t)n;
-        if (v < 256) {
-            b[0] = 'K';
-            b[1] = (uint8_t)v;
-            return 2;
-        }
-        if (v < 65536) {
-            b[0] = 'M';
-            b[1] = (uint8_t)v;
-            b[2] = (uint8_t)(v >> 8);
-            return 3;
-        }
-        if (v < 0x80000000u) {
-            b[0] = 'J';
-            uint32_t w = (uint32_t)v;
-            memcpy(b + 1, &w, 4);
-            return 5;
-        }
-        uint64_t hi = v >> 32;
-        int len = 4 + (hi < 0x80 ? 1 : hi < 0x8000 ? 2 : hi < 0x800000 ? 3 : 4);
-        b[0] = 0x8a;
-        b[1] = (uint8_t)len;
-        memcpy(b + 2, &v, 8);
-        return (size_t)(2 + len);
-    }
+    if (whole(n)) return put_whole(b, (uint64_t)(int64_t)n);
     if (n >= 0 && n < 256) {
         b[0] = 'K'; /* BININT1 */
         b[1] = (uint8_t)to_uint32(n);
@@ -455,17 +460,18 @@ void sw_writer_entry(struct sw_writer *w, int action, double addr, double size, 
     b[at++] = m[1];
     b[at++] = 'h';
     b[at++] = m[2];
-    at += put_int(b + at, addr);
+    bool plain = whole(addr) && whole(size) && whole(t);
+    at += plain ? put_whole(b + at, (uint64_t)(int64_t)addr) : put_int(b + at, addr);
     b[at++] = 'h';
     b[at++] = m[3];
-    at += put_int(b + at, size);
+    at += plain ? put_whole(b + at, (uint64_t)(int64_t)size) : put_int(b + at, size);
     b[at++] = 'h';
     b[at++] = m[4];
     b[at++] = 'K'; /* BININT1 0: the stream */
     b[at++] = 0;
     b[at++] = 'h';
     b[at++] = m[5];
-    at += put_int(b + at, t);
+    at += plain ? put_whole(b + at, (uint64_t)(int64_t)t) : put_int(b + at, t);
     b[at++] = 'h';
     b[at++] = m[6];
     uint32_t f = (uint32_t)w->frames_memo[stack];

@@ -30,7 +30,7 @@ const fixtures = (() => {
   }
 })();
 
-type Options = SnapshotOptions & { untilNs?: number };
+type Options = SnapshotOptions & { untilNs?: number; emptyPid?: boolean };
 type Outcome = { bytes?: Uint8Array; result?: unknown; error?: string };
 
 let serial = 0;
@@ -55,7 +55,9 @@ async function typescript(
           untilNs: options.untilNs,
         });
       }
-      if (options.pid !== undefined && rows!.count === 0) {
+      if (
+        options.pid !== undefined && rows!.count === 0 && !options.emptyPid
+      ) {
         throw new RangeError(`No memory rows of pid ${options.pid} in the log`);
       }
       return writeRowsSnapshot(rows!, w, options);
@@ -127,6 +129,21 @@ Deno.test("native snapshot writes the TypeScript converter's bytes for every msM
     await same([f], "pickle", { untilNs: 1746006014400000 });
   }
   await same(fixtures.slice(0, 2), "pickle", {});
+});
+
+Deno.test("native snapshot writes the OOM files' snapshot as the TypeScript converter did: one pid, rows up to the failure, state only or with history, an empty pid allowed", async () => {
+  for (const f of fixtures) {
+    for (const history of [true, false]) {
+      for (const pid of [2523740, 1]) {
+        await same([f], "pickle", {
+          pid,
+          untilNs: 1746006014400000,
+          history,
+          emptyPid: true,
+        });
+      }
+    }
+  }
 });
 
 Deno.test("native snapshot writes the TypeScript converter's bytes for the bench's generated logs, shape by shape", async () => {
