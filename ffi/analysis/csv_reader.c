@@ -130,6 +130,11 @@ static long frame(struct reader *r, const uint8_t *buf, size_t n, uint64_t base,
     /* Separators are kept once the header is known (it may come here). */
     const uint8_t **seps = r->seps;
     int maxsep = r->header ? r->maxsep : 0;
+    /* A row whose Event cannot be MALLOC, FREE or OOM_DETAIL (unquoted,
+     * and its first two bytes begin none of them) is skipped to its end;
+     * the separator before Event is the one that tells. */
+    int event_sep = r->header && r->cols.event > 0 ? r->cols.event : -1;
+    bool skip = false;
     for (size_t p = 0; p < n; p += 64) {
         uint64_t mq = 0, mc = 0, mn = 0;
         for (int k = 0; k < 4; k++) {
@@ -158,18 +163,32 @@ static long frame(struct reader *r, const uint8_t *buf, size_t n, uint64_t base,
         uint64_t ends = mn & ~inside;
         uint64_t m = (mc & ~inside) | ends;
         while (m) {
+            if (skip) {
+                /* Straight to the row's end, in this block or a later one. */
+                uint64_t e = m & ends;
+                if (!e) break;
+                m &= ~((e & -e) - 1);
+            }
             unsigned bit = (unsigned)__builtin_ctzll(m);
             m &= m - 1;
             size_t i = p + bit;
             if (!((ends >> bit) & 1)) {
                 if (nsep < maxsep) seps[nsep] = buf + i;
-                nsep++;
+                if (nsep++ == event_sep - 1) {
+                    /* Two bytes tell MALLOC from MSTX, OOM_DETAIL from
+                     * OP_LAUNCH (the slack makes both readable). */
+                    uint16_t two = (uint16_t)(buf[i + 1] | buf[i + 2] << 8);
+                    skip = buf[i + 1] != '"' && two != ('M' | 'A' << 8) &&
+                           two != ('F' | 'R' << 8) && two != ('O' | 'O' << 8);
+                }
                 continue;
             }
             if (cut_too_long(r, base + start, base + i, false)) return -1;
-            if (!row(r, buf + start, buf + i, nsep)) return -1;
+            if (!skip && !row(r, buf + start, buf + i, nsep)) return -1;
+            skip = false;
             seps = r->seps;
             maxsep = r->header ? r->maxsep : 0;
+            event_sep = r->header && r->cols.event > 0 ? r->cols.event : -1;
             start = i + 1;
             nsep = 0;
             if (base + start >= r->limit) {
@@ -180,7 +199,7 @@ static long frame(struct reader *r, const uint8_t *buf, size_t n, uint64_t base,
     }
     if (eof && start < n) {
         if (cut_too_long(r, base + start, base + n, true)) return -1;
-        if (!row(r, buf + start, buf + n, nsep)) return -1;
+        if (!skip && !row(r, buf + start, buf + n, nsep)) return -1;
         start = n;
     }
     return (long)start;

@@ -12,11 +12,10 @@
 
 #define MAX_SAFE 9007199254740991.0
 
-/* Eight digits at s as a number, or -1 when one is not a digit
- * (simdjson's check and its multiply-and-shift combination). */
-static inline int64_t eight_digits(const uint8_t *s) {
-    uint64_t v;
-    memcpy(&v, s, 8);
+/* Eight ASCII digits packed in v (the first in the low byte) as a number,
+ * or -1 when one is not a digit (simdjson's check and its multiply-and-
+ * shift combination). */
+static inline int64_t eight_digits(uint64_t v) {
     if (((v & 0xf0f0f0f0f0f0f0f0ull) | (((v + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) >> 4)) !=
         0x3333333333333333ull)
         return -1;
@@ -25,32 +24,33 @@ static inline int64_t eight_digits(const uint8_t *s) {
     return (int64_t)(((v & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32);
 }
 
+/* 1 to 8 digits at s (8 bytes readable there: fields lie in the read
+ * buffer, which has slack after its end), as a number or -1; the digits
+ * are moved up and '0's put in front. */
+static inline int64_t few_digits(const uint8_t *s, size_t n) {
+    uint64_t v;
+    memcpy(&v, s, 8);
+    if (n < 8) v = (v << (8 * (8 - n))) | (0x3030303030303030ull >> (8 * n));
+    return eight_digits(v);
+}
+
+static const uint64_t POW10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
 /* Plain digits, 1 to 16 of them, below 2^53 (most numbers of a log):
  * their value. */
 static inline bool plain_digits(const uint8_t *s, const uint8_t *e, double *out) {
     size_t n = (size_t)(e - s);
     if (n == 0 || n > 16) return false;
-    uint64_t v = 0;
-    if (n >= 8) {
-        int64_t a = eight_digits(s);
-        if (a < 0) return false;
-        v = (uint64_t)a;
-        s += 8;
-        if (n == 16) {
-            int64_t b = eight_digits(s);
-            if (b < 0) return false;
-            v = v * 100000000u + (uint64_t)b;
-            s = e;
-        }
-    }
-    for (; s < e; s++) {
-        unsigned d = (unsigned)(*s - '0');
-        if (d > 9) return false;
-        v = v * 10 + d;
+    int64_t v;
+    if (n <= 8) {
+        v = few_digits(s, n);
+    } else {
+        int64_t hi = few_digits(s, 8), lo = few_digits(s + 8, n - 8);
+        v = hi < 0 || lo < 0 ? -1 : hi * (int64_t)POW10[n - 8] + lo;
     }
     /* Past 2^53 parseDecimal's own rounding decides. */
-    if (v >= (1ull << 53)) return false;
-    *out = (double)(int64_t)v;
+    if (v < 0 || v >= (int64_t)(1ull << 53)) return false;
+    *out = (double)v;
     return true;
 }
 
