@@ -22,6 +22,8 @@ import {
   readMemoryRows,
   snapshotStream,
 } from "../analysis/snapshot/mod.ts";
+import { snapshotFileStream } from "../analysis/snapshot/native.ts";
+import { nativeSnapshotAllowed } from "../ffi/bindings.ts";
 import { ServiceError } from "../watch/types.ts";
 import type { EventLog } from "./event_log.ts";
 import type { Registry } from "./registry.ts";
@@ -122,10 +124,6 @@ export class DaemonMemoryService implements MemoryService {
         ? f.device !== "host" || noDevice
         : f.device === device
     );
-    const rows = new MemoryRows();
-    for (const f of files) {
-      await readMemoryRows(f.path, { pid, into: rows });
-    }
     if (device !== undefined && !files.length) {
       throw new ServiceError(
         "not_found",
@@ -133,6 +131,18 @@ export class DaemonMemoryService implements MemoryService {
       );
     }
     try {
+      // The native converter unless this process may not load it.
+      if (nativeSnapshotAllowed()) {
+        return await snapshotFileStream(
+          files.map((f) => f.path),
+          format,
+          { pid, device, maxEntries },
+        );
+      }
+      const rows = new MemoryRows();
+      for (const f of files) {
+        await readMemoryRows(f.path, { pid, into: rows });
+      }
       return snapshotStream(rows, format, { device, maxEntries }).stream;
     } catch (e) {
       if (!(e instanceof RangeError)) throw e;

@@ -69,3 +69,39 @@ export async function createSnapshotFileNative(
     return { summary: r.summary, bytes: r.bytes };
   });
 }
+
+/**
+ * The snapshot of event logs as a stream of its bytes, for an HTTP body:
+ * converted in native code, on a thread of Deno's, into a private
+ * temporary file that is opened and removed before its first byte is read
+ * (the snapshot is on disk while it is sent, never in memory). Throws what
+ * {@link createSnapshotFileNative} throws, before the stream exists; a
+ * `pid` without memory rows gives an empty snapshot.
+ *
+ * @example
+ * ```ts
+ * import { snapshotFileStream } from "./native.ts";
+ * const body = await snapshotFileStream(["memscope_dump.csv"], "json", {
+ *   pid: 4242,
+ * });
+ * ```
+ */
+export async function snapshotFileStream(
+  inputs: string[],
+  format: "pickle" | "json",
+  options: SnapshotOptions = {},
+): Promise<ReadableStream<Uint8Array<ArrayBuffer>>> {
+  const dir = await Deno.makeTempDir({ prefix: "stompwatch_snapshot_" });
+  try {
+    const path = `${dir}/snapshot.${format}`;
+    await createSnapshotFileNative(inputs, path, format, {
+      ...options,
+      emptyPid: true,
+      background: true,
+    });
+    const file = await Deno.open(path, { read: true });
+    return file.readable;
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}

@@ -129,6 +129,16 @@ Deno.test("native snapshot writes the TypeScript converter's bytes for every msM
     await same([f], "pickle", { untilNs: 1746006014400000 });
   }
   await same(fixtures.slice(0, 2), "pickle", {});
+  // GET /snapshot: the files of one process, empty or not.
+  for (const pid of [2523740, 1]) {
+    await same(fixtures.slice(2), "json", { pid, emptyPid: true });
+    await same(fixtures.slice(2), "pickle", {
+      pid,
+      emptyPid: true,
+      maxEntries: 100,
+      device: 0,
+    });
+  }
 });
 
 Deno.test("native snapshot writes the OOM files' snapshot as the TypeScript converter did: one pid, rows up to the failure, state only or with history, an empty pid allowed", async () => {
