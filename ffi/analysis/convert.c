@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,28 @@ static void write_segments(struct sw_writer *w, int32_t device, const struct sw_
     }
 }
 
+struct sort_half {
+    const struct sw_rows *rows;
+    struct device_lists *by;
+    size_t devices, first;
+};
+
+static void *sort_every_other(void *arg) {
+    struct sort_half *h = arg;
+    for (size_t d = h->first; d < h->devices; d += 2)
+        sw_rows_order(h->rows, h->by->list[d], h->by->n[d]);
+    return NULL;
+}
+
+/* Each device's rows in time order: the devices by turns on two threads. */
+static void sort_lists(const struct sw_rows *rows, struct device_lists *by, size_t devices) {
+    struct sort_half odd = {rows, by, devices, 1};
+    pthread_t thread;
+    bool two = devices > 1 && pthread_create(&thread, NULL, sort_every_other, &odd) == 0;
+    for (size_t d = 0; d < devices; d += two ? 2 : 1) sw_rows_order(rows, by->list[d], by->n[d]);
+    if (two) pthread_join(thread, NULL);
+}
+
 enum {
     S_ENTRIES, S_DROPPED, S_SEGMENTS, S_DEVICES, S_CPU, S_FREED_BEFORE, S_OVERLAPPED,
     S_SKIPPED, S_BYTES_IN, S_BYTES_OUT, S_COUNT
@@ -157,8 +180,7 @@ static bool write_snapshot(struct sw_rows *rows, const struct options *o, double
     split_by_device(rows, order, devices, &by);
     bool sorted_all = order != NULL;
     free(order);
-    if (!sorted_all)
-        for (size_t d = 0; d < devices; d++) sw_rows_order(rows, by.list[d], by.n[d]);
+    if (!sorted_all) sort_lists(rows, &by, devices);
     bool ok = true;
     if (o->device >= 0 && o->device >= (double)devices) {
         char cpu_note[64] = "";

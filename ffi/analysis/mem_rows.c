@@ -4,6 +4,7 @@
  * grow), the stacks they name interned, and their time order. The rules
  * are analysis/snapshot/rows.ts's, NaN IDs included.
  */
+#define _GNU_SOURCE
 #include "analysis.h"
 
 #include <math.h>
@@ -120,9 +121,9 @@ int32_t sw_rows_stack(struct sw_rows *r, const uint8_t *py, size_t npy, const ui
 /* ---- time order ---- */
 
 /* Sorts a[s..e) by ids, then by position, as rows.ts sortRunById. */
-static const double *cmp_ids;
-static int by_id_then_pos(const void *x, const void *y) {
+static int by_id_then_pos(const void *x, const void *y, void *ids) {
     uint32_t p = *(const uint32_t *)x, q = *(const uint32_t *)y;
+    const double *cmp_ids = ids;
     double d = cmp_ids[p] - cmp_ids[q];
     if (d < 0) return -1;
     if (d > 0) return 1;
@@ -131,8 +132,7 @@ static int by_id_then_pos(const void *x, const void *y) {
 
 static void sort_run_by_id(uint32_t *a, size_t s, size_t e, const double *ids) {
     if (e - s > 32) {
-        cmp_ids = ids;
-        qsort(a + s, e - s, sizeof *a, by_id_then_pos);
+        qsort_r(a + s, e - s, sizeof *a, by_id_then_pos, (void *)ids);
         return;
     }
     for (size_t k = s + 1; k < e; k++) {
@@ -174,9 +174,10 @@ void sw_rows_order(const struct sw_rows *r, uint32_t *list, size_t n) {
     for (size_t k = 0; k < n; k++) a[k] = (uint32_t)k;
     if (!rising) {
         uint64_t range = (uint64_t)(max - min);
-        static uint32_t count[1 << 16];
+        uint32_t *count = malloc((1 << 16) * sizeof *count); /* lists sort on two threads */
+        if (!count) abort();
         for (int bit = 0; bit < 64 && (range >> bit) != 0; bit += 16) {
-            memset(count, 0, sizeof count);
+            memset(count, 0, (1 << 16) * sizeof *count);
             for (size_t k = 0; k < n; k++) count[((uint64_t)(ts[k] - min) >> bit) & 0xffff]++;
             uint32_t sum = 0;
             for (size_t d = 0; d < (1 << 16); d++) {
@@ -192,6 +193,7 @@ void sw_rows_order(const struct sw_rows *r, uint32_t *list, size_t n) {
             a = b;
             b = t;
         }
+        free(count);
     }
     for (size_t s = 0; s < n;) {
         size_t e = s + 1;
