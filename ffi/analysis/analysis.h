@@ -88,6 +88,24 @@ bool sw_map_put(struct sw_map *m, uint64_t a, uint64_t b, uint32_t v);
 bool sw_map_del(struct sw_map *m, uint64_t a, uint64_t b);
 void sw_map_clear(struct sw_map *m);
 
+/* Address to index (addr_map.c): the replay's tables. */
+struct sw_addr_slot {
+    uint64_t key;
+    uint32_t val, used;
+};
+
+struct sw_addr_map {
+    struct sw_addr_slot *slots;
+    size_t cap, n;
+    unsigned shift;
+};
+
+void sw_addr_init(struct sw_addr_map *m);
+void sw_addr_free(struct sw_addr_map *m);
+uint32_t *sw_addr_get(const struct sw_addr_map *m, uint64_t key);
+void sw_addr_put(struct sw_addr_map *m, uint64_t key, uint32_t val);
+void sw_addr_del(struct sw_addr_map *m, uint64_t key);
+
 /* Interns byte strings: the same bytes give the same dense id. */
 struct sw_strtab {
     struct sw_bytes text; /* every string, back to back */

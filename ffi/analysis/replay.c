@@ -36,7 +36,7 @@ struct state {
     uint32_t nsegs, segs_cap, *free_segs, nfree_segs;
     struct blk *blks;
     uint32_t nblks, blks_cap, *free_blks, nfree_blks;
-    struct sw_map seg_at, blk_at; /* address -> index */
+    struct sw_addr_map seg_at, blk_at; /* address -> index */
     uint32_t *sorted;             /* live segments that hold blocks, by address */
     uint32_t nsorted, sorted_cap;
     double freed_before_log, lost_frees;
@@ -131,7 +131,7 @@ static void free_block(struct state *st, double addr, uint32_t b, int32_t stack,
     struct blk *k = &st->blks[b];
     emit(st, A_FREE_REQ, addr, k->size, stack, t);
     emit(st, A_FREE_DONE, addr, k->size, stack, t);
-    sw_map_del(&st->blk_at, KEY(addr), 0);
+    sw_addr_del(&st->blk_at, KEY(addr));
     struct seg *s = &st->segs[k->seg];
     uint32_t i = lower_bound(s->addrs, s->n, addr);
     memmove(s->addrs + i, s->addrs + i + 1, (s->n - i - 1) * sizeof *s->addrs);
@@ -148,24 +148,24 @@ static void free_segment(struct state *st, uint32_t si, int32_t stack, double t)
     /* Lowest first; free_block takes each out of the list. */
     while (s->n) {
         double addr = s->addrs[0];
-        free_block(st, addr, *sw_map_get(&st->blk_at, KEY(addr), 0), stack, t);
+        free_block(st, addr, *sw_addr_get(&st->blk_at, KEY(addr)), stack, t);
     }
     emit(st, A_SEG_FREE, s->addr, s->size, stack, t);
-    sw_map_del(&st->seg_at, KEY(s->addr), 0);
+    sw_addr_del(&st->seg_at, KEY(s->addr));
     if (!s->whole) leave(st, si);
     st->free_segs[st->nfree_segs++] = si;
 }
 
 static void alloc_segment(struct state *st, uint32_t si, double t) {
     struct seg *s = &st->segs[si];
-    uint32_t *old = sw_map_get(&st->seg_at, KEY(s->addr), 0);
+    uint32_t *old = sw_addr_get(&st->seg_at, KEY(s->addr));
     if (old) {
         st->lost_frees++;
         uint32_t o = *old;
         free_segment(st, o, st->segs[o].stack, t);
         s = &st->segs[si];
     }
-    sw_map_put(&st->seg_at, KEY(s->addr), 0, si);
+    sw_addr_put(&st->seg_at, KEY(s->addr), si);
     if (!s->whole) enter(st, si);
     emit(st, A_SEG_ALLOC, s->addr, s->size, s->stack, t);
     /* Its one block is the segment itself: not in blk_at, no list. */
@@ -186,7 +186,7 @@ static void add_block(struct state *st, uint32_t si, double addr, double size, i
         b = st->nblks++;
     }
     st->blks[b] = (struct blk){size, stack, si};
-    sw_map_put(&st->blk_at, KEY(addr), 0, b);
+    sw_addr_put(&st->blk_at, KEY(addr), b);
     struct seg *s = &st->segs[si];
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 4;
@@ -200,7 +200,7 @@ static void add_block(struct state *st, uint32_t si, double addr, double size, i
 }
 
 static void block_alloc(struct state *st, double addr, double size, int32_t stack, double t) {
-    uint32_t *old = sw_map_get(&st->blk_at, KEY(addr), 0);
+    uint32_t *old = sw_addr_get(&st->blk_at, KEY(addr));
     if (old && !st->segs[st->blks[*old].seg].whole) {
         uint32_t o = *old, os = st->blks[o].seg;
         int32_t ostack = st->blks[o].stack;
@@ -212,12 +212,12 @@ static void block_alloc(struct state *st, double addr, double size, int32_t stac
     if (seg >= 0) {
         struct seg *s = &st->segs[seg];
         uint32_t i = lower_bound(s->addrs, s->n, addr);
-        if (i > 0 && s->addrs[i - 1] + st->blks[*sw_map_get(&st->blk_at, KEY(s->addrs[i - 1]), 0)].size > addr)
+        if (i > 0 && s->addrs[i - 1] + st->blks[*sw_addr_get(&st->blk_at, KEY(s->addrs[i - 1]))].size > addr)
             i--;
         /* Each free takes its address out of the list: stay at i. */
         while (i < s->n && s->addrs[i] < addr + size) {
             double at = s->addrs[i];
-            uint32_t b = *sw_map_get(&st->blk_at, KEY(at), 0);
+            uint32_t b = *sw_addr_get(&st->blk_at, KEY(at));
             st->lost_frees++;
             free_block(st, at, b, st->blks[b].stack, t);
         }
@@ -230,7 +230,7 @@ static void block_alloc(struct state *st, double addr, double size, int32_t stac
 }
 
 static void block_free(struct state *st, double addr, double size, int32_t stack, double t) {
-    uint32_t *found = sw_map_get(&st->blk_at, KEY(addr), 0);
+    uint32_t *found = sw_addr_get(&st->blk_at, KEY(addr));
     if (found && !st->segs[st->blks[*found].seg].whole) {
         uint32_t si = st->blks[*found].seg;
         free_block(st, addr, *found, stack, t);
@@ -265,7 +265,7 @@ static void end_state(struct state *st, struct sw_replayed *out) {
     uint32_t *live = malloc((n + 1) * sizeof *live);
     if (!live) abort();
     for (size_t i = 0; i < st->seg_at.cap; i++)
-        if (st->seg_at.used[i]) live[k++] = st->seg_at.vals[i];
+        if (st->seg_at.slots[i].used) live[k++] = st->seg_at.slots[i].val;
     qsort_r(live, n, sizeof *live, by_address, st->segs);
     out->segs = malloc((n + 1) * sizeof *out->segs);
     if (!out->segs) abort();
@@ -283,7 +283,7 @@ static void end_state(struct state *st, struct sw_replayed *out) {
             double at = s->addr, end = s->addr + s->size;
             for (uint32_t j = 0; j < s->n; j++) {
                 double addr = s->addrs[j];
-                const struct blk *b = &st->blks[*sw_map_get(&st->blk_at, KEY(addr), 0)];
+                const struct blk *b = &st->blks[*sw_addr_get(&st->blk_at, KEY(addr))];
                 /* Overlapping blocks (a log that lost a free) cannot both
                  * be drawn: the later one is cut to what is left. */
                 double from = addr > at ? addr : at;
@@ -303,8 +303,8 @@ static void end_state(struct state *st, struct sw_replayed *out) {
 void sw_replay_device(const struct sw_rows *rows, const uint32_t *order, size_t n, int32_t device,
                       sw_entry_sink sink, void *ctx, struct sw_replayed *out) {
     struct state st = {.rows = rows, .sink = sink, .ctx = ctx};
-    sw_map_init(&st.seg_at, 64);
-    sw_map_init(&st.blk_at, 256);
+    sw_addr_init(&st.seg_at);
+    sw_addr_init(&st.blk_at);
     for (size_t k = 0; k < n; k++) {
         const struct sw_row *r = sw_row_at(rows, order[k]);
         if (sw_row_device(r) != device) continue;
@@ -317,7 +317,7 @@ void sw_replay_device(const struct sw_rows *rows, const uint32_t *order, size_t 
             break;
         }
         case K_SEG_FREE: {
-            uint32_t *s = sw_map_get(&st.seg_at, KEY(addr), 0);
+            uint32_t *s = sw_addr_get(&st.seg_at, KEY(addr));
             if (s) {
                 free_segment(&st, *s, stack, t);
             } else if (size > 0) {
@@ -348,8 +348,8 @@ void sw_replay_device(const struct sw_rows *rows, const uint32_t *order, size_t 
     free(st.blks);
     free(st.free_blks);
     free(st.sorted);
-    sw_map_free(&st.seg_at);
-    sw_map_free(&st.blk_at);
+    sw_addr_free(&st.seg_at);
+    sw_addr_free(&st.blk_at);
 }
 
 void sw_replayed_free(struct sw_replayed *r) {
