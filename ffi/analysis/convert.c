@@ -285,6 +285,8 @@ SW_EXPORT int32_t sw_snapshot_convert(const char *inputs, const char *labels, co
         }
     }
     clock_gettime(CLOCK_MONOTONIC, &t2);
+    /* SW_TIMING=1 says where a slow conversion spent its time, without a
+     * profiler: reading (rows, stacks) against ordering, replay and writing. */
     if (getenv("SW_TIMING"))
         fprintf(stderr, "read %.1f ms, write %.1f ms, %u rows\n",
                 (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
