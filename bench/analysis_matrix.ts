@@ -20,7 +20,7 @@ import {
   type WrittenLog,
 } from "./_log_shapes.ts";
 import { runAlone } from "./_report.ts";
-import { DAEMON_LIBRARY } from "../ffi/bindings.ts";
+import { ANALYSIS_LIBRARY, DAEMON_LIBRARY } from "../ffi/bindings.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const FIXTURES =
@@ -61,7 +61,9 @@ export async function command(
     "run",
     "--quiet",
     "--no-prompt",
-    `--allow-ffi=${DAEMON_LIBRARY}`,
+    ...(perms.some((p) => p.startsWith("--allow-ffi"))
+      ? []
+      : [`--allow-ffi=${DAEMON_LIBRARY}`]),
     ...perms,
   ];
   const t0 = performance.now();
@@ -232,7 +234,11 @@ async function snapshotRow(row: Row, m: MatrixLog, dir: string): Promise<void> {
   const run = await best(
     2,
     (i) =>
-      command([`--allow-read=${path},${dir}`, `--allow-write=${dir}`], [
+      command([
+        `--allow-read=${path},${dir}`,
+        `--allow-write=${dir}`,
+        `--allow-ffi=${DAEMON_LIBRARY},${ANALYSIS_LIBRARY}`,
+      ], [
         "snapshot",
         "--input",
         path,

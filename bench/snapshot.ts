@@ -13,7 +13,7 @@ import { readMemscopeCsv } from "../analysis/memscope_csv/mod.ts";
 import { benchTable, type Row } from "./_jobs.ts";
 import { writeMemscopeLog } from "./_memscope_gen.ts";
 import { workload } from "./_jobs.ts";
-import { DAEMON_LIBRARY } from "../ffi/bindings.ts";
+import { ANALYSIS_LIBRARY, DAEMON_LIBRARY } from "../ffi/bindings.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const STOMPWATCH = new URL("../stompwatch", import.meta.url).pathname;
@@ -37,7 +37,7 @@ async function command(args: string[]): Promise<{ ms: number; mb: number }> {
     "--quiet",
     "--allow-read",
     "--allow-write",
-    `--allow-ffi=${DAEMON_LIBRARY}`,
+    `--allow-ffi=${DAEMON_LIBRARY},${ANALYSIS_LIBRARY}`,
     MAIN,
   ];
   const t0 = performance.now();

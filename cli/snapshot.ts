@@ -10,6 +10,8 @@ import { parseCommandArgs } from "./_args.ts";
 import { openEventLog } from "../analysis/memscope_csv/mod.ts";
 import { writeSnapshot } from "../analysis/snapshot/mod.ts";
 import { createSnapshotFile } from "../analysis/snapshot/file.ts";
+import { createSnapshotFileNative } from "../analysis/snapshot/native.ts";
+import { nativeSnapshotAllowed } from "../ffi/bindings.ts";
 
 /** A mistake in the command line or the input, said in one line. */
 export class SnapshotCliError extends Error {}
@@ -91,15 +93,24 @@ export async function snapshotCli(
     "--max-entries",
     values["max-entries"] as string | undefined,
   );
+  // Opened here for its refusals (missing, unreadable, not a file); the
+  // converter reads the path it names.
   using log = await openEventLog(input);
   let summary;
   let bytes: number;
   try {
-    ({ summary, bytes } = await createSnapshotFile(
-      output,
-      format,
-      (w) => writeSnapshot(log, w, { device, maxEntries, pid }),
-    ));
+    ({ summary, bytes } = nativeSnapshotAllowed()
+      ? await createSnapshotFileNative([input], output, format, {
+        device,
+        maxEntries,
+        pid,
+        labels: [log.label],
+      })
+      : await createSnapshotFile(
+        output,
+        format,
+        (w) => writeSnapshot(log, w, { device, maxEntries, pid }),
+      ));
   } catch (e) {
     if (e instanceof RangeError) {
       throw new SnapshotCliError(

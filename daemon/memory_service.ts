@@ -22,6 +22,8 @@ import {
   readMemoryRows,
   snapshotStream,
 } from "../analysis/snapshot/mod.ts";
+import { snapshotFileStream } from "../analysis/snapshot/native.ts";
+import { nativeSnapshotAllowed } from "../ffi/bindings.ts";
 import { ServiceError } from "../watch/types.ts";
 import type { EventLog } from "./event_log.ts";
 import type { Registry } from "./registry.ts";
@@ -115,14 +117,7 @@ export class DaemonMemoryService implements MemoryService {
     const files = device === undefined
       ? logs
       : logs.filter((f) => f.device === device);
-    const rows = new MemoryRows();
-    for (const f of files) {
-      await readMemoryRows(f.path, {
-        pid,
-        into: rows,
-        hostRows: device === undefined ? f.hostRows : true,
-      });
-    }
+    const hostRows = files.map((f) => device === undefined ? f.hostRows : true);
     if (device !== undefined && !files.length) {
       throw new ServiceError(
         "not_found",
@@ -130,6 +125,22 @@ export class DaemonMemoryService implements MemoryService {
       );
     }
     try {
+      // The native converter unless this process may not load it.
+      if (nativeSnapshotAllowed()) {
+        return await snapshotFileStream(
+          files.map((f) => f.path),
+          format,
+          { pid, device, maxEntries, hostRows },
+        );
+      }
+      const rows = new MemoryRows();
+      for (const [k, f] of files.entries()) {
+        await readMemoryRows(f.path, {
+          pid,
+          into: rows,
+          hostRows: hostRows[k],
+        });
+      }
       return snapshotStream(rows, format, { device, maxEntries }).stream;
     } catch (e) {
       if (!(e instanceof RangeError)) throw e;

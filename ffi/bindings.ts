@@ -20,6 +20,13 @@ export const HOOK_LIBRARY = `${here}build/libstompwatch_hook.so`;
 /** Path of the daemon-side library, the one this file opens. */
 export const DAEMON_LIBRARY = `${here}build/libstompwatch_daemon.so`;
 
+/**
+ * Path of the snapshot converter (`ffi/analysis/`), opened on first use by
+ * {@link convertSnapshotNative} only: commands that never convert never
+ * load it.
+ */
+export const ANALYSIS_LIBRARY = `${here}build/libstompwatch_analysis.so`;
+
 /** Header and table layout, from stompwatch_ring.h. */
 export const RING = {
   MAGIC: 0x474e495257504d53n,
@@ -945,4 +952,247 @@ export function leakReplay(
   if (n === -1) throw new Error("Cannot check leaks: out of memory");
   if (n < -1) return { noSize: -2 - n };
   return out.subarray(0, n);
+}
+
+const analysisSymbols = {
+  sw_snapshot_convert: {
+    parameters: [
+      "buffer", // inputs: NUL-terminated paths, then an empty one
+      "buffer", // labels, the same way
+      "buffer", // a byte per input: 0 leaves out its host rows
+      "buffer", // output path (an existing file)
+      "i32", // JSON?
+      "f64", // device, -1 for all
+      "f64", // pid, -1 for all
+      "f64", // max entries, -1 for all
+      "f64", // until (ns), NaN for no limit
+      "i32", // 1: history, 2: refuse a pid without rows
+      "buffer", // summary: 10 f64
+      "buffer", // message
+      "i32", // message room
+    ],
+    result: "i32",
+  },
+  /** The same on a thread of Deno's, for the daemon's event loop. */
+  sw_snapshot_convert_async: {
+    name: "sw_snapshot_convert",
+    parameters: [
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "i32",
+      "f64",
+      "f64",
+      "f64",
+      "f64",
+      "i32",
+      "buffer",
+      "buffer",
+      "i32",
+    ],
+    result: "i32",
+    nonblocking: true,
+  },
+} as const;
+
+type AnalysisLib = Deno.DynamicLibrary<typeof analysisSymbols>["symbols"];
+let analysisLib: AnalysisLib | undefined;
+
+function analysisLibrary(): AnalysisLib {
+  if (analysisLib) return analysisLib;
+  try {
+    analysisLib = Deno.dlopen(ANALYSIS_LIBRARY, analysisSymbols).symbols;
+  } catch (e) {
+    throw new Error(
+      `Cannot load the native library: ${ANALYSIS_LIBRARY} (${
+        (e as Error).message.split("\n")[0]
+      }); run make -C ffi or start through ./stompwatch`,
+    );
+  }
+  return analysisLib;
+}
+
+/**
+ * Whether this process may open the converter: Deno would otherwise ask
+ * (or refuse) in its own words, which are no advice for a stompwatch user.
+ * `./stompwatch snapshot` grants it; a bare `deno run main.ts` may not, and
+ * then the TypeScript converter does the same work, slower.
+ *
+ * @example
+ * ```ts
+ * if (nativeSnapshotAllowed()) console.log("native converter");
+ * ```
+ */
+export function nativeSnapshotAllowed(): boolean {
+  return Deno.permissions.querySync({ name: "ffi", path: ANALYSIS_LIBRARY })
+    .state === "granted";
+}
+
+/** What {@link convertSnapshotNative} is asked to do. */
+export interface NativeSnapshotRequest {
+  /** Event logs, read in this order (several files of one process add up). */
+  inputs: string[];
+  /** Each input's name in messages; default the paths. */
+  labels?: string[];
+  /**
+   * Per input, whether its host rows (cpu/host) are read: false for a log
+   * whose host rows are copies of another's. Default all true.
+   */
+  hostRows?: boolean[];
+  /** An existing file, truncated and filled. */
+  output: string;
+  format: "pickle" | "json";
+  device?: number;
+  pid?: number;
+  maxEntries?: number;
+  /** Leave out rows stamped later (nanoseconds, as the log writes them). */
+  untilNs?: number;
+  /** false: the end state only; default true. */
+  history?: boolean;
+  /** Whether a `pid` without memory rows is refused (the CLI's rule). */
+  refuseEmptyPid?: boolean;
+}
+
+/** The counts a conversion reports (analysis/snapshot's SnapshotSummary). */
+export interface NativeSnapshotSummary {
+  entries: number;
+  dropped: number;
+  segments: number;
+  devices: number;
+  cpuDevice: number | undefined;
+  freedBeforeLog: number;
+  overlapped: number;
+  skipped: number;
+  /** Bytes of the logs read. */
+  bytes: number;
+}
+
+/** A conversion's outcome: the summary, or why it was refused. */
+export type NativeSnapshotResult =
+  | { ok: true; summary: NativeSnapshotSummary; bytes: number }
+  | { ok: false; kind: "csv" | "range" | "io"; message: string };
+
+const KINDS = { 1: "csv", 2: "range", 3: "io" } as const;
+
+function nulList(items: string[]): Uint8Array<ArrayBuffer> {
+  return encoder.encode(items.map((s) => `${s}\0`).join("") + "\0");
+}
+
+function nativeArgs(req: NativeSnapshotRequest) {
+  return {
+    summary: new Float64Array(10),
+    message: new Uint8Array(8192),
+    inputs: nulList(req.inputs),
+    labels: nulList(req.labels ?? req.inputs),
+    hostRows: Uint8Array.from(
+      req.inputs.map((_, k) => req.hostRows?.[k] === false ? 0 : 1),
+    ),
+    output: encoder.encode(`${req.output}\0`),
+    flags: (req.history === false ? 0 : 1) | (req.refuseEmptyPid ? 2 : 0),
+  };
+}
+
+function nativeResult(
+  code: number,
+  a: ReturnType<typeof nativeArgs>,
+): NativeSnapshotResult {
+  if (code !== 0) {
+    const end = a.message.indexOf(0);
+    return {
+      ok: false,
+      kind: KINDS[code as 1 | 2 | 3] ?? "io",
+      message: new TextDecoder().decode(
+        a.message.subarray(0, end < 0 ? 0 : end),
+      ),
+    };
+  }
+  const s = a.summary;
+  return {
+    ok: true,
+    summary: {
+      entries: s[0],
+      dropped: s[1],
+      segments: s[2],
+      devices: s[3],
+      cpuDevice: s[4] < 0 ? undefined : s[4],
+      freedBeforeLog: s[5],
+      overlapped: s[6],
+      skipped: s[7],
+      bytes: s[8],
+    },
+    bytes: s[9],
+  };
+}
+
+/**
+ * Converts event logs into a memory_viz snapshot in native code
+ * (`sw_snapshot_convert`), with the rules of analysis/snapshot/. Blocks
+ * until the file is written.
+ *
+ * @example
+ * ```ts
+ * const r = convertSnapshotNative({
+ *   inputs: ["memscope_dump.csv"],
+ *   output: "snap.pickle",
+ *   format: "pickle",
+ * });
+ * if (r.ok) console.log(r.summary.entries);
+ * ```
+ */
+export function convertSnapshotNative(
+  req: NativeSnapshotRequest,
+): NativeSnapshotResult {
+  const a = nativeArgs(req);
+  const code = analysisLibrary().sw_snapshot_convert(
+    a.inputs,
+    a.labels,
+    a.hostRows,
+    a.output,
+    req.format === "json" ? 1 : 0,
+    req.device ?? -1,
+    req.pid ?? -1,
+    req.maxEntries ?? -1,
+    req.untilNs ?? NaN,
+    a.flags,
+    a.summary,
+    a.message,
+    a.message.length,
+  );
+  return nativeResult(code, a);
+}
+
+/**
+ * {@link convertSnapshotNative} on a thread of Deno's: the daemon's event
+ * loop goes on meanwhile.
+ *
+ * @example
+ * ```ts
+ * const r = await convertSnapshotNativeAsync({
+ *   inputs: ["memscope_dump.csv"],
+ *   output: "snap.pickle",
+ *   format: "pickle",
+ * });
+ * ```
+ */
+export async function convertSnapshotNativeAsync(
+  req: NativeSnapshotRequest,
+): Promise<NativeSnapshotResult> {
+  const a = nativeArgs(req);
+  const code = await analysisLibrary().sw_snapshot_convert_async(
+    a.inputs,
+    a.labels,
+    a.hostRows,
+    a.output,
+    req.format === "json" ? 1 : 0,
+    req.device ?? -1,
+    req.pid ?? -1,
+    req.maxEntries ?? -1,
+    req.untilNs ?? NaN,
+    a.flags,
+    a.summary,
+    a.message,
+    a.message.length,
+  );
+  return nativeResult(code, a);
 }

@@ -25,6 +25,35 @@ export async function createSnapshotFile<T>(
   format: "pickle" | "json",
   fill: (w: SnapshotWriter) => T | Promise<T>,
 ): Promise<{ summary: T; bytes: number }> {
+  return await createNewFile(path, async (file) => {
+    let bytes = 0;
+    const sink = (b: Uint8Array) => {
+      writeAll(file, b);
+      bytes += b.length;
+    };
+    const w = format === "json" ? new JsonWriter(sink) : new PickleWriter(sink);
+    const summary = await fill(w);
+    return { summary, bytes };
+  });
+}
+
+/**
+ * Creates `path` with what `write` puts into its part file (given open, and
+ * by its path for a writer outside this process, such as native code).
+ * Refuses an existing `path`; removes the part file on any failure.
+ *
+ * @example
+ * ```ts
+ * import { createNewFile } from "./file.ts";
+ * await createNewFile("s.json", (file) => {
+ *   file.writeSync(new TextEncoder().encode("{}"));
+ * });
+ * ```
+ */
+export async function createNewFile<T>(
+  path: string,
+  write: (file: Deno.FsFile, part: string) => T | Promise<T>,
+): Promise<T> {
   if (await exists(path)) {
     throw new Deno.errors.AlreadyExists(
       `Cannot write ${path}: a file of that name exists and is never replaced; pick a new name`,
@@ -44,14 +73,8 @@ export async function createSnapshotFile<T>(
       : (e as Error).message.split("\n")[0].replace(/: open '.*$/, "");
     throw new Error(`Cannot write ${path}: ${why}`);
   }
-  let bytes = 0;
-  const sink = (b: Uint8Array) => {
-    writeAll(file, b);
-    bytes += b.length;
-  };
   try {
-    const w = format === "json" ? new JsonWriter(sink) : new PickleWriter(sink);
-    const summary = await fill(w);
+    const result = await write(file, part);
     file.close();
     try {
       await Deno.link(part, path);
@@ -63,7 +86,7 @@ export async function createSnapshotFile<T>(
       }
       throw e;
     }
-    return { summary, bytes };
+    return result;
   } catch (e) {
     try {
       file.close();

@@ -14,6 +14,8 @@ import {
   type MemscopeRow,
   readMemscopeCsv,
 } from "../memscope_csv/mod.ts";
+import { nativeSnapshotAllowed } from "../../ffi/bindings.ts";
+import { createSnapshotFileNative } from "./native.ts";
 import { writeRowsSnapshot } from "./convert.ts";
 import { MemoryRows, readMemoryRows, RUNTIME_POOLS } from "./rows.ts";
 import { createSnapshotFile } from "./file.ts";
@@ -138,21 +140,29 @@ async function free(path: string): Promise<boolean> {
 export async function writeOomFiles(
   req: OomRequest,
 ): Promise<{ snapshot: string; usage: string }> {
-  // One pass over the log for both files.
   const counter = new MemoryUsage();
   const logs = req.logs ?? [{ path: req.log, hostRows: true }];
-  const rows = new MemoryRows();
-  if (!logs.some((l) => l.path === req.log)) {
-    await readMemscopeCsv(req.log, counter.add);
-  }
-  for (const l of logs) {
-    await readMemoryRows(l.path, {
-      pid: req.pid,
-      into: rows,
-      onRow: l.path === req.log ? counter.add : undefined,
-      untilNs: req.untilNs,
-      hostRows: l.hostRows,
-    });
+  // The usage CSV is the failing device's: its log's rows of the process,
+  // up to the failure, host rows too.
+  await readMemscopeCsv(req.log, (row) => {
+    const event = row.event;
+    if (event !== "MALLOC" && event !== "FREE") return;
+    if (row.pid !== req.pid || Number(row.timestamp) > req.untilNs) return;
+    counter.add(row);
+  }, { startsWith: { Event: "MF" } });
+  // The snapshot holds every log of the process, each host row once: the
+  // native converter reads them, or (not granted it) the rows are read here.
+  let rows: MemoryRows | undefined;
+  if (!nativeSnapshotAllowed()) {
+    rows = new MemoryRows();
+    for (const l of logs) {
+      await readMemoryRows(l.path, {
+        pid: req.pid,
+        into: rows,
+        untilNs: req.untilNs,
+        hostRows: l.hostRows,
+      });
+    }
   }
   const usage = counter.list();
   for (let s = 0;; s++) {
@@ -163,11 +173,27 @@ export async function writeOomFiles(
     }_memUsageInfo_${stamp}.csv`;
     if (!await free(snapshot) || !await free(csv)) continue;
     try {
-      await createSnapshotFile(
-        snapshot,
-        "pickle",
-        (w) => writeRowsSnapshot(rows, w, { history: req.mode === 1 }),
-      );
+      if (rows) {
+        await createSnapshotFile(
+          snapshot,
+          "pickle",
+          (w) => writeRowsSnapshot(rows, w, { history: req.mode === 1 }),
+        );
+      } else {
+        await createSnapshotFileNative(
+          logs.map((l) => l.path),
+          snapshot,
+          "pickle",
+          {
+            hostRows: logs.map((l) => l.hostRows),
+            pid: req.pid,
+            untilNs: req.untilNs,
+            history: req.mode === 1,
+            emptyPid: true,
+            background: true,
+          },
+        );
+      }
       using f = await Deno.open(csv, {
         write: true,
         createNew: true,

@@ -1,0 +1,367 @@
+/*
+ * csv_reader.c: an event log read with read(2) in large chunks into one
+ * reused buffer (a mapping's file pages would count in the RSS), framed
+ * into rows 16 bytes at a time (quotes, commas and newlines found with
+ * SSE2; a newline inside quotes belongs to its row), the header first.
+ *
+ * A large file is read by two threads, each from its half: the second
+ * starts after the first newline past the middle, taken as a row start;
+ * when the first thread's rows turn out not to end there (a quoted field
+ * with a newline across the middle), its work is dropped and the first
+ * thread reads on.
+ *
+ * The TypeScript reader reads 2 MiB at a time and gives up on a row still
+ * unfinished more than 16 MiB (the header: 1 MiB) past a read's end; its
+ * refusals depend only on where those reads end, so they are worked out
+ * here from the offsets, with its messages.
+ */
+#include "analysis.h"
+
+#include <emmintrin.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TS_CHUNK (2u << 20)          /* the TypeScript reader's reads */
+#define TS_ROOM (16u << 20)          /* its room for a cut row */
+#define TS_HEADER_ROOM (1u << 20)    /* before the header: no line break */
+#define READ_SIZE (4u << 20)
+#define SPLIT_MIN (32u << 20) /* smaller files: one thread */
+#define SLACK 128
+/* Room for a row cut by a chunk's end: cut_too_long refuses longer. */
+#define ROOM (20u << 20)
+
+struct reader {
+    const char *label;
+    int fd;
+    const struct sw_read_options *opt;
+    struct sw_rows *rows;
+    struct sw_error *err;
+    struct sw_csv_cols cols;
+    bool header;
+    const uint8_t **seps;
+    int maxsep;
+    struct sw_bytes scratch;
+    uint64_t limit; /* rows starting here or later are another reader's */
+    bool reached;
+    /* The second reader waits for the first one's header. */
+    pthread_mutex_t *lock;
+    pthread_cond_t *cond;
+    int *header_state; /* 0 not yet, 1 read, -1 never */
+};
+
+/* 1 + the newlines before offset s: the line a row starting there is on
+ * (counted only for a message). */
+static uint64_t line_at(int fd, uint64_t s) {
+    uint8_t buf[1 << 16];
+    uint64_t lines = 1, at = 0;
+    while (at < s) {
+        size_t want = s - at < sizeof buf ? (size_t)(s - at) : sizeof buf;
+        ssize_t got = pread(fd, buf, want, (off_t)at);
+        if (got <= 0) break;
+        for (ssize_t i = 0; i < got; i++) lines += buf[i] == '\n';
+        at += (uint64_t)got;
+    }
+    return lines;
+}
+
+/* Whether the row starting at file offset s, unfinished when the bytes read
+ * reach `upto` (`eof`: the file ends there), is one the TypeScript reader
+ * refuses. */
+static bool cut_too_long(struct reader *r, uint64_t s, uint64_t upto, bool eof) {
+    uint64_t b = eof ? upto : upto / TS_CHUNK * TS_CHUNK;
+    if (b <= s) return false;
+    if (!r->header && b - s > TS_HEADER_ROOM) {
+        sw_fail(r->err, SW_ERR_CSV,
+                "Not a CSV file: %s has no line break in its first MiB; pass an msMemScope event log (memscope_dump_*.csv)",
+                r->label);
+        return true;
+    }
+    if (b - s > TS_ROOM) {
+        sw_fail(r->err, SW_ERR_CSV,
+                "Row at line %llu of %s runs on for over 16 MiB (an unbalanced quote?); check the file is a complete msMemScope log",
+                (unsigned long long)line_at(r->fd, s), r->label);
+        return true;
+    }
+    return false;
+}
+
+static void header_known(struct reader *r, int state) {
+    if (!r->lock) return;
+    pthread_mutex_lock(r->lock);
+    *r->header_state = state;
+    pthread_cond_broadcast(r->cond);
+    pthread_mutex_unlock(r->lock);
+}
+
+/* A whole row [s, e): the header, or a data row. */
+static bool row(struct reader *r, const uint8_t *s, const uint8_t *e, int nsep) {
+    if (e > s && e[-1] == '\r') e--;
+    if (e <= s) return true;
+    if (!r->header) {
+        if (e - s >= 3 && s[0] == 0xef && s[1] == 0xbb && s[2] == 0xbf) s += 3;
+        if (!sw_csv_header(s, e, r->label, &r->cols, r->err)) return false;
+        r->header = true;
+        r->maxsep = r->cols.maxcol + 1;
+        r->seps = malloc((size_t)r->maxsep * sizeof *r->seps);
+        if (!r->seps) abort();
+        header_known(r, 1);
+        return true;
+    }
+    struct sw_csv_row cr = {s, e, r->seps, nsep < r->maxsep ? nsep : r->maxsep};
+    sw_memory_row(r->rows, &r->cols, r->opt, &cr, &r->scratch);
+    return true;
+}
+
+/*
+ * Frames the rows of buf [0, n) (buf[n..n+SLACK) readable), buf[0] being
+ * file offset `base`. Returns the offset in buf of the first row not
+ * handled (unfinished, or past r->limit: r->reached), or -1 on a refusal.
+ */
+static long frame(struct reader *r, const uint8_t *buf, size_t n, uint64_t base, bool eof) {
+    const __m128i quote = _mm_set1_epi8('"'), comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n');
+    size_t start = 0;
+    uint64_t inq = 0; /* all ones while inside quotes */
+    int nsep = 0;
+    /* Separators are kept once the header is known (it may come here). */
+    const uint8_t **seps = r->seps;
+    int maxsep = r->header ? r->maxsep : 0;
+    /* A row whose Event cannot be MALLOC, FREE or OOM_DETAIL (unquoted,
+     * and its first two bytes begin none of them) is skipped to its end;
+     * the separator before Event is the one that tells. */
+    int event_sep = r->header && r->cols.event > 0 ? r->cols.event : -1;
+    bool skip = false;
+    for (size_t p = 0; p < n; p += 64) {
+        uint64_t mq = 0, mc = 0, mn = 0;
+        for (int k = 0; k < 4; k++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(buf + p + 16 * k));
+            mq |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) << (16 * k);
+            mc |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, comma)) << (16 * k);
+            mn |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)) << (16 * k);
+        }
+        if (n - p < 64) {
+            uint64_t keep = (1ull << (n - p)) - 1;
+            mq &= keep;
+            mc &= keep;
+            mn &= keep;
+        }
+        /* Bit i of x: an odd number of quotes at or before byte i (as
+         * simdjson finds the bytes inside strings). */
+        uint64_t x = mq;
+        x ^= x << 1;
+        x ^= x << 2;
+        x ^= x << 4;
+        x ^= x << 8;
+        x ^= x << 16;
+        x ^= x << 32;
+        uint64_t inside = x ^ inq;
+        inq = (uint64_t)-(int64_t)(inside >> 63);
+        uint64_t ends = mn & ~inside;
+        uint64_t m = (mc & ~inside) | ends;
+        while (m) {
+            if (skip) {
+                /* Straight to the row's end, in this block or a later one. */
+                uint64_t e = m & ends;
+                if (!e) break;
+                m &= ~((e & -e) - 1);
+            }
+            unsigned bit = (unsigned)__builtin_ctzll(m);
+            m &= m - 1;
+            size_t i = p + bit;
+            if (!((ends >> bit) & 1)) {
+                if (nsep < maxsep) seps[nsep] = buf + i;
+                if (nsep++ == event_sep - 1) {
+                    /* Two bytes tell MALLOC from MSTX, OOM_DETAIL from
+                     * OP_LAUNCH (the slack makes both readable). */
+                    uint16_t two = (uint16_t)(buf[i + 1] | buf[i + 2] << 8);
+                    skip = buf[i + 1] != '"' && two != ('M' | 'A' << 8) &&
+                           two != ('F' | 'R' << 8) && two != ('O' | 'O' << 8);
+                }
+                continue;
+            }
+            if (cut_too_long(r, base + start, base + i, false)) return -1;
+            if (!skip && !row(r, buf + start, buf + i, nsep)) return -1;
+            skip = false;
+            seps = r->seps;
+            maxsep = r->header ? r->maxsep : 0;
+            event_sep = r->header && r->cols.event > 0 ? r->cols.event : -1;
+            start = i + 1;
+            nsep = 0;
+            if (base + start >= r->limit) {
+                r->reached = true;
+                return (long)start;
+            }
+        }
+    }
+    if (eof && start < n) {
+        if (cut_too_long(r, base + start, base + n, true)) return -1;
+        if (!skip && !row(r, buf + start, buf + n, nsep)) return -1;
+        start = n;
+    }
+    return (long)start;
+}
+
+/* Reads and handles the rows starting at `from` (a row start) up to the
+ * end or r->limit; returns the offset of the first row left (the file's
+ * end when none), or -1 on a refusal. */
+static int64_t read_rows(struct reader *r, uint64_t from) {
+    size_t cap = ROOM + READ_SIZE;
+    uint8_t *buf = malloc(cap + SLACK);
+    if (!buf) abort();
+    size_t carry = 0;
+    uint64_t base = from, at = from;
+    int64_t next = -1;
+    for (;;) {
+        if (carry + READ_SIZE > cap) {
+            cap = carry + READ_SIZE;
+            buf = realloc(buf, cap + SLACK);
+            if (!buf) abort();
+        }
+        size_t got = 0;
+        int error = 0;
+        while (got < READ_SIZE) {
+            ssize_t k = pread(r->fd, buf + carry + got, READ_SIZE - got, (off_t)(at + got));
+            if (k < 0 && errno == EINTR) continue;
+            if (k < 0) error = errno;
+            if (k <= 0) break;
+            got += (size_t)k;
+        }
+        if (error) {
+            sw_fail(r->err, SW_ERR_IO, "Cannot read %s: %s", r->label, strerror(error));
+            break;
+        }
+        at += got;
+        bool eof = got == 0;
+        size_t n = carry + got;
+        memset(buf + n, 0, SLACK);
+        long stop = frame(r, buf, n, base, eof);
+        if (stop < 0) break;
+        if (r->reached || eof) {
+            next = (int64_t)(base + (uint64_t)stop);
+            break;
+        }
+        /* An unfinished row: would the TypeScript reader have given up? */
+        if ((size_t)stop < n && cut_too_long(r, base + (uint64_t)stop, base + n, false)) break;
+        carry = n - (size_t)stop;
+        memmove(buf, buf + stop, carry);
+        base += (uint64_t)stop;
+    }
+    free(buf);
+    return next;
+}
+
+struct second {
+    struct reader r;
+    struct sw_rows rows;
+    struct sw_error err;
+    const struct reader *first;
+    uint64_t from;
+    int64_t next;
+};
+
+static void *second_main(void *arg) {
+    struct second *b = arg;
+    pthread_mutex_lock(b->r.lock);
+    while (*b->r.header_state == 0) pthread_cond_wait(b->r.cond, b->r.lock);
+    int state = *b->r.header_state;
+    pthread_mutex_unlock(b->r.lock);
+    if (state < 0) return NULL;
+    b->r.cols = b->first->cols;
+    b->r.header = true;
+    b->r.maxsep = b->r.cols.maxcol + 1;
+    b->r.seps = malloc((size_t)b->r.maxsep * sizeof *b->r.seps);
+    if (!b->r.seps) abort();
+    b->next = read_rows(&b->r, b->from);
+    return NULL;
+}
+
+/* Where a second reader may start: after the first newline past the middle
+ * of the file, or 0 for none. */
+static uint64_t split_point(int fd, uint64_t size) {
+    if (size < SPLIT_MIN) return 0;
+    uint8_t buf[1 << 16];
+    uint64_t mid = size / 2;
+    ssize_t got = pread(fd, buf, sizeof buf, (off_t)mid);
+    for (ssize_t i = 0; i < got; i++)
+        if (buf[i] == '\n') return mid + (uint64_t)i + 1 < size ? mid + (uint64_t)i + 1 : 0;
+    return 0;
+}
+
+bool sw_read_memory_rows(const char *path, const char *label, const struct sw_read_options *opt,
+                         struct sw_rows *rows, struct sw_error *err) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        sw_fail(err, SW_ERR_IO, "Cannot read %s: %s", label, strerror(errno));
+        return false;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        sw_fail(err, SW_ERR_IO,
+                "Cannot read %s: not a file; pass the path of an msMemScope event log (memscope_dump_*.csv)",
+                label);
+        return false;
+    }
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+    int header_state = 0;
+    struct reader a = {.label = label, .fd = fd, .opt = opt, .rows = rows, .err = err,
+                       .limit = UINT64_MAX};
+    uint64_t split = split_point(fd, (uint64_t)st.st_size);
+    struct second b = {.first = &a, .from = split, .next = -1};
+    pthread_t thread;
+    bool two = false;
+    if (split) {
+        a.limit = split;
+        a.lock = &lock;
+        a.cond = &cond;
+        a.header_state = &header_state;
+        sw_rows_init(&b.rows);
+        b.r = (struct reader){.label = label, .fd = fd, .opt = opt, .rows = &b.rows,
+                              .err = &b.err, .limit = UINT64_MAX, .lock = &lock,
+                              .cond = &cond, .header_state = &header_state};
+        two = pthread_create(&thread, NULL, second_main, &b) == 0;
+        if (!two) {
+            a.limit = UINT64_MAX;
+            a.lock = NULL;
+        }
+    }
+    int64_t next = read_rows(&a, 0);
+    if (two) {
+        if (!a.header) header_known(&a, -1);
+        pthread_join(thread, NULL);
+        if (next >= 0 && (uint64_t)next == split && a.reached) {
+            /* The first reader's rows end where the second one's begin. */
+            if (b.next < 0) {
+                *err = b.err;
+                next = -1;
+            } else {
+                sw_rows_take(rows, &b.rows);
+                next = b.next;
+            }
+        } else if (next >= 0 && a.reached) {
+            /* A quoted newline across the middle: read on alone. */
+            a.limit = UINT64_MAX;
+            a.reached = false;
+            next = read_rows(&a, (uint64_t)next);
+        }
+        sw_rows_free(&b.rows);
+        free(b.r.seps);
+        sw_bytes_free(&b.r.scratch);
+    }
+    bool ok = next >= 0;
+    if (ok && !a.header) {
+        sw_fail(err, SW_ERR_CSV,
+                "Not an msMemScope event log: %s is empty; pass a memscope_dump_*.csv file", label);
+        ok = false;
+    }
+    if (ok) rows->bytes += (double)next;
+    close(fd);
+    free(a.seps);
+    sw_bytes_free(&a.scratch);
+    return ok;
+}

@@ -1,0 +1,289 @@
+/*
+ * mem_rows.c: the memory rows of a log, kept in chunks of 65,536 rows of 48
+ * bytes (a 1 GB log fits in a few hundred MB and never needs a copy to
+ * grow), the stacks they name interned, and their time order. The rules
+ * are analysis/snapshot/rows.ts's, NaN IDs included.
+ */
+#define _GNU_SOURCE
+#include "analysis.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sw_rows_init(struct sw_rows *r) {
+    memset(r, 0, sizeof *r);
+    sw_strtab_init(&r->stack_keys);
+    sw_strtab_init(&r->strings);
+    sw_map_init(&r->block_level, 16);
+    r->max_device = -1;
+    r->sorted = true;
+    r->last_t = -INFINITY;
+    r->last_id = -INFINITY;
+    /* Stack 0 is the empty one. */
+    r->stacks_cap = 64;
+    r->frame_at = malloc(r->stacks_cap * sizeof *r->frame_at);
+    if (!r->frame_at) abort();
+    r->frame_at[0] = 0;
+    r->frame_at[1] = 0;
+    r->nstacks = 1;
+}
+
+void sw_rows_free(struct sw_rows *r) {
+    for (size_t c = 0; c < r->nchunks; c++) free(r->chunks[c]);
+    free(r->chunks);
+    free(r->frames);
+    free(r->frame_at);
+    sw_strtab_free(&r->stack_keys);
+    sw_strtab_free(&r->strings);
+    sw_map_free(&r->block_level);
+    memset(r, 0, sizeof *r);
+}
+
+/* ECMAScript ToInt32, as an Int32Array stores a number. */
+static int32_t to_int32(double v) {
+    if (v >= -2147483648.0 && v <= 2147483647.0) return (int32_t)v; /* truncates, as ToInt32 */
+    if (!isfinite(v)) return 0;
+    double t = trunc(v);
+    double m = fmod(t, 4294967296.0);
+    if (m < 0) m += 4294967296.0;
+    return (int32_t)(uint32_t)m;
+}
+
+void sw_rows_append(struct sw_rows *r, int kind, int32_t device, double id, double t,
+                    double pid, double addr, double size, int32_t stack) {
+    uint32_t i = r->count++;
+    if (t < r->last_t || (t == r->last_t && id < r->last_id)) r->sorted = false;
+    r->last_t = t;
+    r->last_id = id;
+    if ((i & (SW_ROW_CHUNK - 1)) == 0) {
+        r->chunks = realloc(r->chunks, (r->nchunks + 1) * sizeof *r->chunks);
+        if (!r->chunks) abort();
+        r->chunks[r->nchunks] = malloc(SW_ROW_CHUNK * sizeof(struct sw_row));
+        if (!r->chunks[r->nchunks]) abort();
+        r->nchunks++;
+    }
+    struct sw_row *row = sw_row_at(r, i);
+    /* -0 and 0 are one key and one value everywhere in the TypeScript. */
+    row->id = id + 0.0;
+    row->addr = addr + 0.0;
+    row->size = size + 0.0;
+    row->t = t + 0.0;
+    row->pid = to_int32(pid);
+    row->stack = stack;
+    row->meta = kind | ((device + 2) << 4);
+    if (device >= 0 && device > r->max_device) r->max_device = device;
+    if (device == SW_CPU_DEVICE) r->has_cpu = true;
+    if (device == SW_NO_DEVICE) r->has_no_device = true;
+    /* rows.ts keys this set by the pid as read and the replay looks it up
+     * by the stored Int32: only a pid both write alike can ever match. */
+    if ((kind == K_BLK_ALLOC || kind == K_BLK_FREE) && pid == trunc(pid) &&
+        pid >= -2147483648.0 && pid <= 2147483647.0 &&
+        (!r->block_seen || (int32_t)pid != r->last_block_pid || device != r->last_block_device)) {
+        /* Runs of one process and device are the rule: one look-up a run. */
+        r->block_seen = true;
+        r->last_block_pid = (int32_t)pid;
+        r->last_block_device = device;
+        sw_map_put(&r->block_level, (uint64_t)(uint32_t)(int32_t)pid, (uint64_t)(int64_t)device, 1);
+    }
+}
+
+bool sw_rows_block_level(const struct sw_rows *r, int32_t pid, int32_t device) {
+    return sw_map_get(&r->block_level, (uint64_t)(uint32_t)pid, (uint64_t)(int64_t)device) != NULL;
+}
+
+int32_t sw_rows_stack(struct sw_rows *r, const uint8_t *py, size_t npy, const uint8_t *c,
+                      size_t nc) {
+    if (npy == 0 && nc == 0) return 0;
+    struct sw_bytes key = {0};
+    sw_bytes_put(&key, py, npy);
+    sw_bytes_put(&key, "", 1);
+    sw_bytes_put(&key, c, nc);
+    bool fresh;
+    uint32_t k = sw_strtab_intern(&r->stack_keys, key.p, key.n, &fresh);
+    sw_bytes_free(&key);
+    int32_t id = (int32_t)k + 1;
+    if (!fresh) return id;
+    /* PyTorch lists frames innermost first, as both columns are written:
+     * the C frames, then the Python ones. */
+    sw_parse_frames(r, c, nc);
+    sw_parse_frames(r, py, npy);
+    if (r->nstacks + 2 > r->stacks_cap) {
+        r->stacks_cap *= 2;
+        r->frame_at = realloc(r->frame_at, r->stacks_cap * sizeof *r->frame_at);
+        if (!r->frame_at) abort();
+    }
+    r->nstacks++;
+    r->frame_at[r->nstacks] = (uint32_t)r->nframes;
+    return id;
+}
+
+/* ---- time order ---- */
+
+/* Sorts a[s..e) by ids, then by position, as rows.ts sortRunById. */
+static int by_id_then_pos(const void *x, const void *y, void *ids) {
+    uint32_t p = *(const uint32_t *)x, q = *(const uint32_t *)y;
+    const double *cmp_ids = ids;
+    double d = cmp_ids[p] - cmp_ids[q];
+    if (d < 0) return -1;
+    if (d > 0) return 1;
+    return p < q ? -1 : p > q;
+}
+
+static void sort_run_by_id(uint32_t *a, size_t s, size_t e, const double *ids) {
+    if (e - s > 32) {
+        qsort_r(a + s, e - s, sizeof *a, by_id_then_pos, (void *)ids);
+        return;
+    }
+    for (size_t k = s + 1; k < e; k++) {
+        uint32_t p = a[k];
+        size_t j = k;
+        while (j > s && (ids[a[j - 1]] > ids[p] || (ids[a[j - 1]] == ids[p] && a[j - 1] > p))) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = p;
+    }
+}
+
+void sw_rows_order(const struct sw_rows *r, uint32_t *list, size_t n) {
+    if (n < 2) return;
+    double *ts = malloc(n * sizeof *ts), *ids = malloc(n * sizeof *ids);
+    if (!ts || !ids) abort();
+    bool sorted = true, rising = true;
+    double min = INFINITY, max = -INFINITY;
+    for (size_t k = 0; k < n; k++) {
+        const struct sw_row *row = sw_row_at(r, list[k]);
+        ts[k] = row->t;
+        ids[k] = row->id;
+        if (ts[k] < min) min = ts[k];
+        if (ts[k] > max) max = ts[k];
+        if (k > 0) {
+            if (ts[k] < ts[k - 1]) rising = false;
+            if (ts[k] < ts[k - 1] || (ts[k] == ts[k - 1] && ids[k] < ids[k - 1])) sorted = false;
+        }
+    }
+    if (sorted) {
+        free(ts);
+        free(ids);
+        return;
+    }
+    /* Positions by timestamp, stably (whole microseconds below 2^53). */
+    uint32_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    if (!a || !b) abort();
+    for (size_t k = 0; k < n; k++) a[k] = (uint32_t)k;
+    if (!rising) {
+        uint64_t range = (uint64_t)(max - min);
+        uint32_t *count = malloc((1 << 16) * sizeof *count); /* lists sort on two threads */
+        if (!count) abort();
+        for (int bit = 0; bit < 64 && (range >> bit) != 0; bit += 16) {
+            memset(count, 0, (1 << 16) * sizeof *count);
+            for (size_t k = 0; k < n; k++) count[((uint64_t)(ts[k] - min) >> bit) & 0xffff]++;
+            uint32_t sum = 0;
+            for (size_t d = 0; d < (1 << 16); d++) {
+                uint32_t c = count[d];
+                count[d] = sum;
+                sum += c;
+            }
+            for (size_t k = 0; k < n; k++) {
+                uint32_t p = a[k];
+                b[count[((uint64_t)(ts[p] - min) >> bit) & 0xffff]++] = p;
+            }
+            uint32_t *t = a;
+            a = b;
+            b = t;
+        }
+        free(count);
+    }
+    for (size_t s = 0; s < n;) {
+        size_t e = s + 1;
+        while (e < n && ts[a[e]] == ts[a[s]]) e++;
+        if (e - s > 1) sort_run_by_id(a, s, e, ids);
+        s = e;
+    }
+    memcpy(b, list, n * sizeof *b);
+    for (size_t k = 0; k < n; k++) list[k] = b[a[k]];
+    free(a);
+    free(b);
+    free(ts);
+    free(ids);
+}
+
+/* ---- two readers' rows made one ---- */
+
+static int32_t adopt_stack(struct sw_rows *r, const struct sw_rows *from, int32_t k) {
+    size_t n;
+    const uint8_t *key = sw_strtab_str(&from->stack_keys, (uint32_t)k - 1, &n);
+    bool fresh;
+    int32_t id = (int32_t)sw_strtab_intern(&r->stack_keys, key, n, &fresh) + 1;
+    if (!fresh) return id;
+    for (uint32_t f = from->frame_at[k]; f < from->frame_at[k + 1]; f++) {
+        const struct sw_frame *src = &from->frames[f];
+        if (r->nframes == r->frames_cap) {
+            r->frames_cap = r->frames_cap ? r->frames_cap * 2 : 64;
+            r->frames = realloc(r->frames, r->frames_cap * sizeof *r->frames);
+            if (!r->frames) abort();
+        }
+        struct sw_frame *dst = &r->frames[r->nframes++];
+        size_t len;
+        const uint8_t *s = sw_strtab_str(&from->strings, src->file, &len);
+        dst->file = sw_strtab_intern(&r->strings, s, len, NULL);
+        s = sw_strtab_str(&from->strings, src->name, &len);
+        dst->name = sw_strtab_intern(&r->strings, s, len, NULL);
+        dst->line = src->line;
+    }
+    if (r->nstacks + 2 > r->stacks_cap) {
+        r->stacks_cap *= 2;
+        r->frame_at = realloc(r->frame_at, r->stacks_cap * sizeof *r->frame_at);
+        if (!r->frame_at) abort();
+    }
+    r->nstacks++;
+    r->frame_at[r->nstacks] = (uint32_t)r->nframes;
+    return id;
+}
+
+void sw_rows_take(struct sw_rows *r, struct sw_rows *from) {
+    /* A stack's id only names it: which rows share one is what counts. */
+    int32_t *ids = malloc(from->nstacks * sizeof *ids);
+    if (!ids) abort();
+    ids[0] = 0;
+    for (size_t k = 1; k < from->nstacks; k++) ids[k] = adopt_stack(r, from, (int32_t)k);
+    for (uint32_t i = 0; i < from->count; i++) {
+        const struct sw_row *src = sw_row_at(from, i);
+        if (src->t < r->last_t || (src->t == r->last_t && src->id < r->last_id)) r->sorted = false;
+        r->last_t = src->t;
+        r->last_id = src->id;
+        uint32_t j = r->count++;
+        if ((j & (SW_ROW_CHUNK - 1)) == 0) {
+            r->chunks = realloc(r->chunks, (r->nchunks + 1) * sizeof *r->chunks);
+            if (!r->chunks) abort();
+            r->chunks[r->nchunks] = malloc(SW_ROW_CHUNK * sizeof(struct sw_row));
+            if (!r->chunks[r->nchunks]) abort();
+            r->nchunks++;
+        }
+        struct sw_row *dst = sw_row_at(r, j);
+        *dst = *src;
+        dst->stack = ids[src->stack];
+        /* Each chunk of the other reader goes once copied: one chunk more
+         * than the rows at most. */
+        if ((i & (SW_ROW_CHUNK - 1)) == SW_ROW_CHUNK - 1 || i + 1 == from->count) {
+            free(from->chunks[i >> SW_ROW_SHIFT]);
+            from->chunks[i >> SW_ROW_SHIFT] = NULL;
+        }
+    }
+    free(ids);
+    r->sorted = r->sorted && from->sorted;
+    if (from->count) {
+        r->last_t = from->last_t;
+        r->last_id = from->last_id;
+    }
+    if (from->max_device > r->max_device) r->max_device = from->max_device;
+    r->has_cpu = r->has_cpu || from->has_cpu;
+    r->has_no_device = r->has_no_device || from->has_no_device;
+    r->skipped += from->skipped;
+    r->bytes += from->bytes;
+    for (size_t s = 0; s < from->block_level.cap; s++)
+        if (from->block_level.used[s])
+            sw_map_put(&r->block_level, from->block_level.keys[2 * s],
+                       from->block_level.keys[2 * s + 1], 1);
+}

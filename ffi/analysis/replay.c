@@ -1,0 +1,359 @@
+/*
+ * replay.c: one device's memory rows replayed into the allocator history
+ * and end state memory_viz draws, rule for rule as
+ * analysis/snapshot/allocator.ts (read its header for why each rule is
+ * there): runtime allocations are segments, allocator blocks live in the
+ * segment that contains them (or one of their own), a process without
+ * blocks has each segment drawn as one block, every free is a
+ * free_requested directly followed by a free_completed, and an allocation
+ * over live memory frees that memory first.
+ */
+#define _GNU_SOURCE
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct seg {
+    double addr, size;
+    int32_t stack;
+    bool whole, own;
+    double *addrs; /* live blocks, ascending */
+    uint32_t n, cap;
+};
+
+struct blk {
+    double size;
+    int32_t stack;
+    uint32_t seg;
+};
+
+struct state {
+    const struct sw_rows *rows;
+    sw_entry_sink sink;
+    void *ctx;
+    struct seg *segs;
+    uint32_t nsegs, segs_cap, *free_segs, nfree_segs;
+    struct blk *blks;
+    uint32_t nblks, blks_cap, *free_blks, nfree_blks;
+    struct sw_addr_map seg_at, blk_at; /* address -> index */
+    uint32_t *sorted;             /* live segments that hold blocks, by address */
+    uint32_t nsorted, sorted_cap;
+    double freed_before_log, lost_frees;
+};
+
+#define KEY(a) ((uint64_t)(a))
+
+static void emit(struct state *st, int action, double addr, double size, int32_t stack, double t) {
+    st->sink(st->ctx, action, addr, size, stack, t, 0);
+}
+
+static uint32_t lower_bound(const double *list, uint32_t n, double v) {
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) >> 1;
+        if (list[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static uint32_t first_from(const struct state *st, double addr) {
+    uint32_t lo = 0, hi = st->nsorted;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) >> 1;
+        if (st->segs[st->sorted[mid]].addr < addr) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static void enter(struct state *st, uint32_t s) {
+    uint32_t i = first_from(st, st->segs[s].addr);
+    if (st->nsorted == st->sorted_cap) {
+        st->sorted_cap = st->sorted_cap ? st->sorted_cap * 2 : 64;
+        st->sorted = realloc(st->sorted, st->sorted_cap * sizeof *st->sorted);
+        if (!st->sorted) abort();
+    }
+    memmove(st->sorted + i + 1, st->sorted + i, (st->nsorted - i) * sizeof *st->sorted);
+    st->sorted[i] = s;
+    st->nsorted++;
+}
+
+static void leave(struct state *st, uint32_t s) {
+    uint32_t i = first_from(st, st->segs[s].addr);
+    if (i >= st->nsorted || st->sorted[i] != s) return;
+    memmove(st->sorted + i, st->sorted + i + 1, (st->nsorted - i - 1) * sizeof *st->sorted);
+    st->nsorted--;
+}
+
+/* The live segment holding [addr, addr + size), as allocator.ts finds it:
+ * the one the search lands in, if it holds all of it and is not whole. */
+static int64_t containing(const struct state *st, double addr, double size) {
+    int64_t lo = 0, hi = (int64_t)st->nsorted - 1;
+    while (lo <= hi) {
+        int64_t mid = (lo + hi) >> 1;
+        const struct seg *s = &st->segs[st->sorted[mid]];
+        if (addr < s->addr) hi = mid - 1;
+        else if (addr >= s->addr + s->size) lo = mid + 1;
+        else return addr + size <= s->addr + s->size && !s->whole ? (int64_t)st->sorted[mid] : -1;
+    }
+    return -1;
+}
+
+static uint32_t new_seg(struct state *st, double addr, double size, int32_t stack, bool whole,
+                        bool own) {
+    uint32_t i;
+    if (st->nfree_segs) {
+        i = st->free_segs[--st->nfree_segs];
+    } else {
+        if (st->nsegs == st->segs_cap) {
+            st->segs_cap = st->segs_cap ? st->segs_cap * 2 : 64;
+            st->segs = realloc(st->segs, st->segs_cap * sizeof *st->segs);
+            st->free_segs = realloc(st->free_segs, st->segs_cap * sizeof *st->free_segs);
+            if (!st->segs || !st->free_segs) abort();
+        }
+        i = st->nsegs++;
+        st->segs[i].addrs = NULL;
+        st->segs[i].cap = 0;
+    }
+    struct seg *s = &st->segs[i];
+    s->addr = addr;
+    s->size = size;
+    s->stack = stack;
+    s->whole = whole;
+    s->own = own;
+    s->n = 0;
+    return i;
+}
+
+static void free_block(struct state *st, double addr, uint32_t b, int32_t stack, double t) {
+    struct blk *k = &st->blks[b];
+    emit(st, A_FREE_REQ, addr, k->size, stack, t);
+    emit(st, A_FREE_DONE, addr, k->size, stack, t);
+    sw_addr_del(&st->blk_at, KEY(addr));
+    struct seg *s = &st->segs[k->seg];
+    uint32_t i = lower_bound(s->addrs, s->n, addr);
+    memmove(s->addrs + i, s->addrs + i + 1, (s->n - i - 1) * sizeof *s->addrs);
+    s->n--;
+    st->free_blks[st->nfree_blks++] = b;
+}
+
+static void free_segment(struct state *st, uint32_t si, int32_t stack, double t) {
+    struct seg *s = &st->segs[si];
+    if (s->whole) {
+        emit(st, A_FREE_REQ, s->addr, s->size, stack, t);
+        emit(st, A_FREE_DONE, s->addr, s->size, stack, t);
+    }
+    /* Lowest first; free_block takes each out of the list. */
+    while (s->n) {
+        double addr = s->addrs[0];
+        free_block(st, addr, *sw_addr_get(&st->blk_at, KEY(addr)), stack, t);
+    }
+    emit(st, A_SEG_FREE, s->addr, s->size, stack, t);
+    sw_addr_del(&st->seg_at, KEY(s->addr));
+    if (!s->whole) leave(st, si);
+    st->free_segs[st->nfree_segs++] = si;
+}
+
+static void alloc_segment(struct state *st, uint32_t si, double t) {
+    struct seg *s = &st->segs[si];
+    uint32_t *old = sw_addr_get(&st->seg_at, KEY(s->addr));
+    if (old) {
+        st->lost_frees++;
+        uint32_t o = *old;
+        free_segment(st, o, st->segs[o].stack, t);
+        s = &st->segs[si];
+    }
+    sw_addr_put(&st->seg_at, KEY(s->addr), si);
+    if (!s->whole) enter(st, si);
+    emit(st, A_SEG_ALLOC, s->addr, s->size, s->stack, t);
+    /* Its one block is the segment itself: not in blk_at, no list. */
+    if (s->whole) emit(st, A_ALLOC, s->addr, s->size, s->stack, t);
+}
+
+static void add_block(struct state *st, uint32_t si, double addr, double size, int32_t stack) {
+    uint32_t b;
+    if (st->nfree_blks) {
+        b = st->free_blks[--st->nfree_blks];
+    } else {
+        if (st->nblks == st->blks_cap) {
+            st->blks_cap = st->blks_cap ? st->blks_cap * 2 : 256;
+            st->blks = realloc(st->blks, st->blks_cap * sizeof *st->blks);
+            st->free_blks = realloc(st->free_blks, st->blks_cap * sizeof *st->free_blks);
+            if (!st->blks || !st->free_blks) abort();
+        }
+        b = st->nblks++;
+    }
+    st->blks[b] = (struct blk){size, stack, si};
+    sw_addr_put(&st->blk_at, KEY(addr), b);
+    struct seg *s = &st->segs[si];
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 4;
+        s->addrs = realloc(s->addrs, s->cap * sizeof *s->addrs);
+        if (!s->addrs) abort();
+    }
+    uint32_t i = lower_bound(s->addrs, s->n, addr);
+    memmove(s->addrs + i + 1, s->addrs + i, (s->n - i) * sizeof *s->addrs);
+    s->addrs[i] = addr;
+    s->n++;
+}
+
+static void block_alloc(struct state *st, double addr, double size, int32_t stack, double t) {
+    uint32_t *old = sw_addr_get(&st->blk_at, KEY(addr));
+    if (old && !st->segs[st->blks[*old].seg].whole) {
+        uint32_t o = *old, os = st->blks[o].seg;
+        int32_t ostack = st->blks[o].stack;
+        st->lost_frees++;
+        free_block(st, addr, o, ostack, t);
+        if (st->segs[os].own && st->segs[os].n == 0) free_segment(st, os, ostack, t);
+    }
+    int64_t seg = containing(st, addr, size);
+    if (seg >= 0) {
+        struct seg *s = &st->segs[seg];
+        uint32_t i = lower_bound(s->addrs, s->n, addr);
+        if (i > 0 && s->addrs[i - 1] + st->blks[*sw_addr_get(&st->blk_at, KEY(s->addrs[i - 1]))].size > addr)
+            i--;
+        /* Each free takes its address out of the list: stay at i. */
+        while (i < s->n && s->addrs[i] < addr + size) {
+            double at = s->addrs[i];
+            uint32_t b = *sw_addr_get(&st->blk_at, KEY(at));
+            st->lost_frees++;
+            free_block(st, at, b, st->blks[b].stack, t);
+        }
+    } else {
+        seg = new_seg(st, addr, size, stack, false, true);
+        alloc_segment(st, (uint32_t)seg, t);
+    }
+    add_block(st, (uint32_t)seg, addr, size, stack);
+    emit(st, A_ALLOC, addr, size, stack, t);
+}
+
+static void block_free(struct state *st, double addr, double size, int32_t stack, double t) {
+    uint32_t *found = sw_addr_get(&st->blk_at, KEY(addr));
+    if (found && !st->segs[st->blks[*found].seg].whole) {
+        uint32_t si = st->blks[*found].seg;
+        free_block(st, addr, *found, stack, t);
+        if (st->segs[si].own && st->segs[si].n == 0) free_segment(st, si, stack, t);
+    } else if (size > 0) {
+        st->freed_before_log++;
+        emit(st, A_FREE_REQ, addr, size, stack, t);
+        emit(st, A_FREE_DONE, addr, size, stack, t);
+        if (containing(st, addr, size) < 0) emit(st, A_SEG_FREE, addr, size, stack, t);
+    }
+}
+
+static int by_address(const void *x, const void *y, void *segs) {
+    double a = ((struct seg *)segs)[*(const uint32_t *)x].addr;
+    double b = ((struct seg *)segs)[*(const uint32_t *)y].addr;
+    return a < b ? -1 : a > b;
+}
+
+static void push_block(struct sw_replayed *out, size_t *cap, double address, double size,
+                       int32_t stack, bool active) {
+    if (out->nblocks == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        out->blocks = realloc(out->blocks, *cap * sizeof *out->blocks);
+        if (!out->blocks) abort();
+    }
+    out->blocks[out->nblocks++] = (struct sw_end_block){address, size, stack, active};
+}
+
+/* Live segments by address, each tiled by its blocks and free space. */
+static void end_state(struct state *st, struct sw_replayed *out) {
+    size_t n = st->seg_at.n, k = 0, cap = 0;
+    uint32_t *live = malloc((n + 1) * sizeof *live);
+    if (!live) abort();
+    for (size_t i = 0; i < st->seg_at.cap; i++)
+        if (st->seg_at.slots[i].used) live[k++] = st->seg_at.slots[i].val;
+    qsort_r(live, n, sizeof *live, by_address, st->segs);
+    out->segs = malloc((n + 1) * sizeof *out->segs);
+    if (!out->segs) abort();
+    out->nsegs = n;
+    for (size_t i = 0; i < n; i++) {
+        const struct seg *s = &st->segs[live[i]];
+        struct sw_end_segment *e = &out->segs[i];
+        e->address = s->addr;
+        e->size = s->size;
+        e->stack = s->stack;
+        e->first = out->nblocks;
+        if (s->whole) {
+            push_block(out, &cap, s->addr, s->size, s->stack, true);
+        } else {
+            double at = s->addr, end = s->addr + s->size;
+            for (uint32_t j = 0; j < s->n; j++) {
+                double addr = s->addrs[j];
+                const struct blk *b = &st->blks[*sw_addr_get(&st->blk_at, KEY(addr))];
+                /* Overlapping blocks (a log that lost a free) cannot both
+                 * be drawn: the later one is cut to what is left. */
+                double from = addr > at ? addr : at;
+                double to = addr + b->size < end ? addr + b->size : end;
+                if (to <= from) continue;
+                if (from > at) push_block(out, &cap, at, from - at, 0, false);
+                push_block(out, &cap, from, to - from, b->stack, true);
+                at = to;
+            }
+            if (at < end) push_block(out, &cap, at, end - at, 0, false);
+        }
+        e->count = out->nblocks - e->first;
+    }
+    free(live);
+}
+
+void sw_replay_device(const struct sw_rows *rows, const uint32_t *order, size_t n, int32_t device,
+                      sw_entry_sink sink, void *ctx, struct sw_replayed *out) {
+    struct state st = {.rows = rows, .sink = sink, .ctx = ctx};
+    sw_addr_init(&st.seg_at);
+    sw_addr_init(&st.blk_at);
+    for (size_t k = 0; k < n; k++) {
+        const struct sw_row *r = sw_row_at(rows, order[k]);
+        if (sw_row_device(r) != device) continue;
+        double addr = r->addr, size = r->size, t = r->t;
+        int32_t stack = r->stack;
+        switch (sw_row_kind(r)) {
+        case K_SEG_ALLOC: {
+            bool whole = !sw_rows_block_level(rows, r->pid, device);
+            alloc_segment(&st, new_seg(&st, addr, size, stack, whole, false), t);
+            break;
+        }
+        case K_SEG_FREE: {
+            uint32_t *s = sw_addr_get(&st.seg_at, KEY(addr));
+            if (s) {
+                free_segment(&st, *s, stack, t);
+            } else if (size > 0) {
+                st.freed_before_log++;
+                /* Drawn as allocated before the trace began: a runtime
+                 * allocation of a process without blocks was in use, so
+                 * its block goes too. */
+                if (!sw_rows_block_level(rows, r->pid, device)) {
+                    emit(&st, A_FREE_REQ, addr, size, stack, t);
+                    emit(&st, A_FREE_DONE, addr, size, stack, t);
+                }
+                emit(&st, A_SEG_FREE, addr, size, stack, t);
+            }
+            break;
+        }
+        case K_BLK_ALLOC: block_alloc(&st, addr, size, stack, t); break;
+        case K_BLK_FREE: block_free(&st, addr, size, stack, t); break;
+        case K_OOM: sink(ctx, A_OOM, 0, size, stack, t, addr); break;
+        }
+    }
+    memset(out, 0, sizeof *out);
+    end_state(&st, out);
+    out->freed_before_log = st.freed_before_log;
+    out->lost_frees = st.lost_frees;
+    for (uint32_t i = 0; i < st.nsegs; i++) free(st.segs[i].addrs);
+    free(st.segs);
+    free(st.free_segs);
+    free(st.blks);
+    free(st.free_blks);
+    free(st.sorted);
+    sw_addr_free(&st.seg_at);
+    sw_addr_free(&st.blk_at);
+}
+
+void sw_replayed_free(struct sw_replayed *r) {
+    free(r->segs);
+    free(r->blocks);
+    memset(r, 0, sizeof *r);
+}

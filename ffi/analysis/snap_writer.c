@@ -1,0 +1,542 @@
+/*
+ * snap_writer.c: the snapshot as pickle protocol 4 or JSON, byte for byte
+ * as analysis/snapshot/emit.ts writes it: the same opcodes (EMPTY_DICT/LIST,
+ * MARK, SETITEMS, APPENDS in batches of 1000, BININT1/2, BININT, LONG1,
+ * SHORT_BINUNICODE/BINUNICODE, MEMOIZE, BINGET/LONG_BINGET), the same
+ * strings and frames lists memoized in the same order, and the same two
+ * ways of writing an integer (its `int()` and its entries' `putInt`), each
+ * with its JavaScript conversions, so that odd values come out alike too.
+ */
+#include "analysis.h"
+#include "out_buffer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCH 1000
+
+static const char *const ACTIONS[6] = {
+    "alloc", "free_requested", "free_completed", "segment_alloc", "segment_free", "oom",
+};
+
+struct sw_writer {
+    struct sw_out out;
+    bool json;
+    const struct sw_rows *rows;
+    struct sw_error err;
+    /* pickle */
+    uint32_t memo;
+    struct sw_strtab strings; /* memoized strings; memo index in string_memo */
+    uint32_t *string_memo;
+    size_t string_memo_cap;
+    int64_t *frames_memo; /* per stack id, -1 until written */
+    uint8_t entry_memo[6][7];
+    bool entry_memo_ok[6];
+    /* per open container: items so far (lists), -1 (dicts); JSON: filled */
+    int64_t *open;
+    size_t nopen, open_cap;
+    /* JSON */
+    bool after_key;
+    struct sw_bytes *frames_json; /* per stack id, n == 0 until made */
+    struct sw_bytes scratch;
+};
+
+/* ---- JavaScript's conversions of a number to an integer ---- */
+
+static double modulo(double v, double m) {
+    double r = fmod(trunc(v), m);
+    return r < 0 ? r + m : r;
+}
+static uint32_t to_uint32(double v) {
+    /* Whole in 64 bits: the low 32 of the truncated value, two's complement. */
+    if (v >= 0 && v < 18446744073709551616.0) return (uint32_t)(uint64_t)v;
+    if (v < 0 && v > -9223372036854775808.0) return (uint32_t)(int64_t)v;
+    return isfinite(v) ? (uint32_t)modulo(v, 4294967296.0) : 0;
+}
+static int32_t to_int32(double v) { return (int32_t)to_uint32(v); }
+
+/* ---- containers ---- */
+
+static void push_open(struct sw_writer *w, int64_t v) {
+    if (w->nopen == w->open_cap) {
+        w->open_cap = w->open_cap ? w->open_cap * 2 : 16;
+        w->open = realloc(w->open, w->open_cap * sizeof *w->open);
+        if (!w->open) abort();
+    }
+    w->open[w->nopen++] = v;
+}
+
+static void before(struct sw_writer *w) {
+    if (w->json) {
+        if (w->after_key) {
+            w->after_key = false;
+            return;
+        }
+        if (!w->nopen) return;
+        if (w->open[w->nopen - 1]) sw_out_byte(&w->out, ',');
+        w->open[w->nopen - 1] = 1;
+        return;
+    }
+    if (!w->nopen || w->open[w->nopen - 1] < 0) return;
+    if (w->open[w->nopen - 1] % BATCH == 0) sw_out_byte(&w->out, '('); /* MARK */
+}
+
+static void after(struct sw_writer *w) {
+    if (w->json || !w->nopen || w->open[w->nopen - 1] < 0) return;
+    if (++w->open[w->nopen - 1] % BATCH == 0) sw_out_byte(&w->out, 'e'); /* APPENDS */
+}
+
+static uint32_t memoize(struct sw_writer *w) {
+    sw_out_byte(&w->out, 0x94);
+    return w->memo++;
+}
+
+static void get(struct sw_writer *w, uint32_t i) {
+    uint8_t *b = sw_out_room(&w->out, 5);
+    if (i < 256) {
+        b[0] = 'h'; /* BINGET */
+        b[1] = (uint8_t)i;
+        w->out.n += 2;
+    } else {
+        b[0] = 'j'; /* LONG_BINGET */
+        b[1] = (uint8_t)i;
+        b[2] = (uint8_t)(i >> 8);
+        b[3] = (uint8_t)(i >> 16);
+        b[4] = (uint8_t)(i >> 24);
+        w->out.n += 5;
+    }
+}
+
+void sw_writer_dict_start(struct sw_writer *w) {
+    before(w);
+    if (w->json) {
+        sw_out_byte(&w->out, '{');
+        push_open(w, 0);
+        return;
+    }
+    sw_out_byte(&w->out, '}'); /* EMPTY_DICT */
+    sw_out_byte(&w->out, '('); /* MARK */
+    push_open(w, -1);
+}
+
+void sw_writer_dict_end(struct sw_writer *w) {
+    w->nopen--;
+    if (w->json) {
+        sw_out_byte(&w->out, '}');
+        return;
+    }
+    sw_out_byte(&w->out, 'u'); /* SETITEMS */
+    after(w);
+}
+
+void sw_writer_list_start(struct sw_writer *w) {
+    before(w);
+    sw_out_byte(&w->out, w->json ? '[' : ']'); /* EMPTY_LIST */
+    push_open(w, 0);
+}
+
+void sw_writer_list_end(struct sw_writer *w) {
+    int64_t n = w->open[--w->nopen];
+    if (w->json) {
+        sw_out_byte(&w->out, ']');
+        return;
+    }
+    if (n % BATCH != 0) sw_out_byte(&w->out, 'e');
+    after(w);
+}
+
+/* ---- integers ---- */
+
+/* Whether n is a whole number in [0, 2^53): most values, for which every
+ * rule of put_int comes down to the plain little-endian bytes. */
+static inline bool whole(double n) {
+    return n >= 0 && n < 9007199254740992.0 && n == (double)(int64_t)n;
+}
+
+static inline size_t put_whole(uint8_t *b, uint64_t v) {
+    if (v < 256) {
+        b[0] = 'K';
+        b[1] = (uint8_t)v;
+        return 2;
+    }
+    if (v < 65536) {
+        b[0] = 'M';
+        b[1] = (uint8_t)v;
+        b[2] = (uint8_t)(v >> 8);
+        return 3;
+    }
+    if (v < 0x80000000u) {
+        uint32_t w = (uint32_t)v;
+        b[0] = 'J';
+        memcpy(b + 1, &w, 4);
+        return 5;
+    }
+    uint64_t hi = v >> 32;
+    int len = 4 + (hi < 0x80 ? 1 : hi < 0x8000 ? 2 : hi < 0x800000 ? 3 : 4);
+    b[0] = 0x8a;
+    b[1] = (uint8_t)len;
+    memcpy(b + 2, &v, 8);
+    return (size_t)(2 + len);
+}
+
+/* emit.ts putInt, its typed-array stores included; returns bytes written. */
+static size_t put_int(uint8_t *b, double n) {
+    if (whole(n)) return put_whole(b, (uint64_t)(int64_t)n);
+    if (n >= 0 && n < 256) {
+        b[0] = 'K'; /* BININT1 */
+        b[1] = (uint8_t)to_uint32(n);
+        return 2;
+    }
+    if (n >= 0 && n < 65536) {
+        uint32_t v = to_uint32(n);
+        b[0] = 'M'; /* BININT2 */
+        b[1] = (uint8_t)v;
+        b[2] = (uint8_t)(v >> 8);
+        return 3;
+    }
+    if (n >= -2147483648.0 && n <= 2147483647.0) {
+        uint32_t v = (uint32_t)to_int32(n);
+        b[0] = 'J'; /* BININT */
+        b[1] = (uint8_t)v;
+        b[2] = (uint8_t)(v >> 8);
+        b[3] = (uint8_t)(v >> 16);
+        b[4] = (uint8_t)(v >> 24);
+        return 5;
+    }
+    /* LONG1 from two 32-bit halves. */
+    uint32_t lo = to_uint32(n);
+    double hi = (n - lo) / 4294967296.0;
+    int len = 4 + (hi < 0x80 ? 1 : hi < 0x8000 ? 2 : hi < 0x800000 ? 3 : 4);
+    uint32_t h = to_uint32(hi);
+    b[0] = 0x8a;
+    b[1] = (uint8_t)len;
+    b[2] = (uint8_t)lo;
+    b[3] = (uint8_t)(lo >> 8);
+    b[4] = (uint8_t)(lo >> 16);
+    b[5] = (uint8_t)(lo >> 24);
+    for (int k = 0; k < len - 4; k++) b[6 + k] = (uint8_t)(h >> (8 * k));
+    return (size_t)(2 + len);
+}
+
+static void range_error(struct sw_writer *w, double n, bool wide) {
+    char num[40];
+    sw_js_num_str(n, num);
+    if (wide) sw_fail(&w->err, SW_ERR_RANGE, "Cannot write %s: wider than 8 bytes", num);
+    else
+        sw_fail(&w->err, SW_ERR_RANGE,
+                "The number %s cannot be converted to a BigInt because it is not an integer", num);
+}
+
+void sw_writer_int(struct sw_writer *w, double n) {
+    before(w);
+    if (w->json) {
+        char num[40];
+        sw_out_put(&w->out, num, (size_t)sw_js_num_str(n, num));
+        return;
+    }
+    bool integer = isfinite(n) && n == trunc(n);
+    if (integer && fabs(n) <= 9007199254740991.0 && n >= -2147483648.0) {
+        w->out.n += put_int(sw_out_room(&w->out, 16), n);
+    } else if (n >= 0 && n < 65536) {
+        uint32_t v = to_uint32(n) & 0xffff;
+        uint8_t *b = sw_out_room(&w->out, 3);
+        b[0] = 'M';
+        b[1] = (uint8_t)v;
+        b[2] = (uint8_t)(v >> 8);
+        w->out.n += 3;
+    } else if (n >= -2147483648.0 && n <= 2147483647.0) {
+        uint32_t v = (uint32_t)to_int32(n);
+        uint8_t *b = sw_out_room(&w->out, 5);
+        b[0] = 'J';
+        b[1] = (uint8_t)v;
+        b[2] = (uint8_t)(v >> 8);
+        b[3] = (uint8_t)(v >> 16);
+        b[4] = (uint8_t)(v >> 24);
+        w->out.n += 5;
+    } else if (!integer) {
+        range_error(w, n, false);
+    } else if (n >= 9223372036854775808.0 || n < -9223372036854775808.0) {
+        range_error(w, n, true);
+    } else {
+        /* Python's LONG1: the shortest two's complement. */
+        int64_t v = (int64_t)n;
+        uint8_t bytes[8];
+        int len = 0;
+        for (;;) {
+            uint8_t b = (uint8_t)(v & 0xff);
+            bytes[len++] = b;
+            v >>= 8;
+            if ((v == 0 && b < 0x80) || (v == -1 && b >= 0x80)) break;
+        }
+        sw_out_byte(&w->out, 0x8a);
+        sw_out_byte(&w->out, (uint8_t)len);
+        sw_out_put(&w->out, bytes, (size_t)len);
+    }
+    after(w);
+}
+
+/* ---- strings ---- */
+
+static int64_t memo_of(const struct sw_writer *w, const uint8_t *s, size_t n) {
+    int64_t id = sw_strtab_find(&w->strings, s, n);
+    return id < 0 ? -1 : (int64_t)w->string_memo[id];
+}
+
+static void text(struct sw_writer *w, const uint8_t *s, size_t n, bool memo) {
+    before(w);
+    if (w->json) {
+        w->scratch.n = 0;
+        sw_json_string(&w->scratch, s, n);
+        sw_out_put(&w->out, w->scratch.p, w->scratch.n);
+        return;
+    }
+    int64_t seen = memo ? memo_of(w, s, n) : -1;
+    if (seen >= 0) {
+        get(w, (uint32_t)seen);
+    } else {
+        uint8_t *b = sw_out_room(&w->out, 5);
+        if (n < 256) {
+            b[0] = 0x8c; /* SHORT_BINUNICODE */
+            b[1] = (uint8_t)n;
+            w->out.n += 2;
+        } else {
+            b[0] = 'X'; /* BINUNICODE */
+            b[1] = (uint8_t)n;
+            b[2] = (uint8_t)(n >> 8);
+            b[3] = (uint8_t)(n >> 16);
+            b[4] = (uint8_t)(n >> 24);
+            w->out.n += 5;
+        }
+        sw_out_put(&w->out, s, n);
+        if (memo) {
+            uint32_t id = sw_strtab_intern(&w->strings, s, n, NULL);
+            if (id >= w->string_memo_cap) {
+                w->string_memo_cap = w->string_memo_cap ? w->string_memo_cap * 2 : 64;
+                w->string_memo = realloc(w->string_memo, w->string_memo_cap * sizeof *w->string_memo);
+                if (!w->string_memo) abort();
+            }
+            w->string_memo[id] = memoize(w);
+        }
+    }
+    after(w);
+}
+
+void sw_writer_key(struct sw_writer *w, const char *k) {
+    if (w->json) {
+        before(w);
+        w->scratch.n = 0;
+        sw_json_string(&w->scratch, (const uint8_t *)k, strlen(k));
+        sw_out_put(&w->out, w->scratch.p, w->scratch.n);
+        sw_out_byte(&w->out, ':');
+        w->after_key = true;
+        return;
+    }
+    text(w, (const uint8_t *)k, strlen(k), true);
+}
+
+static void str_bytes(struct sw_writer *w, const uint8_t *s, size_t n) {
+    /* Short strings repeat (actions, states, file names): memoized. */
+    text(w, s, n, sw_utf16_length(s, n) <= 64);
+}
+
+void sw_writer_str(struct sw_writer *w, const char *s) {
+    str_bytes(w, (const uint8_t *)s, strlen(s));
+}
+
+/* ---- frames ---- */
+
+static void frames_json(struct sw_writer *w, int32_t stack, struct sw_bytes *out) {
+    const struct sw_rows *r = w->rows;
+    sw_bytes_put(out, "[", 1);
+    for (uint32_t f = r->frame_at[stack]; f < r->frame_at[stack + 1]; f++) {
+        const struct sw_frame *fr = &r->frames[f];
+        size_t n;
+        const uint8_t *s;
+        if (f > r->frame_at[stack]) sw_bytes_put(out, ",", 1);
+        sw_bytes_put(out, "{\"filename\":", 12);
+        s = sw_strtab_str(&r->strings, fr->file, &n);
+        sw_json_string(out, s, n);
+        char num[40];
+        sw_bytes_put(out, ",\"line\":", 8);
+        /* JSON.stringify writes a number that is not finite as null. */
+        if (isfinite(fr->line)) sw_bytes_put(out, num, (size_t)sw_js_num_str(fr->line, num));
+        else sw_bytes_put(out, "null", 4);
+        sw_bytes_put(out, ",\"name\":", 8);
+        s = sw_strtab_str(&r->strings, fr->name, &n);
+        sw_json_string(out, s, n);
+        sw_bytes_put(out, "}", 1);
+    }
+    sw_bytes_put(out, "]", 1);
+}
+
+void sw_writer_frames(struct sw_writer *w, int32_t stack) {
+    const struct sw_rows *r = w->rows;
+    if (w->json) {
+        struct sw_bytes *j = &w->frames_json[stack];
+        if (!j->n) frames_json(w, stack, j);
+        before(w);
+        sw_out_put(&w->out, j->p, j->n);
+        return;
+    }
+    if (w->frames_memo[stack] >= 0) {
+        before(w);
+        get(w, (uint32_t)w->frames_memo[stack]);
+        after(w);
+        return;
+    }
+    sw_writer_list_start(w);
+    /* Memoized empty, filled afterwards: the memo holds the same list. */
+    w->frames_memo[stack] = memoize(w);
+    for (uint32_t f = r->frame_at[stack]; f < r->frame_at[stack + 1]; f++) {
+        const struct sw_frame *fr = &r->frames[f];
+        size_t n;
+        const uint8_t *s;
+        sw_writer_dict_start(w);
+        sw_writer_key(w, "filename");
+        s = sw_strtab_str(&r->strings, fr->file, &n);
+        str_bytes(w, s, n);
+        sw_writer_key(w, "line");
+        sw_writer_int(w, fr->line);
+        sw_writer_key(w, "name");
+        s = sw_strtab_str(&r->strings, fr->name, &n);
+        str_bytes(w, s, n);
+        sw_writer_dict_end(w);
+    }
+    sw_writer_list_end(w);
+}
+
+/* ---- trace entries ---- */
+
+static void entry_by_fields(struct sw_writer *w, int action, double addr, double size, double t,
+                            int32_t stack) {
+    sw_writer_dict_start(w);
+    sw_writer_key(w, "action");
+    sw_writer_str(w, ACTIONS[action]);
+    sw_writer_key(w, action == A_OOM ? "device_free" : "addr");
+    sw_writer_int(w, addr);
+    sw_writer_key(w, "size");
+    sw_writer_int(w, size);
+    sw_writer_key(w, "stream");
+    sw_writer_int(w, 0);
+    sw_writer_key(w, "time_us");
+    sw_writer_int(w, t);
+    sw_writer_key(w, "frames");
+    sw_writer_frames(w, stack);
+    sw_writer_dict_end(w);
+}
+
+/* Memo indices of an entry's keys and action once all were written with
+ * indices below 256 (the first entry of each action writes them). */
+static bool entry_memo(struct sw_writer *w, int action) {
+    if (w->entry_memo_ok[action]) return true;
+    const char *keys[7] = {"action", ACTIONS[action], action == A_OOM ? "device_free" : "addr",
+                           "size", "stream", "time_us", "frames"};
+    for (int k = 0; k < 7; k++) {
+        int64_t m = memo_of(w, (const uint8_t *)keys[k], strlen(keys[k]));
+        if (m < 0 || m > 255) return false;
+        w->entry_memo[action][k] = (uint8_t)m;
+    }
+    w->entry_memo_ok[action] = true;
+    return true;
+}
+
+void sw_writer_entry(struct sw_writer *w, int action, double addr, double size, double t,
+                     int32_t stack) {
+    if (w->json || !entry_memo(w, action) || w->frames_memo[stack] < 0) {
+        entry_by_fields(w, action, addr, size, t, stack);
+        return;
+    }
+    before(w);
+    const uint8_t *m = w->entry_memo[action];
+    uint8_t *b = sw_out_room(&w->out, 64);
+    size_t at = 0;
+    b[at++] = '}';
+    b[at++] = '(';
+    b[at++] = 'h';
+    b[at++] = m[0];
+    b[at++] = 'h';
+    b[at++] = m[1];
+    b[at++] = 'h';
+    b[at++] = m[2];
+    bool plain = whole(addr) && whole(size) && whole(t);
+    at += plain ? put_whole(b + at, (uint64_t)(int64_t)addr) : put_int(b + at, addr);
+    b[at++] = 'h';
+    b[at++] = m[3];
+    at += plain ? put_whole(b + at, (uint64_t)(int64_t)size) : put_int(b + at, size);
+    b[at++] = 'h';
+    b[at++] = m[4];
+    b[at++] = 'K'; /* BININT1 0: the stream */
+    b[at++] = 0;
+    b[at++] = 'h';
+    b[at++] = m[5];
+    at += plain ? put_whole(b + at, (uint64_t)(int64_t)t) : put_int(b + at, t);
+    b[at++] = 'h';
+    b[at++] = m[6];
+    uint32_t f = (uint32_t)w->frames_memo[stack];
+    if (f < 256) {
+        b[at++] = 'h';
+        b[at++] = (uint8_t)f;
+    } else {
+        b[at++] = 'j';
+        b[at++] = (uint8_t)f;
+        b[at++] = (uint8_t)(f >> 8);
+        b[at++] = (uint8_t)(f >> 16);
+        b[at++] = (uint8_t)(f >> 24);
+    }
+    b[at++] = 'u'; /* SETITEMS */
+    w->out.n += at;
+    after(w);
+}
+
+/* ---- life ---- */
+
+struct sw_writer *sw_writer_new(int fd, bool json, const struct sw_rows *rows) {
+    struct sw_writer *w = calloc(1, sizeof *w);
+    if (!w) abort();
+    w->json = json;
+    w->rows = rows;
+    sw_out_init(&w->out, fd);
+    sw_strtab_init(&w->strings);
+    if (json) {
+        w->frames_json = calloc(rows->nstacks, sizeof *w->frames_json);
+        if (!w->frames_json) abort();
+    } else {
+        w->frames_memo = malloc(rows->nstacks * sizeof *w->frames_memo);
+        if (!w->frames_memo) abort();
+        for (size_t i = 0; i < rows->nstacks; i++) w->frames_memo[i] = -1;
+        sw_out_byte(&w->out, 0x80); /* PROTO 4 */
+        sw_out_byte(&w->out, 4);
+    }
+    return w;
+}
+
+bool sw_writer_failed(const struct sw_writer *w) { return w->err.kind != SW_OK; }
+
+bool sw_writer_finish(struct sw_writer *w, double *bytes, struct sw_error *err) {
+    if (!w->json) sw_out_byte(&w->out, '.'); /* STOP */
+    int e = sw_out_close(&w->out);
+    *bytes = w->out.total;
+    if (w->err.kind != SW_OK) {
+        *err = w->err;
+        return false;
+    }
+    if (e) {
+        sw_fail(err, SW_ERR_IO, "Cannot write the snapshot: %s", strerror(e));
+        return false;
+    }
+    return true;
+}
+
+void sw_writer_free(struct sw_writer *w) {
+    if (w->frames_json)
+        for (size_t i = 0; i < w->rows->nstacks; i++) sw_bytes_free(&w->frames_json[i]);
+    free(w->frames_json);
+    free(w->frames_memo);
+    free(w->string_memo);
+    free(w->open);
+    sw_strtab_free(&w->strings);
+    sw_bytes_free(&w->scratch);
+    free(w);
+}

@@ -1,0 +1,319 @@
+/**
+ * The native converter (ffi/analysis, through analysis/snapshot/native.ts)
+ * against the TypeScript one it replaces, while both exist: the same bytes,
+ * the same summary and the same refusals, on msMemScope's fixtures, on the
+ * bench's generated logs and on hand-made logs that reach each rule.
+ */
+import assert from "node:assert/strict";
+import { writeMemscopeLog } from "../../../bench/_memscope_gen.ts";
+import { SHAPES, writeShapedLog } from "../../../bench/_log_shapes.ts";
+import {
+  createSnapshotFile,
+  type SnapshotOptions,
+  writeSnapshot,
+} from "../../../analysis/snapshot/mod.ts";
+import { readMemoryRows } from "../../../analysis/snapshot/rows.ts";
+import { writeRowsSnapshot } from "../../../analysis/snapshot/convert.ts";
+import { createSnapshotFileNative } from "../../../analysis/snapshot/native.ts";
+import { tempDir } from "../../e2e/_harness.ts";
+
+const FIXTURES =
+  new URL("../../../../shared/fixtures/msmemscope/", import.meta.url).pathname;
+const fixtures = (() => {
+  try {
+    return [...Deno.readDirSync(FIXTURES)]
+      .filter((e) => e.name.endsWith(".csv"))
+      .map((e) => `${FIXTURES}${e.name}`)
+      .sort();
+  } catch {
+    return [];
+  }
+})();
+
+type Options = SnapshotOptions & { untilNs?: number; emptyPid?: boolean };
+type Outcome = { bytes?: Uint8Array; result?: unknown; error?: string };
+
+let serial = 0;
+
+/** The TypeScript converter's file (or refusal), as the CLI makes it. */
+async function typescript(
+  inputs: string[],
+  format: "pickle" | "json",
+  options: Options,
+): Promise<Outcome> {
+  const out = `${tempDir()}/ts${serial++}.${format}`;
+  try {
+    const result = await createSnapshotFile(out, format, async (w) => {
+      if (inputs.length === 1 && options.untilNs === undefined) {
+        return await writeSnapshot(inputs[0], w, options);
+      }
+      let rows;
+      for (const input of inputs) {
+        rows = await readMemoryRows(input, {
+          pid: options.pid,
+          into: rows,
+          untilNs: options.untilNs,
+        });
+      }
+      if (
+        options.pid !== undefined && rows!.count === 0 && !options.emptyPid
+      ) {
+        throw new RangeError(`No memory rows of pid ${options.pid} in the log`);
+      }
+      return writeRowsSnapshot(rows!, w, options);
+    });
+    return { bytes: Deno.readFileSync(out), result };
+  } catch (e) {
+    return { error: `${(e as Error).name}: ${(e as Error).message}` };
+  }
+}
+
+async function native(
+  inputs: string[],
+  format: "pickle" | "json",
+  options: Options,
+): Promise<Outcome> {
+  const out = `${tempDir()}/c${serial++}.${format}`;
+  try {
+    const result = await createSnapshotFileNative(
+      inputs,
+      out,
+      format,
+      options,
+    );
+    return { bytes: Deno.readFileSync(out), result };
+  } catch (e) {
+    return { error: `${(e as Error).name}: ${(e as Error).message}` };
+  }
+}
+
+/** Both converters on the same input; fails on the first difference. */
+async function same(
+  inputs: string[],
+  format: "pickle" | "json" = "pickle",
+  options: Options = {},
+): Promise<Outcome> {
+  const a = await typescript(inputs, format, options);
+  const b = await native(inputs, format, options);
+  const what = `${inputs.join(",")} ${format} ${JSON.stringify(options)}`;
+  assert.equal(b.error, a.error, what);
+  assert.deepEqual(b.result, a.result, what);
+  if (a.bytes && b.bytes) {
+    let i = 0;
+    while (i < a.bytes.length && a.bytes[i] === b.bytes[i]) i++;
+    assert.ok(
+      i === a.bytes.length && a.bytes.length === b.bytes.length,
+      `${what}: first difference at byte ${i} of ${a.bytes.length}/${b.bytes.length}`,
+    );
+  }
+  return a;
+}
+
+const VARIANTS: Array<["pickle" | "json", Options]> = [
+  ["pickle", {}],
+  ["json", {}],
+  ["pickle", { device: 0 }],
+  ["pickle", { maxEntries: 1001 }],
+  ["json", { maxEntries: 37 }],
+  ["pickle", { maxEntries: 0 }],
+];
+
+Deno.test("native snapshot writes the TypeScript converter's bytes for every msMemScope fixture, with every option", async () => {
+  assert.ok(fixtures.length >= 4, `fixtures missing in ${FIXTURES}`);
+  for (const f of fixtures) {
+    for (const [format, options] of VARIANTS) await same([f], format, options);
+    await same([f], "pickle", { pid: 2523740 });
+    await same([f], "pickle", { pid: 1 });
+    await same([f], "pickle", { device: 9 });
+    await same([f], "pickle", { history: false });
+    await same([f], "pickle", { untilNs: 1746006014400000 });
+  }
+  await same(fixtures.slice(0, 2), "pickle", {});
+  // GET /snapshot: the files of one process, empty or not.
+  for (const pid of [2523740, 1]) {
+    await same(fixtures.slice(2), "json", { pid, emptyPid: true });
+    await same(fixtures.slice(2), "pickle", {
+      pid,
+      emptyPid: true,
+      maxEntries: 100,
+      device: 0,
+    });
+  }
+});
+
+Deno.test("native snapshot writes the OOM files' snapshot as the TypeScript converter did: one pid, rows up to the failure, state only or with history, an empty pid allowed", async () => {
+  for (const f of fixtures) {
+    for (const history of [true, false]) {
+      for (const pid of [2523740, 1]) {
+        await same([f], "pickle", {
+          pid,
+          untilNs: 1746006014400000,
+          history,
+          emptyPid: true,
+        });
+      }
+    }
+  }
+});
+
+Deno.test("native snapshot writes the TypeScript converter's bytes for the bench's generated logs, shape by shape", async () => {
+  const dir = tempDir();
+  const logs = [`${dir}/gen.csv`];
+  await writeMemscopeLog(logs[0], 30_000);
+  SHAPES.forEach((shape, i) => {
+    logs.push(writeShapedLog(`${dir}/shape${i}.csv`, 20_000, shape).path);
+  });
+  for (const log of logs) {
+    for (const [format, options] of VARIANTS) {
+      assert.equal((await same([log], format, options)).error, undefined);
+    }
+  }
+  const pid = /\n\d+,[A-Z_]+,[^,]*,[^,]*,\d+,(\d+),/.exec(
+    Deno.readTextFileSync(logs[0]).slice(0, 4096),
+  )![1];
+  await same([logs[0]], "json", { pid: Number(pid) });
+  await same([logs[0]], "pickle", { pid: Number(pid), maxEntries: 500 });
+});
+
+const HEADER =
+  "ID,Event,Event Type,Name,Timestamp(ns),Process Id,Thread Id,Device Id,Ptr,Attr,Call Stack(Python),Call Stack(C)";
+
+function write(text: string | Uint8Array): string {
+  const path = `${tempDir()}/memscope_dump_20260101000000.csv`;
+  if (typeof text === "string") Deno.writeTextFileSync(path, text);
+  else Deno.writeFileSync(path, text);
+  return path;
+}
+
+Deno.test("native snapshot reads odd logs as the TypeScript reader does: BOM, CRLF, quotes, columns in any order, old Ptr and devices, stacks, OOM rows", async () => {
+  const T = 1764753083997498000;
+  const rows = [
+    `1,MALLOC,HAL,N/A,${T},7,7,0,0x000012c000000000,"{addr:0x12c000000000,size:4194304}",,`,
+    `2,MALLOC,PTA,N/A,${
+      T + 1000
+    },7,7,0,0x000012c000000000,"{addr:1,size:512}","train.py(12): step
+model.py(40): forward","libtorch.so:99 at::empty;c10::alloc at alloc.cpp:7"`,
+    `3,"MALLOC","PTA","a, ""b""",${
+      T + 1000
+    },7,7,"0",20615843020800,"{size: 1024 ,owner:x}",,`,
+    `5,MALLOC,PTA,N/A,${T + 500},7,7,0,0x000012c000000400,{size:64},"  ;;",`,
+    `4,FREE,PTA,N/A,${T + 2000},7,7,N/A,0x000012c000000000,"{size:512}",,`,
+    `6,MALLOC,HOST,N/A,${T + 3000},7,7,cpu,0x7f0000000000,"{size:8192}",,`,
+    `7,MALLOC,PTA,N/A,${T + 3000},7,7,host,0x7f0000000000,"{size:4096}",,`,
+    `8,OOM_DETAIL,PTA,N/A,${T + 4000},7,7,0,N/A,"{size:999,device_free:1.5}",,`,
+    `9,OOM_DETAIL,PTA,N/A,${T + 4000},7,7,0,N/A,"{size:9,free: 77 }",,`,
+    `10,MALLOC,PTA,N/A,${T + 5000},8,8,1,0x000012c000100000,"{size:0}",,`,
+    `11,FREE,HAL,N/A,${T + 6000},8,8,1,0x000012c000900000,"{size:2097152}",,`,
+    `12,MALLOC,PTA,N/A,${T + 6000},8,8,1,0xffffffffffffffff,"{size:64}",,`,
+    `13,FREE,PTA,N/A,${T + 7000},8,8,N/A,0x000012c000800000,"{size:64}",,`,
+    `14,MALLOC,ATB,N/A,${
+      T + 7000
+    },8,8,1,0x000012c000a00000,"{size:9999999999999999}",,`,
+    `x,MALLOC,PTA,N/A,${T + 7000},8,8,1,0x000012c000b00000,"{size:64}",,`,
+    `15,MALLOC,PTA,N/A,17,8,8,1,0x000012c000c00000,"{size:64}",,`,
+    `16,MSTX,Mark,"step",${T + 8000},8,8,1,N/A,,,`,
+    ``,
+    `17,MALLOC,PTA,N/A,${
+      T + 9000
+    },8,8,2,0x000012c000d00000,"{size:64}","x.py:3 run\r\ny.py(4) go",`,
+  ];
+  const lf = `${HEADER}\n${rows.join("\n")}\n`;
+  const crlf = `\ufeff${HEADER}\r\n${rows.join("\r\n")}`;
+  // Columns in another order, names in other cases and spaces.
+  const cols = HEADER.split(",");
+  const perm = [9, 0, 11, 2, 1, 4, 3, 8, 5, 6, 7, 10];
+  const moved = [
+    perm.map((k) => ` ${cols[k].toUpperCase()} `).join(","),
+    `"{size:4096}",1,,HAL,MALLOC,${T},N/A,0x000012c000000000,7,7,0,`,
+    `"{size:64}",2,,PTA,MALLOC,${T + 1},N/A,0x000012c000000100,7,7,0,`,
+  ].join("\n");
+  for (const text of [lf, crlf, moved]) {
+    const log = write(text);
+    for (const [format, options] of VARIANTS) {
+      assert.equal((await same([log], format, options)).error, undefined);
+    }
+    await same([log], "pickle", { pid: 8 });
+    await same([log], "json", { untilNs: T + 4000 });
+  }
+});
+
+Deno.test("native snapshot refuses what the TypeScript converter refuses, in its words", async () => {
+  const good = write(
+    `${HEADER}\n1,MALLOC,HAL,N/A,5,7,7,0,0x10,"{size:64}",,\n`,
+  );
+  const refusals = [
+    await same([write("")]),
+    await same([write("\n\r\n\n")]),
+    await same([write("a,b,c\n1,2,3\n")]),
+    await same([write("ID,Event,Ptr\n1,MALLOC,0x10\n")]),
+    await same([write(new Uint8Array([73, 68, 44, 0, 10]))]),
+    await same([write("ID,Event" + "x".repeat(3 << 20))]),
+    await same([write(`${HEADER}\n1,"MALLOC${"x".repeat(20 << 20)}\n`)]),
+    await same([
+      write(
+        `${HEADER}\n1,MALLOC,HAL,N/A,5,7,7,0,0x10,"{size:99999999999999999999}",,\n`,
+      ),
+    ]),
+    await same([
+      write(
+        `${HEADER}\n1,MALLOC,HAL,N/A,5,7,7,0,0x10,"{size:64}","f.py(${
+          "9".repeat(30)
+        }): x",\n`,
+      ),
+    ]),
+    await same([good], "pickle", { device: 3 }),
+    await same([good], "pickle", { pid: 99 }),
+  ];
+  for (const r of refusals) assert.ok(r.error, JSON.stringify(r));
+});
+
+/** A log past the size where two threads read it (32 MiB), with stacks,
+ * devices of every kind and a row `middle` put in at its middle. */
+function bigLog(middle = "", tail = ""): string {
+  const T = 1764753083997498000;
+  const stacks = [
+    ",",
+    `"train.py(12): step\nmodel.py(40): forward",`,
+    `,"libc.so:1 malloc;c10::alloc at alloc.cpp:7"`,
+    `"a.py:3 run",b(9) c`,
+  ];
+  const devices = ["0", "1", "N/A", "cpu", "host", "2"];
+  const lines: string[] = [HEADER];
+  let bytes = 0;
+  const half = 18 << 20;
+  for (let i = 0; bytes < 2 * half; i++) {
+    const dev = devices[i % devices.length];
+    const pid = 100 + (i % 3);
+    const ptr = `0x${
+      (0x12c000000000 + (i % 5000) * 4096).toString(16).padStart(16, "0")
+    }`;
+    const pool = i % 7 === 0 ? "HAL" : i % 11 === 0 ? "HOST" : "PTA";
+    const event = i % 13 === 0 ? "OP_LAUNCH" : i % 2 ? "FREE" : "MALLOC";
+    const stack = stacks[(i >> 4) % stacks.length];
+    const line = i % 997 === 0
+      ? `${i},OOM_DETAIL,PTA,N/A,${
+        T + i * 1000
+      },${pid},1,${dev},N/A,"{size:${i},device_free:${i * 3}}",${stack}`
+      : `${i % 9 === 0 ? i + 3 : i},${event},${pool},N/A,${
+        T + Math.floor(i / 2) * 1000
+      },${pid},1,${dev},${ptr},"{allocation_id:${i},addr:${ptr},size:${
+        4096 + (i % 7) * 512
+      }}",${stack}`;
+    lines.push(line);
+    bytes += line.length + 1;
+    if (middle && bytes >= half && bytes - line.length - 1 < half) {
+      lines.push(middle);
+      bytes += middle.length + 1;
+    }
+  }
+  return write(lines.join("\n") + "\n" + tail);
+}
+
+Deno.test("native snapshot reads a large log in two halves to the same bytes, also when a quoted newline lies across the middle or a row runs on past 16 MiB", async () => {
+  await same([bigLog()], "pickle");
+  const quoted = `7,MSTX,Mark,"${"x\n".repeat(40_000)}",5,1,1,0,N/A,,,`;
+  await same([bigLog(quoted)], "json", { maxEntries: 5000 });
+  const runOn = `8,MSTX,Mark,"${"y".repeat(17 << 20)}`;
+  const r = await same([bigLog("", runOn)], "pickle");
+  assert.match(r.error ?? "", /Row at line \d+ of .* runs on for over 16 MiB/);
+});
