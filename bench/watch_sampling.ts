@@ -114,6 +114,19 @@ async function ddMs(dir: string, mib: number, files: number): Promise<number> {
  * time in an unwatched job; next to ms per file of dd writing as many files
  * of that size into the same directory just before and just after the job
  * (their mean).
+ *
+ * Each of the three writers starts right after as many bytes of files were
+ * removed as it will write: dd before the job after a batch of dd files
+ * written for that alone, the job after dd's, dd after the job's dumps. On
+ * a VM whose balloon takes back free memory (virtio free page reporting)
+ * a page cache page freed seconds ago costs the host a fault to touch
+ * again: writing 1.5 GiB right after 1.5 GiB were freed ran at 1.2-2.8
+ * GiB/s of system time on the 2-vCPU EPYC VM of 2026-11-25, four seconds
+ * later at 0.5-0.7. The row used to give dd the warm pages (the dd after
+ * the job writes into the dumps just removed) and the job cold ones (an
+ * unwatched job and a process start stood between it and dd's removal).
+ * The job still takes some warm pages for its own block and host buffer
+ * before its first Fill: what is left of the bias is against it.
  */
 async function contentSample(
   daemon: Daemon,
@@ -124,13 +137,14 @@ async function contentSample(
   const args = [String(mib), String(reps)];
   const times: number[] = [], dds: number[] = [];
   for (let i = 0; i < repeat(); i++) {
-    const ddBefore = await ddMs(dumpDir, mib, samples);
     const plain = await timeJob(
       daemon,
       workload("bench_dump"),
       args,
       deviceEnv(mib),
     );
+    await ddMs(dumpDir, mib, samples); // only frees its files for the next
+    const ddBefore = await ddMs(dumpDir, mib, samples);
     const startedMs = Date.now();
     const full = await timeJob(daemon, workload("bench_dump"), args, {
       ...deviceEnv(mib),

@@ -36,6 +36,13 @@ void sw_hasher_free(struct sw_hasher *h);
 uint64_t sw_crc64_msmemscope(uint64_t crc, const void *data, size_t len);
 /* The checksum of host bytes in one call (algo: SW_CHECKSUM_*). */
 uint64_t sw_checksum(uint32_t algo, const void *data, size_t len);
+/* XXH3-64 built for AVX2 (xxh3_wide.c): call only on a CPU that has it. */
+void *sw_xxh3_wide_new(void);
+void sw_xxh3_wide_free(void *state);
+void sw_xxh3_wide_reset(void *state);
+void sw_xxh3_wide_update(void *state, const void *data, size_t len);
+uint64_t sw_xxh3_wide_digest(void *state);
+uint64_t sw_xxh3_wide(const void *data, size_t len);
 
 /* ---- the --watch grammar (watch_spec.c) ---- */
 

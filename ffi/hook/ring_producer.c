@@ -217,11 +217,21 @@ static int consumer_exited(void) {
   return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-/* Waits for the consumer to free space; 0 once it is judged silent: the
- * job must not stall with its daemon. */
-static int wait_for_consumer(unsigned *spins) {
+/* A record at least this large is a chunk of a full-content sample. */
+#define BIG_RECORD (64u << 10)
+
+/* Waits for the consumer to free space for a record of `size` bytes; 0
+ * once it is judged silent: the job must not stall with its daemon.
+ * An event waits for the few bytes the daemon frees with its next batch:
+ * it yields, then sleeps 50 us at a time. A sample's chunk waits for MiBs,
+ * which the daemon frees by writing them to a file, a few ms per chunk:
+ * yielding and waking every 50 us there took CPU from the daemon's very
+ * writes on a busy machine, so it sleeps from the start, 50 us doubling
+ * every 4 waits up to 1 ms (the ring holds far more than 1 ms of writes). */
+static int wait_for_consumer(unsigned *spins, uint32_t size) {
   static int said_gone, said_stalled;
   if (__atomic_load_n(&g_hdr->flags, __ATOMIC_ACQUIRE) & PASS_THROUGH) return 0;
+  if (size >= BIG_RECORD && *spins < 64) *spins = 64;
   if (++*spins < 64) {
     sched_yield();
     return 1;
@@ -241,7 +251,8 @@ static int wait_for_consumer(unsigned *spins) {
     errno = olderr;
     return 0;
   }
-  struct timespec pause = {0, 50000};
+  unsigned doublings = size >= BIG_RECORD ? (*spins - 65) / 4 : 0;
+  struct timespec pause = {0, doublings >= 5 ? 1000000 : 50000L << doublings};
   nanosleep(&pause, NULL);
   return 1;
 }
@@ -345,7 +356,7 @@ __attribute__((noinline)) static struct sw_record *reserve_slow(uint32_t size, u
         __atomic_store_n(&g_tail_seen, fresh, __ATOMIC_RELEASE); /* a stale store only makes the check stricter */
         continue;
       }
-      if (!wait_for_consumer(&spins)) {
+      if (!wait_for_consumer(&spins, size)) {
         count_drop(size);
         return NULL;
       }

@@ -20,14 +20,20 @@
  *
  * A copy engine hands work over in microseconds, and a caller that copies
  * in chunks (the hook) queues the next chunk as soon as it has waited for
- * the last: so the worker and a waiter spin a few tens of microseconds
- * before they sleep, which keeps two futex round trips out of every chunk.
+ * the last: so the worker and a waiter poll for about 50 us before they
+ * sleep, which keeps two futex round trips out of every chunk. They poll
+ * by yielding the CPU, not by spinning on it: a device's engine never
+ * needs a host core, this one does, and when both threads share one (a
+ * busy machine) a spinning waiter would hold off the very copy it waits
+ * for, and a spinning worker the caller that would queue the next.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "acl/acl.h"
 #include "ascendcl_internal.h"
@@ -63,22 +69,22 @@ static struct stream *g_default[SWT_MAX_DEVICES];
  * is, an op launch checks nothing else (one load). */
 static uint64_t g_pending;
 
-/* Spins of a worker or waiter before it sleeps, about 50 us. */
-#define SPINS 1000
+/* How long a worker or waiter polls before it sleeps. */
+#define POLL_NS 50000
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __asm__ volatile("pause");
-#elif defined(__aarch64__)
-  __asm__ volatile("yield");
-#endif
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Called with s->lock held: spins outside it until `ready` holds of `s`
- * or the spins run out; returns with the lock held again. */
+/* Called with s->lock held: polls outside it until `ready` holds of `s`
+ * or POLL_NS have passed, yielding the CPU between looks (sched_yield
+ * returns at once when nothing else wants this CPU); returns with the
+ * lock held again. */
 static void spin_unlocked(struct stream *s, bool (*ready)(const struct stream *, uint64_t), uint64_t arg) {
   pthread_mutex_unlock(&s->lock);
-  for (int i = 0; i < SPINS && !ready(s, arg); i++) cpu_relax();
+  for (uint64_t until = mono_ns() + POLL_NS; !ready(s, arg) && mono_ns() < until;) sched_yield();
   pthread_mutex_lock(&s->lock);
 }
 

@@ -32,3 +32,29 @@ Deno.test("the hook's default checksum tells different blocks apart and is stabl
   assert.equal(nativeChecksum(RING.CHECKSUM_XXH3, text("abc")), a);
   assert.notEqual(nativeChecksum(RING.CHECKSUM_XXH3, text("abd")), a);
 });
+
+Deno.test("the default checksum is xxHash's XXH3-64, bit for bit, at every length class of its code", () => {
+  // Values from the system libxxhash (XXH3_64bits), for bytes (i * 131 + 7)
+  // & 0xff: short inputs, the 240-byte edge, stripes, blocks and a long
+  // tail, which the AVX2 build (xxh3_wide.c) hashes with its own loops.
+  const bytes = new Uint8Array((1 << 20) + 13).map((_, i) =>
+    (i * 131 + 7) & 0xff
+  );
+  const expected: [number, bigint][] = [
+    [0, 0x2d06800538d394c2n],
+    [3, 0x6e3e2670e61106acn],
+    [240, 0xb6cfaf343fab81e6n],
+    [241, 0x956cae592c67279en],
+    [1024, 0x70bd377d9574f4bbn],
+    [1025, 0x66c4487c41e127a7n],
+    [65543, 0x350684d4451cc5adn],
+    [1048589, 0x53c80c3e66e20d20n],
+  ];
+  for (const [n, sum] of expected) {
+    assert.equal(
+      nativeChecksum(RING.CHECKSUM_XXH3, bytes.subarray(0, n)),
+      sum,
+      `length ${n}`,
+    );
+  }
+});
