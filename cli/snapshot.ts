@@ -7,9 +7,17 @@
  * @module
  */
 import { parseCommandArgs } from "./_args.ts";
-import { openEventLog } from "../analysis/memscope_csv/mod.ts";
-import { writeSnapshot } from "../analysis/snapshot/mod.ts";
-import { createSnapshotFile } from "../analysis/snapshot/file.ts";
+// Straight from the files, not the folders' faces: a command loads only
+// what it runs (the TypeScript converter only where the native one may not
+// be loaded), since start-up is part of every conversion.
+import {
+  type EventLogFile,
+  openEventLog,
+} from "../analysis/memscope_csv/open.ts";
+import type {
+  SnapshotOptions,
+  SnapshotSummary,
+} from "../analysis/snapshot/convert.ts";
 import { createSnapshotFileNative } from "../analysis/snapshot/native.ts";
 import { nativeSnapshotAllowed } from "../ffi/bindings.ts";
 
@@ -39,6 +47,22 @@ const VALUED = [
   "--pid",
   "--max-entries",
 ];
+
+/** The TypeScript converter, loaded only where the native one may not be. */
+async function convertInTypeScript(
+  log: { file: EventLogFile; label: string },
+  output: string,
+  format: "pickle" | "json",
+  options: SnapshotOptions,
+): Promise<{ summary: SnapshotSummary; bytes: number }> {
+  const { writeSnapshot } = await import("../analysis/snapshot/convert.ts");
+  const { createSnapshotFile } = await import("../analysis/snapshot/file.ts");
+  return await createSnapshotFile(
+    output,
+    format,
+    (w) => writeSnapshot(log, w, options),
+  );
+}
 
 /**
  * Runs the command; returns the lines to print (stdout, then warnings for
@@ -106,11 +130,11 @@ export async function snapshotCli(
         pid,
         labels: [log.label],
       })
-      : await createSnapshotFile(
-        output,
-        format,
-        (w) => writeSnapshot(log, w, { device, maxEntries, pid }),
-      ));
+      : await convertInTypeScript(log, output, format, {
+        device,
+        maxEntries,
+        pid,
+      }));
   } catch (e) {
     if (e instanceof RangeError) {
       throw new SnapshotCliError(

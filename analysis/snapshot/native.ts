@@ -12,7 +12,7 @@ import {
   convertSnapshotNativeAsync,
   type NativeSnapshotResult,
 } from "../../ffi/bindings.ts";
-import { MemscopeCsvError } from "../memscope_csv/mod.ts";
+import { MemscopeCsvError } from "../memscope_csv/header.ts";
 import type { SnapshotOptions, SnapshotSummary } from "./convert.ts";
 import { createNewFile } from "./file.ts";
 
