@@ -954,43 +954,32 @@ export function leakReplay(
   return out.subarray(0, n);
 }
 
+/** sw_snapshot_convert's parameters, the same for both ways of calling it. */
+const SNAPSHOT_CONVERT_PARAMETERS = [
+  "buffer", // inputs: NUL-terminated paths, then an empty one
+  "buffer", // labels, the same way
+  "buffer", // a byte per input: 0 leaves out its host rows
+  "buffer", // output path (an existing file)
+  "i32", // JSON?
+  "f64", // device, -1 for all
+  "f64", // pid, -1 for all
+  "f64", // max entries, -1 for all
+  "f64", // until (ns), NaN for no limit
+  "i32", // 1: history, 2: refuse a pid without rows
+  "buffer", // summary: 10 f64
+  "buffer", // message
+  "i32", // message room
+] as const;
+
 const analysisSymbols = {
   sw_snapshot_convert: {
-    parameters: [
-      "buffer", // inputs: NUL-terminated paths, then an empty one
-      "buffer", // labels, the same way
-      "buffer", // a byte per input: 0 leaves out its host rows
-      "buffer", // output path (an existing file)
-      "i32", // JSON?
-      "f64", // device, -1 for all
-      "f64", // pid, -1 for all
-      "f64", // max entries, -1 for all
-      "f64", // until (ns), NaN for no limit
-      "i32", // 1: history, 2: refuse a pid without rows
-      "buffer", // summary: 10 f64
-      "buffer", // message
-      "i32", // message room
-    ],
+    parameters: SNAPSHOT_CONVERT_PARAMETERS,
     result: "i32",
   },
   /** The same on a thread of Deno's, for the daemon's event loop. */
   sw_snapshot_convert_async: {
     name: "sw_snapshot_convert",
-    parameters: [
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "i32",
-      "f64",
-      "f64",
-      "f64",
-      "f64",
-      "i32",
-      "buffer",
-      "buffer",
-      "i32",
-    ],
+    parameters: SNAPSHOT_CONVERT_PARAMETERS,
     result: "i32",
     nonblocking: true,
   },
@@ -1080,17 +1069,27 @@ function nulList(items: string[]): Uint8Array<ArrayBuffer> {
 }
 
 function nativeArgs(req: NativeSnapshotRequest) {
-  return {
-    summary: new Float64Array(10),
-    message: new Uint8Array(8192),
-    inputs: nulList(req.inputs),
-    labels: nulList(req.labels ?? req.inputs),
-    hostRows: Uint8Array.from(
+  const summary = new Float64Array(10);
+  const message = new Uint8Array(8192);
+  // In the order of SNAPSHOT_CONVERT_PARAMETERS.
+  const call = [
+    nulList(req.inputs),
+    nulList(req.labels ?? req.inputs),
+    Uint8Array.from(
       req.inputs.map((_, k) => req.hostRows?.[k] === false ? 0 : 1),
     ),
-    output: encoder.encode(`${req.output}\0`),
-    flags: (req.history === false ? 0 : 1) | (req.refuseEmptyPid ? 2 : 0),
-  };
+    encoder.encode(`${req.output}\0`),
+    req.format === "json" ? 1 : 0,
+    req.device ?? -1,
+    req.pid ?? -1,
+    req.maxEntries ?? -1,
+    req.untilNs ?? NaN,
+    (req.history === false ? 0 : 1) | (req.refuseEmptyPid ? 2 : 0),
+    summary,
+    message,
+    message.length,
+  ] as const;
+  return { summary, message, call };
 }
 
 function nativeResult(
@@ -1144,21 +1143,7 @@ export function convertSnapshotNative(
   req: NativeSnapshotRequest,
 ): NativeSnapshotResult {
   const a = nativeArgs(req);
-  const code = analysisLibrary().sw_snapshot_convert(
-    a.inputs,
-    a.labels,
-    a.hostRows,
-    a.output,
-    req.format === "json" ? 1 : 0,
-    req.device ?? -1,
-    req.pid ?? -1,
-    req.maxEntries ?? -1,
-    req.untilNs ?? NaN,
-    a.flags,
-    a.summary,
-    a.message,
-    a.message.length,
-  );
+  const code = analysisLibrary().sw_snapshot_convert(...a.call);
   return nativeResult(code, a);
 }
 
@@ -1179,20 +1164,6 @@ export async function convertSnapshotNativeAsync(
   req: NativeSnapshotRequest,
 ): Promise<NativeSnapshotResult> {
   const a = nativeArgs(req);
-  const code = await analysisLibrary().sw_snapshot_convert_async(
-    a.inputs,
-    a.labels,
-    a.hostRows,
-    a.output,
-    req.format === "json" ? 1 : 0,
-    req.device ?? -1,
-    req.pid ?? -1,
-    req.maxEntries ?? -1,
-    req.untilNs ?? NaN,
-    a.flags,
-    a.summary,
-    a.message,
-    a.message.length,
-  );
+  const code = await analysisLibrary().sw_snapshot_convert_async(...a.call);
   return nativeResult(code, a);
 }

@@ -365,11 +365,6 @@ export async function readMemoryRows(
   options: {
     pid?: number;
     into?: MemoryRows;
-    /**
-     * Also sees every MALLOC and FREE row of the process up to `untilNs`,
-     * host rows too (one pass for more work).
-     */
-    onRow?: (row: MemscopeRow) => void;
     /** Leave out rows stamped later (nanoseconds, as the log writes them). */
     untilNs?: number;
     /**
@@ -380,7 +375,7 @@ export async function readMemoryRows(
   } = {},
 ): Promise<MemoryRows> {
   const rows = options.into ?? new MemoryRows();
-  const { pid, onRow, untilNs } = options;
+  const { pid, untilNs } = options;
   const skipHost = options.hostRows === false;
   const num = new Float64Array(MEM_SLOTS);
   const summary = await readMemscopeCsv(source, (row) => {
@@ -392,8 +387,8 @@ export async function readMemoryRows(
         : (block ? Kind.BlockFree : Kind.SegmentFree);
       // Most rows: every number plain, no stack, no filter but the pid.
       if (
-        untilNs === undefined && onRow === undefined &&
-        row.memoryNumbers(num) && num[MEM_STACKS] === 0
+        untilNs === undefined && row.memoryNumbers(num) &&
+        num[MEM_STACKS] === 0
       ) {
         if (pid !== undefined && num[MEM_PID] !== pid) return;
         if (skipHost && num[MEM_DEVICE] === CPU_DEVICE) return;
@@ -416,7 +411,6 @@ export async function readMemoryRows(
       }
       if (pid !== undefined && row.pid !== pid) return;
       if (untilNs !== undefined && Number(row.timestamp) > untilNs) return;
-      onRow?.(row);
       if (skipHost && deviceCode(row.device) === CPU_DEVICE) return;
       const addr = row.ptr;
       const size = Math.abs(row.size ?? 0);
@@ -433,6 +427,7 @@ export async function readMemoryRows(
     } else if (event === "OOM_DETAIL") {
       if (pid !== undefined && row.pid !== pid) return;
       if (untilNs !== undefined && Number(row.timestamp) > untilNs) return;
+      if (skipHost && deviceCode(row.device) === CPU_DEVICE) return;
       const free = Number(
         row.attrValue("device_free") ?? row.attrValue("free"),
       );

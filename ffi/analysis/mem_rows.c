@@ -50,8 +50,9 @@ static int32_t to_int32(double v) {
     return (int32_t)(uint32_t)m;
 }
 
-void sw_rows_append(struct sw_rows *r, int kind, int32_t device, double id, double t,
-                    double pid, double addr, double size, int32_t stack) {
+/* The next row's place (a chunk more when one is full), noting whether
+ * rows still come in order of time, then ID. */
+static struct sw_row *claim_row(struct sw_rows *r, double t, double id) {
     uint32_t i = r->count++;
     if (t < r->last_t || (t == r->last_t && id < r->last_id)) r->sorted = false;
     r->last_t = t;
@@ -63,7 +64,12 @@ void sw_rows_append(struct sw_rows *r, int kind, int32_t device, double id, doub
         if (!r->chunks[r->nchunks]) abort();
         r->nchunks++;
     }
-    struct sw_row *row = sw_row_at(r, i);
+    return sw_row_at(r, i);
+}
+
+void sw_rows_append(struct sw_rows *r, int kind, int32_t device, double id, double t,
+                    double pid, double addr, double size, int32_t stack) {
+    struct sw_row *row = claim_row(r, t, id);
     /* -0 and 0 are one key and one value everywhere in the TypeScript. */
     row->id = id + 0.0;
     row->addr = addr + 0.0;
@@ -250,18 +256,7 @@ void sw_rows_take(struct sw_rows *r, struct sw_rows *from) {
     for (size_t k = 1; k < from->nstacks; k++) ids[k] = adopt_stack(r, from, (int32_t)k);
     for (uint32_t i = 0; i < from->count; i++) {
         const struct sw_row *src = sw_row_at(from, i);
-        if (src->t < r->last_t || (src->t == r->last_t && src->id < r->last_id)) r->sorted = false;
-        r->last_t = src->t;
-        r->last_id = src->id;
-        uint32_t j = r->count++;
-        if ((j & (SW_ROW_CHUNK - 1)) == 0) {
-            r->chunks = realloc(r->chunks, (r->nchunks + 1) * sizeof *r->chunks);
-            if (!r->chunks) abort();
-            r->chunks[r->nchunks] = malloc(SW_ROW_CHUNK * sizeof(struct sw_row));
-            if (!r->chunks[r->nchunks]) abort();
-            r->nchunks++;
-        }
-        struct sw_row *dst = sw_row_at(r, j);
+        struct sw_row *dst = claim_row(r, src->t, src->id);
         *dst = *src;
         dst->stack = ids[src->stack];
         /* Each chunk of the other reader goes once copied: one chunk more

@@ -30,7 +30,11 @@ const fixtures = (() => {
   }
 })();
 
-type Options = SnapshotOptions & { untilNs?: number; emptyPid?: boolean };
+type Options = SnapshotOptions & {
+  untilNs?: number;
+  emptyPid?: boolean;
+  hostRows?: boolean[];
+};
 type Outcome = { bytes?: Uint8Array; result?: unknown; error?: string };
 
 let serial = 0;
@@ -44,15 +48,19 @@ async function typescript(
   const out = `${tempDir()}/ts${serial++}.${format}`;
   try {
     const result = await createSnapshotFile(out, format, async (w) => {
-      if (inputs.length === 1 && options.untilNs === undefined) {
+      if (
+        inputs.length === 1 && options.untilNs === undefined &&
+        options.hostRows === undefined
+      ) {
         return await writeSnapshot(inputs[0], w, options);
       }
       let rows;
-      for (const input of inputs) {
+      for (const [k, input] of inputs.entries()) {
         rows = await readMemoryRows(input, {
           pid: options.pid,
           into: rows,
           untilNs: options.untilNs,
+          hostRows: options.hostRows?.[k],
         });
       }
       if (
@@ -216,6 +224,7 @@ model.py(40): forward","libtorch.so:99 at::empty;c10::alloc at alloc.cpp:7"`,
     `17,MALLOC,PTA,N/A,${
       T + 9000
     },8,8,2,0x000012c000d00000,"{size:64}","x.py:3 run\r\ny.py(4) go",`,
+    `18,OOM_DETAIL,HOST,N/A,${T + 9500},8,8,cpu,N/A,"{size:5,device_free:3}",,`,
   ];
   const lf = `${HEADER}\n${rows.join("\n")}\n`;
   const crlf = `\ufeff${HEADER}\r\n${rows.join("\r\n")}`;
@@ -234,6 +243,8 @@ model.py(40): forward","libtorch.so:99 at::empty;c10::alloc at alloc.cpp:7"`,
     }
     await same([log], "pickle", { pid: 8 });
     await same([log], "json", { untilNs: T + 4000 });
+    // A second log holding copies of the first's host rows (and host OOM).
+    await same([log, log], "json", { hostRows: [true, false] });
   }
 });
 
