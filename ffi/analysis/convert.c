@@ -24,7 +24,7 @@ static void resolve_devices(struct sw_rows *rows, const uint32_t *order, size_t 
     struct sw_map live;
     sw_map_init(&live, 1024);
     for (size_t k = 0; k < n; k++) {
-        struct sw_row *r = sw_row_at(rows, order[k]);
+        struct sw_row *r = sw_row_in_order(rows, order, k, n);
         int32_t device = sw_row_device(r);
         if (device == SW_CPU_DEVICE) {
             device = cpu;

@@ -1,8 +1,8 @@
 /*
  * mem_rows.c: the memory rows of a log, kept in chunks of 65,536 rows of 48
  * bytes (a 1 GB log fits in a few hundred MB and never needs a copy to
- * grow), the stacks they name interned, and their time order. The rules
- * are analysis/snapshot/rows.ts's, NaN IDs included.
+ * grow), and the stacks they name interned (row_order.c puts them in
+ * time order). The rules are analysis/snapshot/rows.ts's.
  */
 #define _GNU_SOURCE
 #include "analysis.h"
@@ -122,97 +122,6 @@ int32_t sw_rows_stack(struct sw_rows *r, const uint8_t *py, size_t npy, const ui
     r->nstacks++;
     r->frame_at[r->nstacks] = (uint32_t)r->nframes;
     return id;
-}
-
-/* ---- time order ---- */
-
-/* Sorts a[s..e) by ids, then by position, as rows.ts sortRunById. */
-static int by_id_then_pos(const void *x, const void *y, void *ids) {
-    uint32_t p = *(const uint32_t *)x, q = *(const uint32_t *)y;
-    const double *cmp_ids = ids;
-    double d = cmp_ids[p] - cmp_ids[q];
-    if (d < 0) return -1;
-    if (d > 0) return 1;
-    return p < q ? -1 : p > q;
-}
-
-static void sort_run_by_id(uint32_t *a, size_t s, size_t e, const double *ids) {
-    if (e - s > 32) {
-        qsort_r(a + s, e - s, sizeof *a, by_id_then_pos, (void *)ids);
-        return;
-    }
-    for (size_t k = s + 1; k < e; k++) {
-        uint32_t p = a[k];
-        size_t j = k;
-        while (j > s && (ids[a[j - 1]] > ids[p] || (ids[a[j - 1]] == ids[p] && a[j - 1] > p))) {
-            a[j] = a[j - 1];
-            j--;
-        }
-        a[j] = p;
-    }
-}
-
-void sw_rows_order(const struct sw_rows *r, uint32_t *list, size_t n) {
-    if (n < 2) return;
-    double *ts = malloc(n * sizeof *ts), *ids = malloc(n * sizeof *ids);
-    if (!ts || !ids) abort();
-    bool sorted = true, rising = true;
-    double min = INFINITY, max = -INFINITY;
-    for (size_t k = 0; k < n; k++) {
-        const struct sw_row *row = sw_row_at(r, list[k]);
-        ts[k] = row->t;
-        ids[k] = row->id;
-        if (ts[k] < min) min = ts[k];
-        if (ts[k] > max) max = ts[k];
-        if (k > 0) {
-            if (ts[k] < ts[k - 1]) rising = false;
-            if (ts[k] < ts[k - 1] || (ts[k] == ts[k - 1] && ids[k] < ids[k - 1])) sorted = false;
-        }
-    }
-    if (sorted) {
-        free(ts);
-        free(ids);
-        return;
-    }
-    /* Positions by timestamp, stably (whole microseconds below 2^53). */
-    uint32_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
-    if (!a || !b) abort();
-    for (size_t k = 0; k < n; k++) a[k] = (uint32_t)k;
-    if (!rising) {
-        uint64_t range = (uint64_t)(max - min);
-        uint32_t *count = malloc((1 << 16) * sizeof *count); /* lists sort on two threads */
-        if (!count) abort();
-        for (int bit = 0; bit < 64 && (range >> bit) != 0; bit += 16) {
-            memset(count, 0, (1 << 16) * sizeof *count);
-            for (size_t k = 0; k < n; k++) count[((uint64_t)(ts[k] - min) >> bit) & 0xffff]++;
-            uint32_t sum = 0;
-            for (size_t d = 0; d < (1 << 16); d++) {
-                uint32_t c = count[d];
-                count[d] = sum;
-                sum += c;
-            }
-            for (size_t k = 0; k < n; k++) {
-                uint32_t p = a[k];
-                b[count[((uint64_t)(ts[p] - min) >> bit) & 0xffff]++] = p;
-            }
-            uint32_t *t = a;
-            a = b;
-            b = t;
-        }
-        free(count);
-    }
-    for (size_t s = 0; s < n;) {
-        size_t e = s + 1;
-        while (e < n && ts[a[e]] == ts[a[s]]) e++;
-        if (e - s > 1) sort_run_by_id(a, s, e, ids);
-        s = e;
-    }
-    memcpy(b, list, n * sizeof *b);
-    for (size_t k = 0; k < n; k++) list[k] = b[a[k]];
-    free(a);
-    free(b);
-    free(ts);
-    free(ids);
 }
 
 /* ---- two readers' rows made one ---- */

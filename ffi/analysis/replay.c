@@ -306,7 +306,7 @@ void sw_replay_device(const struct sw_rows *rows, const uint32_t *order, size_t 
     sw_addr_init(&st.seg_at);
     sw_addr_init(&st.blk_at);
     for (size_t k = 0; k < n; k++) {
-        const struct sw_row *r = sw_row_at(rows, order[k]);
+        const struct sw_row *r = sw_row_in_order(rows, order, k, n);
         if (sw_row_device(r) != device) continue;
         double addr = r->addr, size = r->size, t = r->t;
         int32_t stack = r->stack;

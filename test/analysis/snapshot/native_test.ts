@@ -328,3 +328,36 @@ Deno.test("native snapshot reads a large log in two halves to the same bytes, al
   const r = await same([bigLog("", runOn)], "pickle");
   assert.match(r.error ?? "", /Row at line \d+ of .* runs on for over 16 MiB/);
 });
+
+Deno.test("native snapshot orders a long list out of time order as the TypeScript converter does: ties, NaN IDs, rows stamped 0, in halves sorted apart and merged", async () => {
+  const T = 1764753083997498000;
+  const lines = [HEADER];
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
+  // Over 2^17 rows of one device, so the list is ordered in two halves.
+  const n = 300_000;
+  const order = Array.from({ length: n }, (_, i) => i);
+  for (let w = 0; w < n; w += 64) {
+    for (let i = Math.min(w + 63, n - 1); i > w; i--) {
+      const j = w + (next() % (i - w + 1));
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+  }
+  for (const i of order) {
+    const ptr = `0x${(0x12c000000000 + (i % 4000) * 4096).toString(16)}`;
+    const event = i % 2 ? "FREE" : "MALLOC";
+    // Ties of two stamps, a few stamps to a bucket of the first pass; now
+    // and then a stamp that reads as 0, an ID that is not a number, or one
+    // far from its row's place.
+    const stamp = i % 5003 === 0 ? "late" : `${T + Math.floor(i / 2) * 37_000}`;
+    const id = i % 4001 === 0 ? "N/A" : i % 7 === 0 ? `${n - i}` : `${i}`;
+    lines.push(
+      `${id},${event},PTA,N/A,${stamp},42,1,0,${ptr},"{size:${
+        4096 + (i % 5) * 512
+      }}",,`,
+    );
+  }
+  const log = write(lines.join("\n") + "\n");
+  await same([log], "pickle");
+  await same([log], "json", { maxEntries: 20_000 });
+});
