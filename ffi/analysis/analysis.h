@@ -127,7 +127,9 @@ const uint8_t *sw_strtab_str(const struct sw_strtab *t, uint32_t id, size_t *n);
 
 /* ---- memory rows (mem_rows.c) ----------------------------------------- */
 
-enum sw_kind { K_SEG_ALLOC = 0, K_SEG_FREE = 1, K_BLK_ALLOC = 2, K_BLK_FREE = 3, K_OOM = 4 };
+/* K_GAP: no row, a place left empty so that the second reader's chunks
+ * could be taken whole (sw_rows_take); it has no device. */
+enum sw_kind { K_SEG_ALLOC = 0, K_SEG_FREE = 1, K_BLK_ALLOC = 2, K_BLK_FREE = 3, K_OOM = 4, K_GAP = 5 };
 
 #define SW_NO_DEVICE (-1)
 #define SW_CPU_DEVICE (-2)

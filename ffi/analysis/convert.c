@@ -31,7 +31,7 @@ static void resolve_devices(struct sw_rows *rows, const uint32_t *order, size_t 
             sw_row_set_device(r, cpu);
         }
         int kind = sw_row_kind(r);
-        if (kind == K_OOM) continue;
+        if (kind == K_OOM || kind == K_GAP) continue;
         /* Blocks and segments may share an address: keep them apart. */
         bool block = kind == K_BLK_ALLOC || kind == K_BLK_FREE;
         uint64_t a = (uint64_t)(uint32_t)r->pid | (block ? 1ull << 32 : 0);

@@ -164,16 +164,28 @@ void sw_rows_take(struct sw_rows *r, struct sw_rows *from) {
     ids[0] = 0;
     for (size_t k = 1; k < from->nstacks; k++) ids[k] = adopt_stack(r, from, (int32_t)k);
     for (uint32_t i = 0; i < from->count; i++) {
-        const struct sw_row *src = sw_row_at(from, i);
-        struct sw_row *dst = claim_row(r, src->t, src->id);
-        *dst = *src;
-        dst->stack = ids[src->stack];
-        /* Each chunk of the other reader goes once copied: one chunk more
-         * than the rows at most. */
-        if ((i & (SW_ROW_CHUNK - 1)) == SW_ROW_CHUNK - 1 || i + 1 == from->count) {
-            free(from->chunks[i >> SW_ROW_SHIFT]);
-            from->chunks[i >> SW_ROW_SHIFT] = NULL;
-        }
+        struct sw_row *row = sw_row_at(from, i);
+        row->stack = ids[row->stack];
+    }
+    /* The other reader's chunks are taken as they are, not copied (a copy
+     * cost a fresh page per 85 rows): this reader's last chunk is filled
+     * up with gaps, stamped as its last row so the order stays known. */
+    if (from->count && (r->count & (SW_ROW_CHUNK - 1))) {
+        double t = r->last_t, id = r->last_id;
+        while (r->count & (SW_ROW_CHUNK - 1))
+            *claim_row(r, t, id) = (struct sw_row){.id = id, .t = t, .meta = K_GAP | ((SW_NO_DEVICE + 2) << 4)};
+    }
+    if (from->count) {
+        const struct sw_row *first = sw_row_at(from, 0);
+        if (first->t < r->last_t || (first->t == r->last_t && first->id < r->last_id))
+            r->sorted = false;
+        size_t taken = (from->count + SW_ROW_CHUNK - 1) >> SW_ROW_SHIFT;
+        r->chunks = realloc(r->chunks, (r->nchunks + taken) * sizeof *r->chunks);
+        if (!r->chunks) abort();
+        memcpy(r->chunks + r->nchunks, from->chunks, taken * sizeof *r->chunks);
+        memset(from->chunks, 0, taken * sizeof *from->chunks);
+        r->nchunks += taken;
+        r->count += from->count;
     }
     free(ids);
     r->sorted = r->sorted && from->sorted;
