@@ -188,7 +188,7 @@ static bool address(const struct sw_csv_row *r, int col, double *out) {
         *out = (double)n;
         return true;
     }
-    double n = sw_parse_decimal(s, e);
+    double n = parse_decimal(s, e); /* msMemScope's own logs: plain digits */
     if (isnan(n) || n < 0 || n > MAX_SAFE) return false;
     *out = n;
     return true;
