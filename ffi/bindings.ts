@@ -174,39 +174,13 @@ export const SPEC = {
   MAX_OUTID: 2147483647,
 } as const;
 
-const symbols = {
-  stompwatch_ring_attach: {
-    parameters: ["buffer", "buffer"],
-    result: "pointer",
-  },
-  stompwatch_ring_detach: { parameters: ["pointer", "u64"], result: "void" },
-  stompwatch_ring_advance: { parameters: ["pointer", "u64"], result: "void" },
-  stompwatch_ring_head: { parameters: ["pointer"], result: "u64" },
-  stompwatch_ring_heartbeat: { parameters: ["pointer"], result: "void" },
-  stompwatch_table_publish: {
-    parameters: ["pointer", "buffer", "u32"],
-    result: "i32",
-  },
-  stompwatch_checksum: {
-    parameters: ["u32", "buffer", "usize"],
-    result: "u64",
-  },
-  stompwatch_dir_make: { parameters: ["buffer"], result: "i32" },
-  stompwatch_dir_rings: {
-    parameters: ["buffer", "buffer", "u64"],
-    result: "i64",
-  },
-  stompwatch_dir_remove: { parameters: ["buffer"], result: "i32" },
-  stompwatch_ring_dir_make: { parameters: ["buffer"], result: "i32" },
-  stompwatch_ring_dir_reap: { parameters: ["buffer", "i32"], result: "i32" },
-  stompwatch_fd_close: { parameters: ["i32"], result: "i32" },
-  stompwatch_file_remove: { parameters: ["buffer"], result: "i32" },
-  stompwatch_pid_alive: { parameters: ["i32"], result: "i32" },
-  stompwatch_dir_names: {
-    parameters: ["buffer", "buffer", "buffer", "u64"],
-    result: "i64",
-  },
-  stompwatch_pid_started: { parameters: ["i32"], result: "u64" },
+/**
+ * What a command line's analysis calls (opening and reading a log,
+ * check-leaks' passes), opened apart from the daemon's calls: Deno builds a
+ * call for each symbol it opens (about 0.3 ms each), and an analysis is
+ * timed whole, start-up included.
+ */
+const logSymbols = {
   // Off the event loop: a slow filesystem must not stall the daemon.
   stompwatch_log_open: {
     parameters: ["buffer"],
@@ -259,6 +233,42 @@ const symbols = {
     parameters: ["i32", "buffer", "u32"],
     result: "u32",
   },
+  stompwatch_fd_close: { parameters: ["i32"], result: "i32" },
+} as const;
+
+/** The daemon's own calls: rings, watch tables, directories, clocks. */
+const symbols = {
+  stompwatch_ring_attach: {
+    parameters: ["buffer", "buffer"],
+    result: "pointer",
+  },
+  stompwatch_ring_detach: { parameters: ["pointer", "u64"], result: "void" },
+  stompwatch_ring_advance: { parameters: ["pointer", "u64"], result: "void" },
+  stompwatch_ring_head: { parameters: ["pointer"], result: "u64" },
+  stompwatch_ring_heartbeat: { parameters: ["pointer"], result: "void" },
+  stompwatch_table_publish: {
+    parameters: ["pointer", "buffer", "u32"],
+    result: "i32",
+  },
+  stompwatch_checksum: {
+    parameters: ["u32", "buffer", "usize"],
+    result: "u64",
+  },
+  stompwatch_dir_make: { parameters: ["buffer"], result: "i32" },
+  stompwatch_dir_rings: {
+    parameters: ["buffer", "buffer", "u64"],
+    result: "i64",
+  },
+  stompwatch_dir_remove: { parameters: ["buffer"], result: "i32" },
+  stompwatch_ring_dir_make: { parameters: ["buffer"], result: "i32" },
+  stompwatch_ring_dir_reap: { parameters: ["buffer", "i32"], result: "i32" },
+  stompwatch_file_remove: { parameters: ["buffer"], result: "i32" },
+  stompwatch_pid_alive: { parameters: ["i32"], result: "i32" },
+  stompwatch_dir_names: {
+    parameters: ["buffer", "buffer", "buffer", "u64"],
+    result: "i64",
+  },
+  stompwatch_pid_started: { parameters: ["i32"], result: "u64" },
   stompwatch_now_ns: { parameters: [], result: "u64" },
   stompwatch_layout: { parameters: ["buffer", "u64"], result: "u64" },
   stompwatch_watch_spec_parse: {
@@ -288,20 +298,15 @@ const symbols = {
 } as const;
 
 type Lib = Deno.DynamicLibrary<typeof symbols>["symbols"];
+type LogLib = Deno.DynamicLibrary<typeof logSymbols>["symbols"];
 let lib: Lib | undefined;
+let logLib: LogLib | undefined;
 
-/**
- * Opens the daemon-side library once.
- *
- * @example
- * ```ts
- * const native = daemonLibrary();
- * ```
- */
-export function daemonLibrary(): Lib {
-  if (lib) return lib;
+function openDaemonLibrary<S extends Deno.ForeignLibraryInterface>(
+  table: S,
+): Deno.DynamicLibrary<S>["symbols"] {
   try {
-    lib = Deno.dlopen(DAEMON_LIBRARY, symbols).symbols;
+    return Deno.dlopen(DAEMON_LIBRARY, table).symbols;
   } catch (e) {
     // Not granted: main.ts words that for a person, Deno's advice left out.
     if (e instanceof Deno.errors.NotCapable) throw e;
@@ -311,7 +316,25 @@ export function daemonLibrary(): Lib {
       }); run make -C ffi or start through ./stompwatch`,
     );
   }
+}
+
+/**
+ * Opens the daemon-side library's daemon calls once.
+ *
+ * @example
+ * ```ts
+ * const native = daemonLibrary();
+ * ```
+ */
+export function daemonLibrary(): Lib {
+  lib ??= openDaemonLibrary(symbols);
   return lib;
+}
+
+/** Opens the daemon-side library's log and check-leaks calls once. */
+function logLibrary(): LogLib {
+  logLib ??= openDaemonLibrary(logSymbols);
+  return logLib;
 }
 
 /** The native library is missing or cannot be loaded: said as it is. */
@@ -626,7 +649,7 @@ export function makeLockedRingDir(path: string): number | null {
  * ```
  */
 export function closeLock(fd: number): void {
-  daemonLibrary().stompwatch_fd_close(fd);
+  logLibrary().stompwatch_fd_close(fd);
 }
 
 /**
@@ -693,7 +716,7 @@ const ERRNO_NAMES: Record<number, LogOpenError["code"]> = {
 
 function systemText(errno: number): string {
   const out = new Uint8Array(256);
-  const n = daemonLibrary().stompwatch_strerror(errno, out, out.length);
+  const n = logLibrary().stompwatch_strerror(errno, out, out.length);
   const text = new TextDecoder().decode(out.subarray(0, n));
   return text.charAt(0).toLowerCase() + text.slice(1);
 }
@@ -711,7 +734,7 @@ function systemText(errno: number): string {
 export async function openLogFile(path: string): Promise<number> {
   // C would read the path only up to its first NUL: another file.
   if (path.includes("\0")) throw new LogOpenError("ENOENT", "no such file");
-  const fd = await daemonLibrary().stompwatch_log_open(cPath(path));
+  const fd = await logLibrary().stompwatch_log_open(cPath(path));
   if (fd >= 0) return fd;
   if (fd === -100000) throw new LogOpenError("NOT_FILE", "not a file");
   if (fd === -100001) throw new LogOpenError("SYSTEM_FILE", "a system file");
@@ -754,7 +777,7 @@ export async function readLogAt(
   into: Uint8Array,
   offset: number,
 ): Promise<number> {
-  const lib = daemonLibrary();
+  const lib = logLibrary();
   const len = BigInt(into.length), at = BigInt(offset);
   // A read of the page cache costs less than handing it to a thread.
   const n = Number(
@@ -776,7 +799,7 @@ export async function readLogAt(
  * ```
  */
 export function closeLogFile(fd: number): void {
-  daemonLibrary().stompwatch_fd_close(fd);
+  logLibrary().stompwatch_fd_close(fd);
 }
 
 /**
@@ -789,7 +812,7 @@ export function closeLogFile(fd: number): void {
  * ```
  */
 export function logSize(fd: number): number {
-  const n = Number(daemonLibrary().stompwatch_log_size(fd));
+  const n = Number(logLibrary().stompwatch_log_size(fd));
   if (n < 0) throw new Error(systemText(-n));
   return n;
 }
@@ -865,7 +888,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
   v.setUint32(172, input.mstxInfo.includes('"') ? 1 : 0, true);
   // Empty texts still need memory the C side may read zero bytes from.
   const some = (b: Uint8Array) => b.length ? b : new Uint8Array(1);
-  const status = await daemonLibrary().stompwatch_leak_scan(
+  const status = await logLibrary().stompwatch_leak_scan(
     args,
     r.kind,
     r.device,
@@ -939,7 +962,7 @@ export function leakReplay(
   v.setUint32(72, w.device, true);
   const out = new Uint32Array(Math.max(1, count));
   const n = Number(
-    daemonLibrary().stompwatch_leak_replay(
+    logLibrary().stompwatch_leak_replay(
       args,
       rows.kind,
       rows.device,
