@@ -6,13 +6,15 @@
  * @module
  */
 import { parseCommandArgs } from "./_args.ts";
+// Straight from the files, not the folder's face (which also holds the
+// daemon's live leak tracking): a command loads only what it runs.
+import { checkLeaksFile } from "../analysis/leaks/check_leaks.ts";
 import {
   CheckLeaksError,
-  checkLeaksFile,
   checkOptions,
-  formatCheckLeaks,
   type OptionNames,
-} from "../analysis/leaks/mod.ts";
+} from "../analysis/leaks/options.ts";
+import { formatCheckLeaks } from "../analysis/leaks/format.ts";
 
 /** How the command line spells check_leaks options; numbers come as typed. */
 const CLI_NAMES: OptionNames = {

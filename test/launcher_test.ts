@@ -41,7 +41,7 @@ Deno.test("the launcher refuses a path holding a comma in one line of its own, b
   Deno.removeSync(dir, { recursive: true });
 });
 
-Deno.test("the launcher rebuilds the native code when a source changed since its last check, and runs no make when none did", async () => {
+Deno.test("the launcher rebuilds the native code when a source changed since its last check, and runs no make when none did", () => {
   const root = new URL("..", import.meta.url).pathname;
   const dir = Deno.makeTempDirSync({ prefix: "stompwatch_launcher_" });
   try {

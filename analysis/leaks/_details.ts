@@ -8,7 +8,7 @@
 import {
   type EventLogSource,
   readMemscopeRowsAt,
-} from "../memscope_csv/mod.ts";
+} from "../memscope_csv/read.ts";
 import type { LeakRows } from "./_leak_rows.ts";
 import type { Leak } from "./result.ts";
 

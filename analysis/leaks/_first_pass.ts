@@ -8,23 +8,11 @@
  */
 import {
   type EventLogSource,
-  type MemscopeColumn,
   readMemscopeCsv,
   type ReadSummary,
 } from "../memscope_csv/mod.ts";
-import { FREE, LeakRows, MALLOC, PtrKeys } from "./_leak_rows.ts";
+import { FREE, LEAK_COLUMNS, LeakRows, MALLOC, PtrKeys } from "./_leak_rows.ts";
 import type { CheckedOptions } from "./options.ts";
-
-/** Columns check_leaks reads; the reader reports any that is missing. */
-export const LEAK_COLUMNS: readonly MemscopeColumn[] = [
-  "ID",
-  "Event",
-  "Event Type",
-  "Name",
-  "Device Id",
-  "Ptr",
-  "Attr",
-];
 
 /** What the first pass found. */
 export interface FirstPass {

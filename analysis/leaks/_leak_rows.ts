@@ -5,11 +5,28 @@
  *
  * @module
  */
-import { MemscopeCsvError, type MemscopeRow } from "../memscope_csv/mod.ts";
+// From the files, not the folder's face: check-leaks loads only what it
+// runs, as start-up is part of every check.
+import {
+  type MemscopeColumn,
+  MemscopeCsvError,
+} from "../memscope_csv/header.ts";
+import type { MemscopeRow } from "../memscope_csv/row.ts";
 import { leakReplay } from "../../ffi/bindings.ts";
 
 const MALLOC = 1, FREE = 2;
 export { FREE, MALLOC };
+
+/** Columns check_leaks reads; the reader reports any that is missing. */
+export const LEAK_COLUMNS: readonly MemscopeColumn[] = [
+  "ID",
+  "Event",
+  "Event Type",
+  "Name",
+  "Device Id",
+  "Ptr",
+  "Attr",
+];
 
 /** MALLOC and FREE rows of one pool, in file order. */
 export class LeakRows {

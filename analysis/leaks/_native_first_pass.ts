@@ -9,15 +9,15 @@
  *
  * @module
  */
+import { eventLogFd } from "../memscope_csv/open.ts";
+import { MemscopeCsvError } from "../memscope_csv/header.ts";
 import {
-  eventLogFd,
   type EventLogSource,
-  MemscopeCsvError,
   readMemscopeStart,
-} from "../memscope_csv/mod.ts";
+} from "../memscope_csv/read.ts";
 import { leakScan } from "../../ffi/bindings.ts";
-import { type FirstPass, LEAK_COLUMNS } from "./_first_pass.ts";
-import { LeakRows, PtrKeys } from "./_leak_rows.ts";
+import type { FirstPass } from "./_first_pass.ts";
+import { LEAK_COLUMNS, LeakRows, PtrKeys } from "./_leak_rows.ts";
 import type { CheckedOptions } from "./options.ts";
 
 /** MEMSCOPE_HEADER positions of LEAK_COLUMNS, in the order leak_scan.c reads them. */

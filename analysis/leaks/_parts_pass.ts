@@ -9,13 +9,13 @@
 import { type EventLogSource, readMemscopeCsv } from "../memscope_csv/mod.ts";
 import {
   FREE,
+  LEAK_COLUMNS,
   LeakRows,
   MALLOC,
   mixKey,
   PtrKeys,
   type Window,
 } from "./_leak_rows.ts";
-import { LEAK_COLUMNS } from "./_first_pass.ts";
 import type { FoundLeaks } from "./_found.ts";
 
 /** Which of `parts` passes a Ptr key belongs to. */

@@ -9,8 +9,7 @@
  * @module
  */
 import { type EventLogSource, readMemscopeCsv } from "../memscope_csv/mod.ts";
-import { mixKey, type Window } from "./_leak_rows.ts";
-import { LEAK_COLUMNS } from "./_first_pass.ts";
+import { LEAK_COLUMNS, mixKey, type Window } from "./_leak_rows.ts";
 
 /** What the ID passes need to know. */
 export interface SupersededInput {

@@ -15,15 +15,16 @@
  *
  * @module
  */
+// The TypeScript passes (a log the native pass cannot read for certain, or
+// a window too large for the row budget) are imported where they run: a
+// command loads only what it runs, as start-up is part of every check.
 import type { Window } from "./_leak_rows.ts";
-import { type FirstPass, firstPass } from "./_first_pass.ts";
+import type { FirstPass } from "./_first_pass.ts";
 import { nativeFirstPass } from "./_native_first_pass.ts";
 import { FoundLeaks } from "./_found.ts";
-import { passesInParts } from "./_parts_pass.ts";
-import { supersededRows } from "./_superseded_pass.ts";
 import { leakDetails } from "./_details.ts";
 import { type CheckLeaksOptions, checkOptions } from "./options.ts";
-import { openEventLog } from "../memscope_csv/mod.ts";
+import { openEventLog } from "../memscope_csv/open.ts";
 import type { CheckLeaksResult, DeviceLeaks } from "./result.ts";
 
 /**
@@ -93,7 +94,7 @@ export async function checkLeaksFile(
   const { mstxInfo, startIndex, eventType, maxLeaks, rowBudget } = checked;
   using log = await openEventLog(path);
   const first = await nativeFirstPass(log, checked) ??
-    await firstPass(log, checked);
+    await (await import("./_first_pass.ts")).firstPass(log, checked);
   const { devices, index, ptrs } = first;
   const { results, windows } = deviceWindows(first, startIndex);
 
@@ -103,6 +104,8 @@ export async function checkLeaksFile(
   if (windows.size && first.rows !== undefined) {
     for (const [k, w] of windows) found.collect(first.rows, k, w);
   } else if (windows.size) {
+    const { supersededRows } = await import("./_superseded_pass.ts");
+    const { passesInParts } = await import("./_parts_pass.ts");
     const input = { source: log, eventType, rowBudget, index, windows };
     const superseded = await supersededRows(input);
     const spare = first.spare;
