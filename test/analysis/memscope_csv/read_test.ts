@@ -6,6 +6,7 @@ import {
   readMemscopeBytes,
   readMemscopeCsv,
   readMemscopeRowsAt,
+  readMemscopeStart,
 } from "../../../analysis/memscope_csv/mod.ts";
 
 const FIXTURES =
@@ -262,4 +263,36 @@ Deno.test("memscope_csv reads rows back at the offsets it reported", async () =>
     seen,
     [...offsets].map(([off, id]) => `${off}:m${id}`),
   );
+});
+
+Deno.test("memscope_csv finds where the data rows start as a full read does, whatever the header's length", async () => {
+  const row = '1,MSTX,Mark,"step",5,1,1,0,N/A,';
+  // A header past the first small read; one past 1 MiB that a full 2 MiB
+  // read still takes whole; one that runs on past the first 2 MiB.
+  for (const pad of [0, 100 << 10, (1 << 20) + (100 << 10), 3 << 20]) {
+    const extra = pad ? `,${"x".repeat(pad)}` : "";
+    const path = tempFile(`${HEADER}${extra}\n${row}\n${row}\n`);
+    let full: { offset: number; line: number } | Error | undefined;
+    try {
+      await readMemscopeCsv(path, (r) => {
+        full ??= { offset: r.offset, line: r.line };
+      });
+    } catch (e) {
+      full = e as Error;
+    }
+    let start: { offset: number; line: number } | Error | undefined;
+    try {
+      const s = await readMemscopeStart(path);
+      start = s && { offset: s.offset, line: s.line };
+    } catch (e) {
+      start = e as Error;
+    }
+    if (full instanceof Error) {
+      assert.ok(start instanceof MemscopeCsvError, `pad ${pad}`);
+      assert.equal(start.message, full.message);
+    } else {
+      assert.deepEqual(start, full, `pad ${pad}`);
+      assert.equal(full?.offset, HEADER.length + extra.length + 1);
+    }
+  }
 });
