@@ -13,9 +13,7 @@ import { readMemscopeCsv } from "../analysis/memscope_csv/mod.ts";
 import { benchTable, type Row } from "./_jobs.ts";
 import { writeMemscopeLog } from "./_memscope_gen.ts";
 import { workload } from "./_jobs.ts";
-import { ANALYSIS_LIBRARY, DAEMON_LIBRARY } from "../ffi/bindings.ts";
 
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const STOMPWATCH = new URL("../stompwatch", import.meta.url).pathname;
 
 async function readAll(path: string): Promise<number> {
@@ -29,20 +27,14 @@ async function readAll(path: string): Promise<number> {
   }
 }
 
-/** Wall time and peak RSS (MB) of `deno run main.ts ...args`. */
+/**
+ * Wall time and peak RSS (MB) of `./stompwatch ...args`: the command a user
+ * types, its launcher and the permissions it grants included.
+ */
 async function command(args: string[]): Promise<{ ms: number; mb: number }> {
-  const deno = [
-    Deno.execPath(),
-    "run",
-    "--quiet",
-    "--allow-read",
-    "--allow-write",
-    `--allow-ffi=${DAEMON_LIBRARY},${ANALYSIS_LIBRARY}`,
-    MAIN,
-  ];
   const t0 = performance.now();
   const out = await new Deno.Command("/usr/bin/time", {
-    args: ["-f", "maxrss_kb=%M", ...deno, ...args],
+    args: ["-f", "maxrss_kb=%M", STOMPWATCH, ...args],
     stdout: "null",
     stderr: "piped",
   }).output();
