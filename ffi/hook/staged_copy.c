@@ -143,33 +143,44 @@ void sw_stager_lock_ring(void) {
   pthread_mutex_unlock(&lock);
 }
 
-/* The chunks placed and not yet taken, oldest first, with what their copy
- * call said (a copy refused at the call was never queued: nothing to wait
- * for) and the event recorded after each. */
+/* A staged copy under way: the block, and the chunks placed and not yet
+ * taken, oldest first, each with what its copy call said (a copy refused
+ * at the call was never queued: nothing to wait for). */
 struct flight {
-  struct sw_chunk chunk[SW_STAGED_AHEAD + 1];
-  aclError issued[SW_STAGED_AHEAD + 1];
+  const uint8_t *from;
+  uint64_t len, chunk;
+  int ahead;
+  sw_chunk_place place;
+  void *ctx;
+  struct sw_chunk chunk_at[NBUF];
+  aclError issued[NBUF];
   int first, count;
   uint64_t at; /* bytes placed so far */
   int stopped; /* the placer had no room */
 };
 
-/* Places and queues the next chunk of the block. */
-static void issue(const struct sw_real *real, struct sw_stager *st, struct flight *f, const uint8_t *from,
-                  uint64_t len, uint64_t chunk, sw_chunk_place place, void *ctx) {
-  int i = (f->first + f->count) % (SW_STAGED_AHEAD + 1);
-  struct sw_chunk *c = &f->chunk[i];
-  *c = (struct sw_chunk){.off = f->at, .n = len - f->at < chunk ? len - f->at : chunk};
-  if (place(ctx, c)) {
-    f->stopped = 1;
-    return;
+/* Chunk c's event: the chunk SW_STAGED_AHEAD before it had it, and was
+ * waited for before c was queued. */
+static aclrtEvent event_of(const struct sw_stager *st, const struct flight *f, const struct sw_chunk *c) {
+  return st->event[c->off / f->chunk % SW_STAGED_AHEAD];
+}
+
+/* Places and queues chunks until `ahead` are in flight or the block is all placed. */
+static void fill(const struct sw_real *real, struct sw_stager *st, struct flight *f) {
+  while (f->count < f->ahead && f->at < f->len && !f->stopped) {
+    int i = (f->first + f->count) % NBUF;
+    struct sw_chunk *c = &f->chunk_at[i];
+    *c = (struct sw_chunk){.off = f->at, .n = f->len - f->at < f->chunk ? f->len - f->at : f->chunk};
+    if (f->place(f->ctx, c)) {
+      f->stopped = 1;
+      return;
+    }
+    aclError err = real->aclrtMemcpyAsync(c->dst, c->n, f->from + c->off, c->n, ACL_MEMCPY_DEVICE_TO_HOST, st->stream);
+    if (err == ACL_SUCCESS && st->events) err = real->aclrtRecordEvent(event_of(st, f, c), st->stream);
+    f->issued[i] = err;
+    f->at += c->n;
+    f->count++;
   }
-  aclError err = real->aclrtMemcpyAsync(c->dst, c->n, from + c->off, c->n, ACL_MEMCPY_DEVICE_TO_HOST, st->stream);
-  /* The event of a chunk `ahead` before this one, waited for already. */
-  if (err == ACL_SUCCESS && st->events) err = real->aclrtRecordEvent(st->event[c->off / chunk % st->events], st->stream);
-  f->issued[i] = err;
-  f->at += c->n;
-  f->count++;
 }
 
 enum sw_staged sw_staged_copy(struct sw_stager *st, const void *src, uint64_t len, uint64_t chunk, int ahead,
@@ -180,21 +191,19 @@ enum sw_staged sw_staged_copy(struct sw_stager *st, const void *src, uint64_t le
   if (!ready(real, st)) return SW_STAGED_SERIAL;
   if (!st->events || ahead < 1) ahead = 1;
   if (ahead > SW_STAGED_AHEAD) ahead = SW_STAGED_AHEAD;
-  struct flight f = {0};
+  struct flight f = {.from = src, .len = len, .chunk = chunk, .ahead = ahead, .place = place, .ctx = ctx};
   int failed = 0;
-  for (;;) {
-    while (f.count < ahead && f.at < len && !f.stopped) issue(real, st, &f, src, len, chunk, place, ctx);
-    if (f.count == 0) break;
-    struct sw_chunk *c = &f.chunk[f.first];
+  fill(real, st, &f);
+  while (f.count > 0) {
+    struct sw_chunk *c = &f.chunk_at[f.first];
     aclError err = f.issued[f.first];
     if (err == ACL_SUCCESS)
-      err = st->events ? real->aclrtSynchronizeEvent(st->event[c->off / chunk % st->events])
-                       : real->aclrtSynchronizeStream(st->stream);
-    /* The next copy is queued before this chunk is taken: with one ahead,
-     * that is the whole overlap. */
-    f.first = (f.first + 1) % (SW_STAGED_AHEAD + 1);
+      err = st->events ? real->aclrtSynchronizeEvent(event_of(st, &f, c)) : real->aclrtSynchronizeStream(st->stream);
+    f.first = (f.first + 1) % NBUF;
     f.count--;
-    while (f.count < ahead && f.at < len && !f.stopped) issue(real, st, &f, src, len, chunk, place, ctx);
+    /* The next copies are queued before this chunk is taken: with one
+     * ahead, that is the whole overlap. */
+    fill(real, st, &f);
     take(ctx, c, err);
     failed |= err != ACL_SUCCESS;
   }

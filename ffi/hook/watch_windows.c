@@ -26,11 +26,10 @@
 
 #define MAX_LOCAL ((int)(2 * SW_WATCH_MAX))
 /* Each checksum staging buffer, one chunk: half a Zen 3 core's L2, so the
- * hasher reads a chunk the copy engine's core wrote moments ago from that
- * core's cache, not from memory (on the 2-vCPU EPYC VM of 2026-11-25,
- * 256 KiB and 512 KiB chunks sampled a 256 MiB block at 0.94-1.05x memcpy
- * with three queued, 1 MiB ones at 0.99-1.02x, 128 KiB ones at 0.92-0.96x:
- * the per-chunk calls start to show). */
+ * hasher reads what the copy engine wrote moments before from cache, and
+ * the SW_STAGED_AHEAD + 1 buffers take 1 MiB of page-locked memory. Larger
+ * chunks sampled no faster there (staged_copy.h), smaller ones start to
+ * show the calls each chunk costs. */
 #define STAGING_BYTES (256u << 10)
 
 /* A closed API watch keeps its slot until the daemon drops it from the
