@@ -108,6 +108,10 @@ struct sw_real {
   aclError (*aclrtMallocHost)(void **, size_t);
   aclError (*aclrtFreeHost)(void *);
   aclError (*aclrtHostRegister)(void *, uint64_t, aclrtHostRegisterType, void **);
+  aclError (*aclrtCreateEvent)(aclrtEvent *);
+  aclError (*aclrtDestroyEvent)(aclrtEvent);
+  aclError (*aclrtRecordEvent)(aclrtEvent, aclrtStream);
+  aclError (*aclrtSynchronizeEvent)(aclrtEvent);
 };
 
 /* The table, resolved at the first call made while the runtime is loaded

@@ -44,6 +44,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define FAILS "calls to it fail with ACL_ERROR_INVALID_PARAM"
 #define SERIAL "watched blocks are copied, then hashed, not both at once"
+#define ONE_AHEAD "a checksum sample queues one chunk's copy ahead of the hash, not several"
 /* `without` NULL: an interposed function, looked up again when missing. */
 #define SYMBOL(field, without) {#field, offsetof(struct sw_real, field), without}
 
@@ -72,6 +73,10 @@ static const struct {
     SYMBOL(aclrtMallocHost, SERIAL),
     SYMBOL(aclrtFreeHost, SERIAL),
     SYMBOL(aclrtHostRegister, "full-content samples are copied into the ring before they are hashed, not while"),
+    SYMBOL(aclrtCreateEvent, ONE_AHEAD),
+    SYMBOL(aclrtDestroyEvent, ONE_AHEAD),
+    SYMBOL(aclrtRecordEvent, ONE_AHEAD),
+    SYMBOL(aclrtSynchronizeEvent, ONE_AHEAD),
 };
 #define NSYMBOLS (sizeof SYMBOLS / sizeof SYMBOLS[0])
 

@@ -1,17 +1,19 @@
 /*
  * staged_copy.c: a watched block's copy to the host, pipelined as it would
- * be on hardware: the device's copy engine moves chunk k+1
- * (aclrtMemcpyAsync on a stream of the hook's own) while the host hashes
- * chunk k, and the two meet once per chunk (aclrtSynchronizeStream). The
- * copy engine needs page-locked host memory to run on its own (with
- * pageable memory CANN's aclrtMemcpyAsync returns only once the copy is
- * done), hence staging from aclrtMallocHost for checksums, and the ring
- * registered with aclrtHostRegister for full-content samples, whose chunks
- * go straight into their ring records.
+ * be on hardware: the device's copy engine moves chunks k+1 .. k+ahead
+ * (aclrtMemcpyAsync on a stream of the hook's own, an event recorded
+ * after each) while the host hashes chunk k, and the host waits for each
+ * chunk's own event (aclrtSynchronizeEvent), never for the copies queued
+ * behind it. The copy engine needs page-locked host memory to run on its
+ * own (with pageable memory CANN's aclrtMemcpyAsync returns only once the
+ * copy is done), hence staging from aclrtMallocHost for checksums, and the
+ * ring registered with aclrtHostRegister for full-content samples, whose
+ * chunks go straight into their ring records.
  *
- * Each thread that samples has its own stream, made on its current
- * device; a runtime that lacks any of these calls gets serial copies
- * (watch_windows.c), as before.
+ * Each thread that samples has its own stream and events, made on its
+ * current device; a runtime without events gets one chunk ahead, waited
+ * for with aclrtSynchronizeStream, and a runtime that lacks any of the
+ * stream calls gets serial copies (watch_windows.c), as before.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -22,12 +24,17 @@
 #include "hook_internal.h"
 #include "staged_copy.h"
 
+#define NBUF (SW_STAGED_AHEAD + 1)
+
 struct sw_stager {
   aclrtStream stream;
   int32_t device; /* the stream's */
   int has_stream;
   int broken; /* the runtime refused a stream on `device`: serial there */
-  uint8_t *buf[2];
+  /* One per chunk in flight, made with the stream; none: one chunk ahead. */
+  aclrtEvent event[SW_STAGED_AHEAD];
+  int events;
+  uint8_t *buf[NBUF];
   uint64_t buf_bytes;
   pid_t pid; /* whose stream and buffers they are: a forked child has neither */
 };
@@ -35,6 +42,10 @@ struct sw_stager {
 static int can_stage(const struct sw_real *real) {
   return real->aclrtMemcpyAsync && real->aclrtSynchronizeStream && real->aclrtCreateStream &&
          real->aclrtDestroyStream;
+}
+
+static int has_events(const struct sw_real *real) {
+  return real->aclrtCreateEvent && real->aclrtDestroyEvent && real->aclrtRecordEvent && real->aclrtSynchronizeEvent;
 }
 
 struct sw_stager *sw_stager_new(void) {
@@ -54,20 +65,35 @@ static void own(struct sw_stager *st) {
 }
 
 static void free_buffers(const struct sw_real *real, struct sw_stager *st) {
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < NBUF; i++) {
     if (st->buf[i] && real->aclrtFreeHost) real->aclrtFreeHost(st->buf[i]);
     st->buf[i] = NULL;
   }
   st->buf_bytes = 0;
 }
 
+/* Events and stream go together: both belong to the device they were made on. */
+static void drop_stream(const struct sw_real *real, struct sw_stager *st) {
+  while (st->events > 0) real->aclrtDestroyEvent(st->event[--st->events]);
+  if (st->has_stream) real->aclrtDestroyStream(st->stream);
+  st->has_stream = 0;
+}
+
 void sw_stager_free(struct sw_stager *st) {
   if (!st) return;
   own(st);
   const struct sw_real *real = sw_real();
-  if (st->has_stream && real->aclrtDestroyStream) real->aclrtDestroyStream(st->stream);
+  if (can_stage(real)) drop_stream(real, st);
   free_buffers(real, st);
   free(st);
+}
+
+/* Events on the stream's device: all of them, or none (then one chunk ahead). */
+static void make_events(const struct sw_real *real, struct sw_stager *st) {
+  if (!has_events(real)) return;
+  while (st->events < SW_STAGED_AHEAD && real->aclrtCreateEvent(&st->event[st->events]) == ACL_SUCCESS) st->events++;
+  if (st->events < SW_STAGED_AHEAD)
+    while (st->events > 0) real->aclrtDestroyEvent(st->event[--st->events]);
 }
 
 /* A stream on the thread's current device, made when the device changed. */
@@ -75,11 +101,11 @@ static int ready(const struct sw_real *real, struct sw_stager *st) {
   int32_t device = sw_current_device();
   if (st->has_stream && st->device == device) return 1;
   if (st->broken && st->device == device) return 0;
-  if (st->has_stream) real->aclrtDestroyStream(st->stream);
-  st->has_stream = 0;
+  drop_stream(real, st);
   st->device = device;
   st->broken = real->aclrtCreateStream(&st->stream) != ACL_SUCCESS;
   st->has_stream = !st->broken;
+  if (st->has_stream) make_events(real, st);
   return st->has_stream;
 }
 
@@ -89,12 +115,13 @@ uint8_t *sw_stager_buffer(struct sw_stager *st, int i, uint64_t bytes) {
   if (st->buf_bytes != bytes) {
     free_buffers(real, st);
     if (!real->aclrtMallocHost || !real->aclrtFreeHost) return NULL;
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < NBUF; k++)
       if (real->aclrtMallocHost((void **)&st->buf[k], bytes) != ACL_SUCCESS) st->buf[k] = NULL;
-    if (!st->buf[0] || !st->buf[1]) {
-      free_buffers(real, st);
-      return NULL;
-    }
+    for (int k = 0; k < NBUF; k++)
+      if (!st->buf[k]) {
+        free_buffers(real, st);
+        return NULL;
+      }
     st->buf_bytes = bytes;
   }
   return st->buf[i];
@@ -116,33 +143,70 @@ void sw_stager_lock_ring(void) {
   pthread_mutex_unlock(&lock);
 }
 
-enum sw_staged sw_staged_copy(struct sw_stager *st, const void *src, uint64_t len, uint64_t chunk,
+/* A staged copy under way: the block, and the chunks placed and not yet
+ * taken, oldest first, each with what its copy call said (a copy refused
+ * at the call was never queued: nothing to wait for). */
+struct flight {
+  const uint8_t *from;
+  uint64_t len, chunk;
+  int ahead;
+  sw_chunk_place place;
+  void *ctx;
+  struct sw_chunk chunk_at[NBUF];
+  aclError issued[NBUF];
+  int first, count;
+  uint64_t at; /* bytes placed so far */
+  int stopped; /* the placer had no room */
+};
+
+/* Chunk c's event: the chunk SW_STAGED_AHEAD before it had it, and was
+ * waited for before c was queued. */
+static aclrtEvent event_of(const struct sw_stager *st, const struct flight *f, const struct sw_chunk *c) {
+  return st->event[c->off / f->chunk % SW_STAGED_AHEAD];
+}
+
+/* Places and queues chunks until `ahead` are in flight or the block is all placed. */
+static void fill(const struct sw_real *real, struct sw_stager *st, struct flight *f) {
+  while (f->count < f->ahead && f->at < f->len && !f->stopped) {
+    int i = (f->first + f->count) % NBUF;
+    struct sw_chunk *c = &f->chunk_at[i];
+    *c = (struct sw_chunk){.off = f->at, .n = f->len - f->at < f->chunk ? f->len - f->at : f->chunk};
+    if (f->place(f->ctx, c)) {
+      f->stopped = 1;
+      return;
+    }
+    aclError err = real->aclrtMemcpyAsync(c->dst, c->n, f->from + c->off, c->n, ACL_MEMCPY_DEVICE_TO_HOST, st->stream);
+    if (err == ACL_SUCCESS && st->events) err = real->aclrtRecordEvent(event_of(st, f, c), st->stream);
+    f->issued[i] = err;
+    f->at += c->n;
+    f->count++;
+  }
+}
+
+enum sw_staged sw_staged_copy(struct sw_stager *st, const void *src, uint64_t len, uint64_t chunk, int ahead,
                               sw_chunk_place place, sw_chunk_take take, void *ctx) {
   const struct sw_real *real = sw_real();
   if (!st || !can_stage(real)) return SW_STAGED_SERIAL;
   own(st);
   if (!ready(real, st)) return SW_STAGED_SERIAL;
-  const uint8_t *from = src;
-  struct sw_chunk cur = {.off = 0, .n = len < chunk ? len : chunk}, next;
-  if (place(ctx, &cur)) return SW_STAGED_STOPPED;
-  aclError issued = real->aclrtMemcpyAsync(cur.dst, cur.n, from, cur.n, ACL_MEMCPY_DEVICE_TO_HOST, st->stream);
+  if (!st->events || ahead < 1) ahead = 1;
+  if (ahead > SW_STAGED_AHEAD) ahead = SW_STAGED_AHEAD;
+  struct flight f = {.from = src, .len = len, .chunk = chunk, .ahead = ahead, .place = place, .ctx = ctx};
   int failed = 0;
-  for (;;) {
-    /* A copy refused at the call was never queued: nothing to wait for. */
-    aclError err = issued != ACL_SUCCESS ? issued : real->aclrtSynchronizeStream(st->stream);
-    uint64_t at = cur.off + cur.n;
-    int more = at < len, stopped = 0;
-    if (more) {
-      next = (struct sw_chunk){.off = at, .n = len - at < chunk ? len - at : chunk};
-      stopped = place(ctx, &next) != 0;
-      if (!stopped)
-        issued = real->aclrtMemcpyAsync(next.dst, next.n, from + at, next.n, ACL_MEMCPY_DEVICE_TO_HOST, st->stream);
-    }
-    take(ctx, &cur, err);
+  fill(real, st, &f);
+  while (f.count > 0) {
+    struct sw_chunk *c = &f.chunk_at[f.first];
+    aclError err = f.issued[f.first];
+    if (err == ACL_SUCCESS)
+      err = st->events ? real->aclrtSynchronizeEvent(event_of(st, &f, c)) : real->aclrtSynchronizeStream(st->stream);
+    f.first = (f.first + 1) % NBUF;
+    f.count--;
+    /* The next copies are queued before this chunk is taken: with one
+     * ahead, that is the whole overlap. */
+    fill(real, st, &f);
+    take(ctx, c, err);
     failed |= err != ACL_SUCCESS;
-    if (stopped) return SW_STAGED_STOPPED;
-    if (!more) break;
-    cur = next;
   }
+  if (f.stopped) return SW_STAGED_STOPPED;
   return failed ? SW_STAGED_FAILED : SW_STAGED_OK;
 }

@@ -25,8 +25,12 @@
 #include "staged_copy.h"
 
 #define MAX_LOCAL ((int)(2 * SW_WATCH_MAX))
-/* Each of the two checksum staging buffers: the pair fits a core's L2. */
-#define STAGING_BYTES (1u << 20)
+/* Each checksum staging buffer, one chunk: half a Zen 3 core's L2, so the
+ * hasher reads what the copy engine wrote moments before from cache, and
+ * the SW_STAGED_AHEAD + 1 buffers take 1 MiB of page-locked memory. Larger
+ * chunks sampled no faster there (staged_copy.h), smaller ones start to
+ * show the calls each chunk costs. */
+#define STAGING_BYTES (256u << 10)
 
 /* A closed API watch keeps its slot until the daemon drops it from the
  * table, so the next table read does not start it again. */
@@ -230,7 +234,7 @@ struct staged_sample {
 
 static int place_in_staging(void *ctx, struct sw_chunk *c) {
   struct staged_sample *s = ctx;
-  c->dst = sw_stager_buffer(s->t->stager, (int)((c->off / STAGING_BYTES) & 1), STAGING_BYTES);
+  c->dst = sw_stager_buffer(s->t->stager, (int)(c->off / STAGING_BYTES % (SW_STAGED_AHEAD + 1)), STAGING_BYTES);
   return c->dst == NULL;
 }
 
@@ -282,12 +286,14 @@ static enum sw_staged staged_out(struct sampling *t, struct local_watch *w, int 
   struct staged_sample s = {t, w, dump_seq};
   const void *src = (const void *)(uintptr_t)w->addr;
   if (!content) {
-    /* Both buffers exist before the first copy, or neither is used. */
+    /* Every buffer exists before the first copy, or none is used. */
     if (!sw_stager_buffer(t->stager, 0, STAGING_BYTES)) return SW_STAGED_SERIAL;
-    return sw_staged_copy(t->stager, src, w->len, STAGING_BYTES, place_in_staging, hash_staging, &s);
+    return sw_staged_copy(t->stager, src, w->len, STAGING_BYTES, SW_STAGED_AHEAD, place_in_staging, hash_staging, &s);
   }
   sw_stager_lock_ring();
-  return sw_staged_copy(t->stager, src, w->len, chunk_max, place_in_record, commit_record, &s);
+  /* One ahead: a record placed holds the daemon's reading at it until it
+   * is taken, and records are up to a quarter of the ring. */
+  return sw_staged_copy(t->stager, src, w->len, chunk_max, 1, place_in_record, commit_record, &s);
 }
 
 /* Copies `len` bytes at device address `src` to the host and feeds the

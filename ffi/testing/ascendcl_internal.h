@@ -31,4 +31,19 @@ SWT_HIDDEN int swt_page_locked(const void *p, size_t n);
  * ascendcl_op.c alone (op_compiler.map), has no streams to wait for. */
 SWT_HIDDEN aclError swt_stream_wait(aclrtStream stream) __attribute__((weak));
 
+/* A point in a stream's queue: every copy queued on it before the mark
+ * (aclrtRecordEvent). The serial tells the stream from one made later at
+ * the same address. */
+struct swt_mark {
+  void *stream;
+  uint64_t serial, task;
+};
+/* Marks the stream's queue as it is now (NULL: the current device's default
+ * stream); ACL_ERROR_INVALID_PARAM for an unknown stream. */
+SWT_HIDDEN aclError swt_stream_mark(aclrtStream stream, struct swt_mark *mark);
+/* Waits until the copies before the mark have finished; the first error
+ * among them not yet reported, else ACL_SUCCESS (also when the stream was
+ * destroyed since, which finished them). */
+SWT_HIDDEN aclError swt_mark_wait(const struct swt_mark *mark);
+
 #endif

@@ -5,18 +5,20 @@
  * does the stream's copies in the order they were queued, while the
  * caller's thread goes on. aclrtSynchronizeStream waits for every copy
  * queued on the stream before the call, aclrtSynchronizeDevice for those of
- * every stream of the calling thread's device, and ops launched on a stream
- * wait for its earlier copies (launches are blocking here, as under
- * ASCEND_LAUNCH_BLOCKING=1). The NULL stream is each device's default
- * stream.
+ * every stream of the calling thread's device, aclrtSynchronizeEvent for
+ * those queued before the event was recorded (ascendcl_event.c, through
+ * swt_stream_mark), and ops launched on a stream wait for its earlier
+ * copies (launches are blocking here, as under ASCEND_LAUNCH_BLOCKING=1).
+ * The NULL stream is each device's default stream.
  *
  * As CANN documents aclrtMemcpyAsync: the copy is asynchronous only when
  * its host side is page-locked (from aclrtMallocHost); with pageable host
  * memory it is queued the same way but the call returns once it is done.
  * Errors come where a device reports them: bad arguments and unknown
  * streams at the call; a copy that fails when the engine runs it (host to
- * host: no engine does that) at the next synchronisation of its stream or
- * device, once, or at the call itself when the call waited for it.
+ * host: no engine does that) at the next synchronisation that waits for it
+ * (of its stream, its device or an event recorded after it), once, or at
+ * the call itself when the call waited for it.
  *
  * A copy engine hands work over in microseconds, and a caller that copies
  * in chunks (the hook) queues the next chunk as soon as it has waited for
@@ -54,6 +56,8 @@ struct stream {
   uint64_t enqueued, completed; /* tasks ever queued, ever finished */
   aclError error;               /* the first failure since the last synchronisation */
   uint64_t error_task;          /* its number (1-based, as `completed` counts) */
+  uint64_t serial;              /* unique among every stream ever made: events tell a
+                                 * destroyed stream from a new one at its address */
   int users;                    /* calls inside, holding it against destruction */
   bool worker_started, stopping;
   pthread_t worker;
@@ -68,6 +72,7 @@ static struct stream *g_default[SWT_MAX_DEVICES];
 /* Copies queued and not yet finished, all streams together: while none
  * is, an op launch checks nothing else (one load). */
 static uint64_t g_pending;
+static uint64_t g_serials;
 
 /* How long a worker or waiter polls before it sleeps. */
 #define POLL_NS 50000
@@ -125,6 +130,7 @@ static struct stream *new_stream(int32_t device) {
   struct stream *s = calloc(1, sizeof *s);
   if (s == NULL) return NULL;
   s->device = device;
+  s->serial = __atomic_add_fetch(&g_serials, 1, __ATOMIC_RELAXED);
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->queued, NULL);
   pthread_cond_init(&s->done, NULL);
@@ -158,16 +164,19 @@ static struct stream *find(aclrtStream handle) {
   return NULL;
 }
 
+/* Called with g_registry held: keeps s from destruction until release(). */
+static void hold(struct stream *s) {
+  pthread_mutex_lock(&s->lock);
+  s->users++;
+  pthread_mutex_unlock(&s->lock);
+}
+
 /* The stream behind a handle (NULL: the default one of the current
  * device), held until release(); NULL when there is no such stream. */
 static struct stream *acquire(aclrtStream handle) {
   pthread_mutex_lock(&g_registry);
   struct stream *s = find(handle);
-  if (s != NULL) {
-    pthread_mutex_lock(&s->lock);
-    s->users++;
-    pthread_mutex_unlock(&s->lock);
-  }
+  if (s != NULL) hold(s);
   pthread_mutex_unlock(&g_registry);
   return s;
 }
@@ -179,12 +188,12 @@ static void release(struct stream *s) {
 }
 
 /* Called with s->lock held: waits until task number `n` has finished, then
- * takes the stream's error if it is that task's or, with `any`, whichever. */
-static aclError wait_for(struct stream *s, uint64_t n, bool any) {
+ * takes the stream's error if it is that of a task from `first` to `n`. */
+static aclError wait_for(struct stream *s, uint64_t n, uint64_t first) {
   if (s->completed < n) spin_unlocked(s, finished, n);
   while (s->completed < n) pthread_cond_wait(&s->done, &s->lock);
   aclError err = ACL_SUCCESS;
-  if (s->error != ACL_SUCCESS && (any || s->error_task == n)) err = s->error, s->error = ACL_SUCCESS;
+  if (s->error != ACL_SUCCESS && s->error_task >= first && s->error_task <= n) err = s->error, s->error = ACL_SUCCESS;
   return err;
 }
 
@@ -225,7 +234,7 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
   pthread_mutex_lock(&s->lock);
   uint64_t n = enqueue(s, &t);
   if (n == 0) err = ACL_ERROR_BAD_ALLOC;
-  else if (pageable) err = wait_for(s, n, false);
+  else if (pageable) err = wait_for(s, n, n);
   pthread_mutex_unlock(&s->lock);
   release(s);
   return err;
@@ -233,7 +242,7 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
 
 static aclError synchronize(struct stream *s) {
   pthread_mutex_lock(&s->lock);
-  aclError err = wait_for(s, s->enqueued, true);
+  aclError err = wait_for(s, s->enqueued, 1);
   pthread_mutex_unlock(&s->lock);
   return err;
 }
@@ -265,9 +274,7 @@ aclError aclrtSynchronizeDevice(void) {
         more = true;
         break;
       }
-      pthread_mutex_lock(&s->lock);
-      s->users++;
-      pthread_mutex_unlock(&s->lock);
+      hold(s);
       held[n++] = s;
     }
     pthread_mutex_unlock(&g_registry);
@@ -278,6 +285,30 @@ aclError aclrtSynchronizeDevice(void) {
     }
   }
   return first;
+}
+
+aclError swt_stream_mark(aclrtStream stream, struct swt_mark *mark) {
+  struct stream *s = acquire(stream);
+  if (s == NULL) return ACL_ERROR_INVALID_PARAM;
+  pthread_mutex_lock(&s->lock);
+  *mark = (struct swt_mark){s, s->serial, s->enqueued};
+  pthread_mutex_unlock(&s->lock);
+  release(s);
+  return ACL_SUCCESS;
+}
+
+aclError swt_mark_wait(const struct swt_mark *mark) {
+  pthread_mutex_lock(&g_registry);
+  struct stream *s = g_streams;
+  while (s != NULL && (s != mark->stream || s->serial != mark->serial)) s = s->next;
+  if (s != NULL) hold(s);
+  pthread_mutex_unlock(&g_registry);
+  if (s == NULL) return ACL_SUCCESS; /* destroyed, which finished its copies */
+  pthread_mutex_lock(&s->lock);
+  aclError err = wait_for(s, mark->task, 1);
+  pthread_mutex_unlock(&s->lock);
+  release(s);
+  return err;
 }
 
 aclError swt_stream_wait(aclrtStream stream) {

@@ -95,3 +95,23 @@ Deno.test("memory registered with aclrtHostRegister is page-locked until unregis
     host_to_host_unregistered: FEATURE_NOT_SUPPORT,
   });
 });
+
+Deno.test("an event covers the copies queued before it was recorded: waiting for it waits for those, and reports a failure behind it at the next event instead", async () => {
+  const f = await facts("events");
+  assert.deepEqual(f, {
+    created: "1",
+    sync_unrecorded: SUCCESS,
+    record_null: INVALID_PARAM,
+    record_unknown_stream: INVALID_PARAM,
+    recorded: SUCCESS,
+    sync_first: SUCCESS,
+    copy_arrived: "1",
+    sync_second: FEATURE_NOT_SUPPORT,
+    sync_stream_after: SUCCESS,
+    recorded_again: SUCCESS,
+    sync_again: SUCCESS,
+    copy_arrived_again: "1",
+    sync_destroyed_stream: SUCCESS,
+    destroyed: "1",
+  });
+});

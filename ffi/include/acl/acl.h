@@ -16,6 +16,7 @@ extern "C" {
 
 typedef int aclError;
 typedef void *aclrtStream;
+typedef void *aclrtEvent;
 typedef struct aclDataBuffer aclDataBuffer;
 typedef struct aclTensorDesc aclTensorDesc;
 typedef struct aclopAttr aclopAttr;
@@ -72,6 +73,10 @@ aclError aclrtSynchronizeDevice(void);
 aclError aclrtSynchronizeStream(aclrtStream stream);
 aclError aclrtCreateStream(aclrtStream *stream);
 aclError aclrtDestroyStream(aclrtStream stream);
+aclError aclrtCreateEvent(aclrtEvent *event);
+aclError aclrtDestroyEvent(aclrtEvent event);
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
+aclError aclrtSynchronizeEvent(aclrtEvent event);
 
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
 aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy);

@@ -11,6 +11,8 @@
  *   streams op        a Fill launched on a stream right after a copy of its input
  *   streams errors    the codes the calls and synchronisations return
  *   streams register  the same for memory made page-locked by aclrtHostRegister
+ *   streams events    events recorded between copies, and what waiting for
+ *                     each reports
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -184,6 +186,40 @@ static void registered(void) {
   free(mem);
 }
 
+/* An event covers the copies queued before it was recorded: a copy that
+ * fails behind it is reported at the next event, not at this one. */
+static void events(void) {
+  aclrtStream s = new_stream();
+  aclrtEvent first = NULL, second = NULL;
+  unsigned char *to = pinned(BIG), *host = pinned(64);
+  void *from = device(BIG);
+  int not_a_stream = 0;
+  aclrtMemset(from, BIG, 0x77, BIG);
+  memset(to, 0, BIG);
+  printf("created %d\n", aclrtCreateEvent(&first) == ACL_SUCCESS && aclrtCreateEvent(&second) == ACL_SUCCESS);
+  printf("sync_unrecorded %d\n", aclrtSynchronizeEvent(first));
+  printf("record_null %d\n", aclrtRecordEvent(NULL, s));
+  printf("record_unknown_stream %d\n", aclrtRecordEvent(first, &not_a_stream));
+  aclrtMemcpyAsync(to, BIG, from, BIG, ACL_MEMCPY_DEVICE_TO_HOST, s);
+  printf("recorded %d\n", aclrtRecordEvent(first, s));
+  aclrtMemcpyAsync(host, 64, host + 32, 32, ACL_MEMCPY_HOST_TO_HOST, s);
+  aclrtRecordEvent(second, s);
+  printf("sync_first %d\n", aclrtSynchronizeEvent(first));
+  printf("copy_arrived %d\n", all_bytes(to, BIG, 0x77));
+  printf("sync_second %d\n", aclrtSynchronizeEvent(second));
+  printf("sync_stream_after %d\n", aclrtSynchronizeStream(s));
+  memset(to, 0, BIG);
+  aclrtMemcpyAsync(to, BIG, from, BIG, ACL_MEMCPY_DEVICE_TO_HOST, s);
+  printf("recorded_again %d\n", aclrtRecordEvent(first, s));
+  printf("sync_again %d\n", aclrtSynchronizeEvent(first));
+  printf("copy_arrived_again %d\n", all_bytes(to, BIG, 0x77));
+  aclrtMemcpyAsync(to, BIG, from, BIG, ACL_MEMCPY_DEVICE_TO_HOST, s);
+  aclrtRecordEvent(first, s);
+  aclrtDestroyStream(s);
+  printf("sync_destroyed_stream %d\n", aclrtSynchronizeEvent(first));
+  printf("destroyed %d\n", aclrtDestroyEvent(first) == ACL_SUCCESS && aclrtDestroyEvent(second) == ACL_SUCCESS);
+}
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "";
   if (aclrtSetDevice(0) != ACL_SUCCESS) return 1;
@@ -194,8 +230,9 @@ int main(int argc, char **argv) {
   else if (strcmp(what, "op") == 0) op();
   else if (strcmp(what, "errors") == 0) errors();
   else if (strcmp(what, "register") == 0) registered();
+  else if (strcmp(what, "events") == 0) events();
   else {
-    fprintf(stderr, "usage: streams order|sync|pageable|device|op|errors|register\n");
+    fprintf(stderr, "usage: streams order|sync|pageable|device|op|errors|register|events\n");
     return 2;
   }
   return 0;
