@@ -255,6 +255,44 @@ const symbols = {
     result: "i32",
     nonblocking: true,
   },
+  stompwatch_compare_read: {
+    parameters: ["buffer"],
+    result: "i32",
+    nonblocking: true,
+  },
+  stompwatch_compare_diff: {
+    parameters: ["buffer"],
+    result: "i32",
+    nonblocking: true,
+  },
+  stompwatch_compare_take: {
+    parameters: [
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+    ],
+    result: "void",
+  },
+  stompwatch_compare_free: { parameters: ["buffer"], result: "void" },
+  stompwatch_myers_diff: {
+    parameters: [
+      "buffer",
+      "u32",
+      "buffer",
+      "u32",
+      "f64",
+      "buffer",
+      "buffer",
+      "buffer",
+    ],
+    result: "i64",
+  },
   stompwatch_strerror: {
     parameters: ["i32", "buffer", "u32"],
     result: "u32",
@@ -1166,4 +1204,175 @@ export async function convertSnapshotNativeAsync(
   const a = nativeArgs(req);
   const code = await analysisLibrary().sw_snapshot_convert_async(...a.call);
   return nativeResult(code, a);
+}
+
+/** One log for {@link compareRead}, its header read and checked already. */
+export interface CompareLogInput {
+  fd: number;
+  /** Header positions of ID, Event, Event Type, Name, Timestamp, Device Id, Attr. */
+  columns: readonly number[];
+  /** Byte offset and line number of the first data row. */
+  offset: number;
+  line: number;
+}
+
+/** What one log holds, as `StepLog` counts it; frameworks: 1 PTA, 2 MINDSPORE. */
+export interface CompareLogCounts {
+  aligned: number;
+  deviceRows: number;
+  frameworks: number;
+}
+
+/** The comparison in native code's words (see ffi/daemon/compare.c). */
+export interface NativeComparisonOutput {
+  /** The CSV's data lines, each ending in a newline. */
+  csv: Uint8Array;
+  device: Float64Array;
+  /** NaN where the row is missing from that side. */
+  base: Float64Array;
+  compare: Float64Array;
+  /** Indexes into `texts`. */
+  name: Int32Array;
+  event: Int32Array;
+  texts: string[];
+}
+
+const COMPARE_ARGS_SIZE = 176;
+
+/**
+ * Both logs read natively (ffi/daemon/compare.c), held until disposed;
+ * `diff` compares them.
+ */
+export class NativeComparison {
+  #args: Uint8Array;
+  readonly counts: [CompareLogCounts, CompareLogCounts];
+
+  /** Internal: {@link compareRead} makes these. */
+  constructor(args: Uint8Array) {
+    this.#args = args;
+    const v = new DataView(args.buffer);
+    const counts = (s: number) => ({
+      aligned: Number(v.getBigUint64(96 + 8 * s, true)),
+      deviceRows: Number(v.getBigUint64(112 + 8 * s, true)),
+      frameworks: v.getUint32(128 + 4 * s, true),
+    });
+    this.counts = [counts(0), counts(1)];
+  }
+
+  /**
+   * The rows, devices ascending, ops taking memory from `framework` (0:
+   * none); undefined where the TypeScript comparison must run instead.
+   */
+  async diff(
+    framework: number,
+    traceBudgetBytes: number,
+  ): Promise<NativeComparisonOutput | undefined> {
+    const args = this.#args, v = new DataView(args.buffer);
+    v.setUint32(136, framework, true);
+    v.setFloat64(168, traceBudgetBytes, true);
+    const status = await daemonLibrary().stompwatch_compare_diff(args);
+    if (status < 0) throw new Error(systemText(-status));
+    if (status === 1) return undefined;
+    const rows = Number(v.getBigUint64(144, true));
+    const out = {
+      csv: new Uint8Array(Number(v.getBigUint64(152, true))),
+      device: new Float64Array(rows),
+      base: new Float64Array(rows),
+      compare: new Float64Array(rows),
+      name: new Int32Array(rows),
+      event: new Int32Array(rows),
+    };
+    const textBytes = new Uint8Array(Number(v.getBigUint64(160, true)) || 1);
+    const textEnd = new Uint32Array(v.getUint32(140, true) || 1);
+    daemonLibrary().stompwatch_compare_take(
+      args,
+      out.csv.length ? out.csv : new Uint8Array(1),
+      rows ? out.device : new Float64Array(1),
+      rows ? out.base : new Float64Array(1),
+      rows ? out.compare : new Float64Array(1),
+      rows ? out.name : new Int32Array(1),
+      rows ? out.event : new Int32Array(1),
+      textBytes,
+      textEnd,
+    );
+    const decoder = new TextDecoder();
+    const texts: string[] = [];
+    for (let i = 0, from = 0; i < v.getUint32(140, true); i++) {
+      texts.push(decoder.decode(textBytes.subarray(from, textEnd[i])));
+      from = textEnd[i];
+    }
+    return { ...out, texts };
+  }
+
+  /** Frees what the native side holds. */
+  [Symbol.dispose](): void {
+    daemonLibrary().stompwatch_compare_free(this.#args);
+  }
+}
+
+/**
+ * Reads both logs' rows natively, off the event loop, at `levels` (1 op, 2
+ * kernel, 3 both); undefined where the TypeScript reader must read them.
+ * Throws an Error with the system's reason when a read fails.
+ *
+ * @example
+ * ```ts ignore
+ * using run = await compareRead([base, next], 1);
+ * const out = await run?.diff(1, 64 << 20);
+ * ```
+ */
+export async function compareRead(
+  logs: readonly [CompareLogInput, CompareLogInput],
+  levels: number,
+): Promise<NativeComparison | undefined> {
+  const args = new Uint8Array(COMPARE_ARGS_SIZE);
+  const v = new DataView(args.buffer);
+  logs.forEach((log, s) => {
+    v.setInt32(4 * s, log.fd, true);
+    log.columns.forEach((c, k) => v.setInt32(8 + 28 * s + 4 * k, c, true));
+    v.setUint32(64 + 4 * s, log.line, true);
+    v.setBigUint64(80 + 8 * s, BigInt(log.offset), true);
+  });
+  v.setUint32(72, levels, true);
+  const status = await daemonLibrary().stompwatch_compare_read(args);
+  if (status < 0) throw new Error(systemText(-status));
+  return status === 0 ? new NativeComparison(args) : undefined;
+}
+
+/**
+ * compare's edit script in native code (ffi/daemon/myers.c), for tests
+ * that hold it to analysis/compare/myers_diff.ts: each edit's kind (0
+ * equal, 1 delete, 2 insert) and indexes.
+ *
+ * @example
+ * ```ts ignore
+ * const { kind } = myersDiffNative(Int32Array.of(1, 2), Int32Array.of(2), 1 << 26);
+ * ```
+ */
+export function myersDiffNative(
+  a: Int32Array,
+  b: Int32Array,
+  traceBudgetBytes: number,
+): { kind: Uint8Array; a: Uint32Array; b: Uint32Array } {
+  const room = Math.max(1, a.length + b.length);
+  const kind = new Uint8Array(room);
+  const ia = new Uint32Array(room), ib = new Uint32Array(room);
+  const n = Number(
+    daemonLibrary().stompwatch_myers_diff(
+      a.length ? a : new Int32Array(1),
+      a.length,
+      b.length ? b : new Int32Array(1),
+      b.length,
+      traceBudgetBytes,
+      kind,
+      ia,
+      ib,
+    ),
+  );
+  if (n < 0) throw new Error("Cannot diff: out of memory");
+  return {
+    kind: kind.subarray(0, n),
+    a: ia.subarray(0, n),
+    b: ib.subarray(0, n),
+  };
 }

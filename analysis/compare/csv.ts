@@ -42,7 +42,9 @@ export function compareCsvLine(row: CompareRow): string {
  * part file and then linked under its name, so that no reader sees it
  * half-written and an earlier compare's file of the same second is never
  * replaced (the next free second's name is taken instead, as the daemon's
- * files do). Returns the path written.
+ * files do). `rows` may come as their data lines already, encoded, each
+ * ending in a newline (the native comparison writes them so). Returns the
+ * path written.
  *
  * @example
  * ```ts
@@ -54,7 +56,7 @@ export function compareCsvLine(row: CompareRow): string {
  */
 export async function writeCompareCsv(
   outputDir: string,
-  rows: readonly CompareRow[],
+  rows: readonly CompareRow[] | Uint8Array,
   options: { at: Date },
 ): Promise<string> {
   const dir = `${outputDir.replace(/\/+$/, "") || "/"}/compare`;
@@ -71,6 +73,12 @@ export async function writeCompareCsv(
       });
       Deno.chmodSync(part, 0o600);
       let chunk = COMPARE_HEADER + "\n";
+      if (rows instanceof Uint8Array) {
+        writeAll(file, encoder.encode(chunk));
+        writeAll(file, rows);
+        rows = [];
+        chunk = "";
+      }
       for (const row of rows) {
         chunk += compareCsvLine(row) + "\n";
         if (chunk.length >= 1 << 20) {

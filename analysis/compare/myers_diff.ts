@@ -28,7 +28,8 @@ export interface MyersOptions {
   traceBudgetBytes?: number;
 }
 
-const DEFAULT_TRACE_BUDGET = 64 * 1024 * 1024;
+/** {@linkcode MyersOptions.traceBudgetBytes} when not given: 64 MiB. */
+export const DEFAULT_TRACE_BUDGET = 64 * 1024 * 1024;
 
 /**
  * The shortest edit script turning `a` into `b`, elements compared with

@@ -1,0 +1,122 @@
+/**
+ * compare in native code (`ffi/daemon/compare.c`): the rows and CSV lines
+ * of `readStep` and `compareSteps`, without handing each row of
+ * either log to JavaScript. The headers are read and checked by the
+ * TypeScript reader and the refusals made by `comparableFramework` (their
+ * errors are the ones a person sees); the rows, the alignment and the CSV
+ * lines natively. Undefined where the native side cannot give the same
+ * answer for certain (it says so rather than guess): the caller then runs
+ * the TypeScript comparison, which is also the one the tests hold this to.
+ *
+ * @module
+ */
+import {
+  eventLogFd,
+  MEMSCOPE_HEADER,
+  MemscopeCsvError,
+  openEventLog,
+  readMemscopeStart,
+} from "../memscope_csv/mod.ts";
+import { compareRead } from "../../ffi/bindings.ts";
+import { COMPARE_COLUMNS, type CompareLevel, type Framework } from "./_step.ts";
+import { comparableFramework, type CompareRow } from "./compare.ts";
+import { DEFAULT_TRACE_BUDGET } from "./myers_diff.ts";
+
+/** Header positions of the columns, in the order compare.c reads them. */
+const HEADER_AT = [
+  "ID",
+  "Event",
+  "Event Type",
+  "Name",
+  "Timestamp(ns)",
+  "Device Id",
+  "Attr",
+].map((c) => MEMSCOPE_HEADER.indexOf(c as typeof MEMSCOPE_HEADER[number]));
+
+/** compare.c's framework bits and ids. */
+const FRAMEWORK_BITS: ReadonlyArray<[Framework, number]> = [
+  ["PTA", 1],
+  ["MINDSPORE", 2],
+];
+
+/** What {@link nativeCompare} gives: the rows, and their CSV data lines. */
+export interface NativeCompare {
+  rows: CompareRow[];
+  /** Every row's line of `memory_compare_*.csv`, newline-terminated. */
+  lines: Uint8Array;
+}
+
+/**
+ * Compares the logs at `paths` (base, compare) natively, or undefined to
+ * run the TypeScript comparison. Throws what `readStep` and
+ * `compareSteps` throw for the same input.
+ *
+ * @example
+ * ```ts ignore
+ * const native = await nativeCompare(["a.csv", "b.csv"], ["op"]);
+ * ```
+ */
+export async function nativeCompare(
+  paths: readonly [string, string],
+  levels: readonly CompareLevel[],
+): Promise<NativeCompare | undefined> {
+  // One log after the other, as readStep reads them: the same first error.
+  using base = await openEventLog(paths[0]);
+  const baseStart = await readMemscopeStart(base, { columns: COMPARE_COLUMNS });
+  using next = await openEventLog(paths[1]);
+  const nextStart = await readMemscopeStart(next, { columns: COMPARE_COLUMNS });
+  const fds = [eventLogFd(base.file), eventLogFd(next.file)];
+  if (
+    !baseStart || !nextStart || fds[0] === undefined || fds[1] === undefined
+  ) {
+    return undefined;
+  }
+  const input = (fd: number, start: typeof baseStart) => ({
+    fd,
+    columns: HEADER_AT.map((k) => start.columns.at[k]),
+    offset: start.offset,
+    line: start.line,
+  });
+  const levelBits = (levels.includes("op") ? 1 : 0) |
+    (levels.includes("kernel") ? 2 : 0);
+  let read;
+  try {
+    read = await compareRead(
+      [input(fds[0], baseStart), input(fds[1], nextStart)],
+      levelBits,
+    );
+  } catch (e) {
+    throw new MemscopeCsvError(
+      `Cannot read ${paths[0]} or ${paths[1]}: ${(e as Error).message}`,
+    );
+  }
+  if (read === undefined) return undefined;
+  using run = read;
+  const [b, c] = run.counts.map((counts, s) => ({
+    label: paths[s],
+    levels,
+    frameworks: FRAMEWORK_BITS.filter(([, bit]) => counts.frameworks & bit)
+      .map(([f]) => f),
+    aligned: counts.aligned,
+    deviceRows: counts.deviceRows,
+  }));
+  const framework = comparableFramework(b, c);
+  const id = FRAMEWORK_BITS.find(([f]) => f === framework)?.[1] ?? 0;
+  const out = await run.diff(id, DEFAULT_TRACE_BUDGET);
+  if (out === undefined) return undefined;
+  const { texts, name, event, device } = out;
+  const rows: CompareRow[] = new Array(device.length);
+  for (let i = 0; i < rows.length; i++) {
+    const baseBytes = Number.isNaN(out.base[i]) ? null : out.base[i];
+    const compareBytes = Number.isNaN(out.compare[i]) ? null : out.compare[i];
+    rows[i] = {
+      event: texts[event[i]],
+      name: texts[name[i]],
+      device: device[i],
+      base: baseBytes,
+      compare: compareBytes,
+      diff: (compareBytes ?? 0) - (baseBytes ?? 0),
+    };
+  }
+  return { rows, lines: out.csv };
+}
