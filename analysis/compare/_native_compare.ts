@@ -19,7 +19,8 @@ import {
 } from "../memscope_csv/mod.ts";
 import { compareRead } from "../../ffi/bindings.ts";
 import { COMPARE_COLUMNS, type CompareLevel, type Framework } from "./_step.ts";
-import { comparableFramework, type CompareRow } from "./compare.ts";
+import type { CompareColumns } from "./columns.ts";
+import { comparableFramework } from "./compare.ts";
 import { DEFAULT_TRACE_BUDGET } from "./myers_diff.ts";
 
 /** Header positions of the columns, in the order compare.c reads them. */
@@ -41,7 +42,7 @@ const FRAMEWORK_BITS: ReadonlyArray<[Framework, number]> = [
 
 /** What {@link nativeCompare} gives: the rows, and their CSV data lines. */
 export interface NativeCompare {
-  rows: CompareRow[];
+  columns: CompareColumns;
   /** Every row's line of `memory_compare_*.csv`, newline-terminated. */
   lines: Uint8Array;
 }
@@ -104,19 +105,6 @@ export async function nativeCompare(
   const id = FRAMEWORK_BITS.find(([f]) => f === framework)?.[1] ?? 0;
   const out = await run.diff(id, DEFAULT_TRACE_BUDGET);
   if (out === undefined) return undefined;
-  const { texts, name, event, device } = out;
-  const rows: CompareRow[] = new Array(device.length);
-  for (let i = 0; i < rows.length; i++) {
-    const baseBytes = Number.isNaN(out.base[i]) ? null : out.base[i];
-    const compareBytes = Number.isNaN(out.compare[i]) ? null : out.compare[i];
-    rows[i] = {
-      event: texts[event[i]],
-      name: texts[name[i]],
-      device: device[i],
-      base: baseBytes,
-      compare: compareBytes,
-      diff: (compareBytes ?? 0) - (baseBytes ?? 0),
-    };
-  }
-  return { rows, lines: out.csv };
+  const { csv, ...columns } = out;
+  return { columns, lines: csv };
 }

@@ -60,6 +60,9 @@ struct cmp_job {
   struct cmp_log log[2];
   uint8_t *csv;
   size_t csv_len, csv_cap;
+  /* Each text as a CSV field, text i ending at quoted_end[i]. */
+  uint8_t *quoted;
+  uint32_t *quoted_end;
   double *device, *base, *compare;
   int32_t *name, *event;
   size_t rows, room;
@@ -74,6 +77,8 @@ static void job_free(struct cmp_job *j) {
   cmp_log_free(&j->log[0]);
   cmp_log_free(&j->log[1]);
   free(j->csv);
+  free(j->quoted);
+  free(j->quoted_end);
   free(j->device);
   free(j->base);
   free(j->compare);
@@ -178,47 +183,82 @@ static void aligned_free(struct aligned *x) {
   free(x->memory);
 }
 
-static bool put(struct cmp_job *j, const void *bytes, size_t n) {
-  if (j->csv_len + n > j->csv_cap) {
-    size_t cap = j->csv_cap ? j->csv_cap : 1 << 20;
-    while (cap < j->csv_len + n) cap *= 2;
-    uint8_t *csv = realloc(j->csv, cap);
-    if (!csv) return false;
-    j->csv = csv;
-    j->csv_cap = cap;
-  }
-  memcpy(j->csv + j->csv_len, bytes, n);
-  j->csv_len += n;
+/* Room for n more bytes of CSV. */
+static bool reserve(struct cmp_job *j, size_t n) {
+  if (j->csv_len + n <= j->csv_cap) return true;
+  size_t cap = j->csv_cap ? j->csv_cap : 1 << 20;
+  while (cap < j->csv_len + n) cap *= 2;
+  uint8_t *csv = realloc(j->csv, cap);
+  if (!csv) return false;
+  j->csv = csv;
+  j->csv_cap = cap;
   return true;
 }
 
-/* csv.ts csvField of text `id`: quoted, quotes doubled, when it holds a
- * comma, a quote or a line break. */
-static bool put_text(struct cmp_job *j, int32_t id) {
+/* csv.ts csvField of every text, made once: quoted, quotes doubled, when
+ * it holds a comma, a quote or a line break. */
+static bool quote_texts(struct cmp_job *j) {
   const struct cmp_texts *t = &j->log[0].texts;
-  uint32_t from = id ? t->end[id - 1] : 0;
-  const uint8_t *s = t->bytes + from, *e = t->bytes + t->end[id];
-  bool special = false;
-  for (const uint8_t *p = s; p < e && !special; p++) special = *p == '"' || *p == ',' || *p == '\r' || *p == '\n';
-  if (!special) return put(j, s, (size_t)(e - s));
-  bool ok = put(j, "\"", 1);
-  for (const uint8_t *p = s; ok && p < e; p++) ok = put(j, p, 1) && (*p != '"' || put(j, "\"", 1));
-  return ok && put(j, "\"", 1);
+  j->quoted = malloc(2 * t->len + 2 * t->count + 1);
+  j->quoted_end = malloc((t->count ? t->count : 1) * sizeof *j->quoted_end);
+  if (!j->quoted || !j->quoted_end) return false;
+  size_t at = 0;
+  for (uint32_t i = 0; i < t->count; i++) {
+    const uint8_t *s = t->bytes + (i ? t->end[i - 1] : 0), *e = t->bytes + t->end[i];
+    bool special = false;
+    for (const uint8_t *p = s; p < e && !special; p++) special = *p == '"' || *p == ',' || *p == '\r' || *p == '\n';
+    if (special) j->quoted[at++] = '"';
+    for (const uint8_t *p = s; p < e; p++) {
+      j->quoted[at++] = *p;
+      if (special && *p == '"') j->quoted[at++] = '"';
+    }
+    if (special) j->quoted[at++] = '"';
+    j->quoted_end[i] = (uint32_t)at;
+  }
+  return true;
 }
 
-/* A number as String() spells it, for whole numbers below 2^53; false
- * for any other. NaN stands for a missing side: N/A. */
-static bool put_number(struct cmp_job *j, double v) {
-  if (isnan(v)) return put(j, "N/A", 3);
-  if (!(fabs(v) < 9007199254740992.0) || v != trunc(v)) return false;
-  char digits[24];
+static uint8_t *put_text(const struct cmp_job *j, uint8_t *at, int32_t id) {
+  uint32_t from = id ? j->quoted_end[id - 1] : 0;
+  memcpy(at, j->quoted + from, j->quoted_end[id] - from);
+  return at + (j->quoted_end[id] - from);
+}
+
+/* Room a number takes at most. */
+#define NUMBER_ROOM 24
+
+/* A number as String() spells it, for whole numbers below 2^53; NULL for
+ * any other. NaN stands for a missing side: N/A. */
+static uint8_t *put_number(uint8_t *at, double v) {
+  if (isnan(v)) return memcpy(at, "N/A", 3), at + 3;
+  if (!(fabs(v) < 9007199254740992.0) || v != trunc(v)) return NULL;
+  char digits[NUMBER_ROOM];
   int64_t n = (int64_t)v;
   uint64_t u = n < 0 ? (uint64_t)(-n) : (uint64_t)n;
-  size_t at = sizeof digits;
-  do digits[--at] = (char)('0' + u % 10);
+  size_t from = sizeof digits;
+  do digits[--from] = (char)('0' + u % 10);
   while (u /= 10);
-  if (n < 0) digits[--at] = '-';
-  return put(j, digits + at, sizeof digits - at);
+  if (n < 0) digits[--from] = '-';
+  memcpy(at, digits + from, sizeof digits - from);
+  return at + (sizeof digits - from);
+}
+
+/* One line of memory_compare_*.csv; -1 out of memory, 1 a number to
+ * spell as JavaScript does (the TypeScript comparison then runs). */
+static int put_line(struct cmp_job *j, const double number[4], int32_t name, int32_t event) {
+  uint32_t n_from = name ? j->quoted_end[name - 1] : 0, e_from = event ? j->quoted_end[event - 1] : 0;
+  if (!reserve(j, j->quoted_end[name] - n_from + j->quoted_end[event] - e_from + 4 * (NUMBER_ROOM + 1) + 2)) return -1;
+  uint8_t *at = put_text(j, j->csv + j->csv_len, event);
+  *at++ = ',';
+  at = put_text(j, at, name);
+  for (int k = 0; k < 4 && at; k++) {
+    *at++ = ',';
+    at = put_number(at, number[k]);
+  }
+  if (!at) return 1;
+  *at++ = '\n';
+  j->csv_len = (size_t)(at - j->csv);
+  return 0;
 }
 
 static bool add_row(struct cmp_job *j, double device, double base, double compare, int32_t name, int32_t event) {
@@ -259,11 +299,8 @@ static int compare_device(struct cmp_job *j, double device, const struct aligned
     uint32_t at = kind == SW_EDIT_DELETE ? edits.a[i] : edits.b[i];
     int32_t name = side->names[at], event = side->events[at];
     double diff = (isnan(compare) ? 0 : compare) - (isnan(base) ? 0 : base);
-    if (!add_row(j, device, base, compare, name, event)) result = -1;
-    else if (!put_text(j, event) || !put(j, ",", 1) || !put_text(j, name) || !put(j, ",", 1)) result = -1;
-    else if (!put_number(j, device) || !put(j, ",", 1) || !put_number(j, base) || !put(j, ",", 1) ||
-             !put_number(j, compare) || !put(j, ",", 1) || !put_number(j, diff) || !put(j, "\n", 1))
-      result = 1; /* a number to spell as JavaScript does (or no memory): TypeScript */
+    const double numbers[4] = {device, base, compare, diff};
+    result = add_row(j, device, base, compare, name, event) ? put_line(j, numbers, name, event) : -1;
   }
   sw_edits_free(&edits);
   return result;
@@ -296,6 +333,7 @@ SW_EXPORT int32_t stompwatch_compare_diff(struct sw_compare_args *a) {
     remap[i] = cmp_text_id(&base->texts, next->texts.bytes + from, next->texts.end[i] - from);
     if (remap[i] < 0) result = -ENOMEM;
   }
+  if (result == SW_SCAN_DONE && !quote_texts(j)) result = -ENOMEM;
   size_t count = 0;
   for (size_t k = 0; result == SW_SCAN_DONE && k < ndev; k++) {
     double number = k < base->ndev ? base->devices[k].number : next->devices[k - base->ndev].number;

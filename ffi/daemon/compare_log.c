@@ -13,14 +13,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "csv_frame.h"
 
-static uint64_t hash_bytes(const uint8_t *s, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ull;
-  return h;
-}
+static uint64_t hash_bytes(const uint8_t *s, size_t n) { return XXH3_64bits(s, n); }
 
 static bool texts_rehash(struct cmp_texts *t, uint32_t size) {
   uint32_t *slot = calloc(size, sizeof *slot);
@@ -164,20 +161,57 @@ static bool is_aligned_type(const struct cmp_log *L, const struct sw_csv_field *
   return (L->levels & CMP_LEVEL_KERNEL) && sw_csv_text_is(type, (const uint8_t *)"KERNEL_LAUNCH", 13);
 }
 
+/* Eight ASCII digits at p as a number; false when one is not a digit. */
+static inline bool eight_digits(const uint8_t *p, uint64_t *out) {
+  uint64_t x;
+  memcpy(&x, p, 8);
+  if (((x & 0xf0f0f0f0f0f0f0f0ull) | (((x + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) >> 4)) !=
+      0x3333333333333333ull)
+    return false;
+  x -= 0x3030303030303030ull;
+  x = x * 10 + (x >> 8);
+  *out = (((x & 0x000000ff000000ffull) * (100 + (1000000ull << 32))) +
+          (((x >> 16) & 0x000000ff000000ffull) * (1 + (10000ull << 32)))) >> 32;
+  return true;
+}
+
 /* _step.ts #time: ns since the log's first second, Infinity when the
- * stamp is not all digits; the same double arithmetic. */
+ * stamp is not all digits; the same double arithmetic (its digit by digit
+ * sums are exact below 2^53, so whole numbers stand in for them there). */
 static double time_of(struct cmp_log *L, const struct sw_csv_field *f) {
   if (!f->present || f->s == f->e) return INFINITY;
-  const uint8_t *cut = f->e - 9;
-  double sec = 0, nsec = 0;
-  for (const uint8_t *p = f->s; p < f->e; p++) {
-    unsigned d = (unsigned)(*p - '0');
-    if (d > 9) return INFINITY;
-    if (p < cut) sec = sec * 10 + d;
-    else nsec = nsec * 10 + d;
+  const uint8_t *cut = f->e - 9 > f->s ? f->e - 9 : f->s;
+  uint64_t whole = 0, nsec = 0, hi, lo;
+  double sec;
+  /* msMemScope's own stamps: 10 digits of seconds, 9 of nanoseconds. */
+  if (f->e - f->s == 19 && eight_digits(f->s, &hi) && eight_digits(f->s + 10, &lo) &&
+      (unsigned)(f->s[8] - '0') <= 9 && (unsigned)(f->s[9] - '0') <= 9 && (unsigned)(f->s[18] - '0') <= 9) {
+    sec = (double)(hi * 100 + (uint64_t)(f->s[8] - '0') * 10 + (uint64_t)(f->s[9] - '0'));
+    nsec = lo * 10 + (uint64_t)(f->s[18] - '0');
+  } else {
+    for (const uint8_t *p = cut; p < f->e; p++) {
+      unsigned d = (unsigned)(*p - '0');
+      if (d > 9) return INFINITY;
+      nsec = nsec * 10 + d;
+    }
+    if (cut - f->s <= 15) {
+      for (const uint8_t *p = f->s; p < cut; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (d > 9) return INFINITY;
+        whole = whole * 10 + d;
+      }
+      sec = (double)whole;
+    } else {
+      sec = 0;
+      for (const uint8_t *p = f->s; p < cut; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (d > 9) return INFINITY;
+        sec = sec * 10 + d;
+      }
+    }
   }
   if (isnan(L->first_second)) L->first_second = sec;
-  return (sec - L->first_second) * 1e9 + nsec;
+  return (sec - L->first_second) * 1e9 + (double)nsec;
 }
 
 /* MemscopeRow.size ?? 0: findAttrValue(attr, "size"), then parseDecimal. */
@@ -185,7 +219,9 @@ static double attr_size(const struct sw_csv_field *f) {
   if (!f->present) return 0;
   const uint8_t *s = f->s, *e = f->e;
   for (const uint8_t *i = s; i + 4 < e; i++) {
-    if (i[0] != 's' || i[1] != 'i' || i[2] != 'z' || i[3] != 'e' || i[4] != ':') continue;
+    i = memchr(i, 's', (size_t)(e - 4 - i));
+    if (!i) break;
+    if (i[1] != 'i' || i[2] != 'z' || i[3] != 'e' || i[4] != ':') continue;
     uint8_t before = i == s ? '{' : i[-1];
     if (before != '{' && before != ',' && before != ' ') continue;
     const uint8_t *v = i + 5;
