@@ -55,17 +55,36 @@ _Static_assert(offsetof(struct sw_compare_args, framework) == 136, "layout");
 _Static_assert(offsetof(struct sw_compare_args, rows) == 144, "layout");
 _Static_assert(sizeof(struct sw_compare_args) == 176, "layout");
 
+/* _step.ts DeviceRows.aligned: each aligned row with the size of the first
+ * `pool` row at or after it, names and events through `remap`. */
+struct aligned {
+  int32_t *names, *events;
+  double *memory;
+  size_t n;
+};
+
+static void aligned_free(struct aligned *x) {
+  free(x->names);
+  free(x->events);
+  free(x->memory);
+}
+
+/* One device of the comparison: both sides' aligned rows and the script. */
+struct part {
+  double device;
+  struct aligned a, b;
+  struct sw_edits edits;
+};
+
 /* One comparison between calls. */
 struct cmp_job {
   struct cmp_log log[2];
-  uint8_t *csv;
-  size_t csv_len, csv_cap;
   /* Each text as a CSV field, text i ending at quoted_end[i]. */
   uint8_t *quoted;
   uint32_t *quoted_end;
-  double *device, *base, *compare;
-  int32_t *name, *event;
-  size_t rows, room;
+  /* Each device's aligned rows and script, devices ascending. */
+  struct part *parts;
+  size_t nparts;
 };
 
 #define JOBS 16
@@ -76,14 +95,14 @@ static void job_free(struct cmp_job *j) {
   if (!j) return;
   cmp_log_free(&j->log[0]);
   cmp_log_free(&j->log[1]);
-  free(j->csv);
   free(j->quoted);
   free(j->quoted_end);
-  free(j->device);
-  free(j->base);
-  free(j->compare);
-  free(j->name);
-  free(j->event);
+  for (size_t k = 0; k < j->nparts; k++) {
+    aligned_free(&j->parts[k].a);
+    aligned_free(&j->parts[k].b);
+    sw_edits_free(&j->parts[k].edits);
+  }
+  free(j->parts);
   free(j);
 }
 
@@ -146,14 +165,6 @@ SW_EXPORT int32_t stompwatch_compare_read(struct sw_compare_args *a) {
   return SW_SCAN_DONE;
 }
 
-/* _step.ts DeviceRows.aligned: each aligned row with the size of the first
- * `pool` row at or after it, names and events through `remap`. */
-struct aligned {
-  int32_t *names, *events;
-  double *memory;
-  size_t n;
-};
-
 static bool align(const struct cmp_device *d, int pool, const int32_t *remap, struct aligned *out) {
   size_t n = 0;
   for (size_t i = 0; d && i < d->n; i++) n += d->rows[i].kind == CMP_ALIGNED;
@@ -177,23 +188,6 @@ static bool align(const struct cmp_device *d, int pool, const int32_t *remap, st
   return true;
 }
 
-static void aligned_free(struct aligned *x) {
-  free(x->names);
-  free(x->events);
-  free(x->memory);
-}
-
-/* Room for n more bytes of CSV. */
-static bool reserve(struct cmp_job *j, size_t n) {
-  if (j->csv_len + n <= j->csv_cap) return true;
-  size_t cap = j->csv_cap ? j->csv_cap : 1 << 20;
-  while (cap < j->csv_len + n) cap *= 2;
-  uint8_t *csv = realloc(j->csv, cap);
-  if (!csv) return false;
-  j->csv = csv;
-  j->csv_cap = cap;
-  return true;
-}
 
 /* csv.ts csvField of every text, made once: quoted, quotes doubled, when
  * it holds a comma, a quote or a line break. */
@@ -243,67 +237,53 @@ static uint8_t *put_number(uint8_t *at, double v) {
   return at + (sizeof digits - from);
 }
 
-/* One line of memory_compare_*.csv; -1 out of memory, 1 a number to
- * spell as JavaScript does (the TypeScript comparison then runs). */
-static int put_line(struct cmp_job *j, const double number[4], int32_t name, int32_t event) {
-  uint32_t n_from = name ? j->quoted_end[name - 1] : 0, e_from = event ? j->quoted_end[event - 1] : 0;
-  if (!reserve(j, j->quoted_end[name] - n_from + j->quoted_end[event] - e_from + 4 * (NUMBER_ROOM + 1) + 2)) return -1;
-  uint8_t *at = put_text(j, j->csv + j->csv_len, event);
-  *at++ = ',';
-  at = put_text(j, at, name);
-  for (int k = 0; k < 4 && at; k++) {
-    *at++ = ',';
-    at = put_number(at, number[k]);
-  }
-  if (!at) return 1;
-  *at++ = '\n';
-  j->csv_len = (size_t)(at - j->csv);
-  return 0;
-}
+/* Where the rows go: only counted (csv NULL), or written. */
+struct sink {
+  uint8_t *csv;
+  double *device, *base, *compare;
+  int32_t *name, *event;
+  size_t rows, bytes;
+};
 
-static bool add_row(struct cmp_job *j, double device, double base, double compare, int32_t name, int32_t event) {
-  if (j->rows == j->room) {
-    size_t room = j->room ? 2 * j->room : 4096;
-    double *dv = realloc(j->device, room * sizeof *dv);
-    if (dv) j->device = dv;
-    double *bv = realloc(j->base, room * sizeof *bv);
-    if (bv) j->base = bv;
-    double *cv = realloc(j->compare, room * sizeof *cv);
-    if (cv) j->compare = cv;
-    int32_t *nv = realloc(j->name, room * sizeof *nv);
-    if (nv) j->name = nv;
-    int32_t *ev = realloc(j->event, room * sizeof *ev);
-    if (ev) j->event = ev;
-    if (!dv || !bv || !cv || !nv || !ev) return false;
-    j->room = room;
+/* compare.ts compareSteps' rows in order, each with its CSV line; false
+ * for a number to spell as JavaScript does (the TypeScript comparison
+ * then runs). */
+static bool emit(const struct cmp_job *j, struct sink *o) {
+  for (size_t k = 0; k < j->nparts; k++) {
+    const struct part *p = &j->parts[k];
+    const struct aligned *a = &p->a, *b = &p->b;
+    for (size_t i = 0; i < p->edits.n; i++) {
+      uint8_t kind = p->edits.kind[i];
+      double base = kind == SW_EDIT_INSERT ? NAN : a->memory[p->edits.a[i]];
+      double compare = kind == SW_EDIT_DELETE ? NAN : b->memory[p->edits.b[i]];
+      /* The compare side names the row when it has one. */
+      const struct aligned *side = kind == SW_EDIT_DELETE ? a : b;
+      uint32_t at = kind == SW_EDIT_DELETE ? p->edits.a[i] : p->edits.b[i];
+      int32_t name = side->names[at], event = side->events[at];
+      const double numbers[4] = {p->device, base, compare, (isnan(compare) ? 0 : compare) - (isnan(base) ? 0 : base)};
+      uint8_t tail[4 * (NUMBER_ROOM + 1) + 1], *end = tail;
+      for (int n = 0; n < 4 && end; n++) {
+        *end++ = ',';
+        end = put_number(end, numbers[n]);
+      }
+      if (!end) return false;
+      *end++ = '\n';
+      uint32_t n_from = name ? j->quoted_end[name - 1] : 0, e_from = event ? j->quoted_end[event - 1] : 0;
+      size_t len = j->quoted_end[event] - e_from + 1 + j->quoted_end[name] - n_from + (size_t)(end - tail);
+      if (o->csv) {
+        uint8_t *w = put_text(j, o->csv + o->bytes, event);
+        *w++ = ',';
+        w = put_text(j, w, name);
+        memcpy(w, tail, (size_t)(end - tail));
+        size_t r = o->rows;
+        o->device[r] = p->device, o->base[r] = base, o->compare[r] = compare;
+        o->name[r] = name, o->event[r] = event;
+      }
+      o->rows++;
+      o->bytes += len;
+    }
   }
-  size_t i = j->rows++;
-  j->device[i] = device, j->base[i] = base, j->compare[i] = compare;
-  j->name[i] = name, j->event[i] = event;
   return true;
-}
-
-/* compare.ts compareSteps' rows of one device, each as a CSV line too;
- * -1 out of memory, 1 a number to fall back on, 0 done. */
-static int compare_device(struct cmp_job *j, double device, const struct aligned *a, const struct aligned *b,
-                          uint64_t budget) {
-  struct sw_edits edits = {0};
-  if (!sw_myers(a->names, a->n, b->names, b->n, budget, &edits)) return -1;
-  int result = 0;
-  for (size_t i = 0; i < edits.n && result == 0; i++) {
-    uint8_t kind = edits.kind[i];
-    double base = kind == SW_EDIT_INSERT ? NAN : a->memory[edits.a[i]];
-    double compare = kind == SW_EDIT_DELETE ? NAN : b->memory[edits.b[i]];
-    /* The compare side names the row when it has one. */
-    const struct aligned *side = kind == SW_EDIT_DELETE ? a : b;
-    uint32_t at = kind == SW_EDIT_DELETE ? edits.a[i] : edits.b[i];
-    int32_t name = side->names[at], event = side->events[at];
-    double diff = (isnan(compare) ? 0 : compare) - (isnan(base) ? 0 : base);
-    const double numbers[4] = {device, base, compare, diff};
-    result = add_row(j, device, base, compare, name, event) ? put_line(j, numbers, name, event) : -1;
-  }
-  sw_edits_free(&edits);
-  return result;
 }
 
 static int by_number(const void *x, const void *y) {
@@ -344,38 +324,39 @@ SW_EXPORT int32_t stompwatch_compare_diff(struct sw_compare_args *a) {
   if (devices) qsort(devices, count, sizeof *devices, by_number);
   int pool = a->framework == CMP_PTA || a->framework == CMP_MINDSPORE ? (int)a->framework : -1;
   uint64_t budget = a->budget < 0 ? 0 : (uint64_t)a->budget;
+  j->parts = calloc(count ? count : 1, sizeof *j->parts);
+  if (!j->parts) result = -ENOMEM;
   for (size_t k = 0; result == SW_SCAN_DONE && k < count; k++) {
-    struct aligned x, y;
-    bool ok = align(device_in(base, devices[k]), pool, NULL, &x);
-    ok = align(device_in(next, devices[k]), pool, remap, &y) && ok;
-    int done = ok ? compare_device(j, devices[k], &x, &y, budget) : -1;
-    if (done) result = done < 0 ? -ENOMEM : SW_SCAN_FALLBACK;
-    aligned_free(&x);
-    aligned_free(&y);
+    struct part *p = &j->parts[j->nparts++];
+    p->device = devices[k];
+    bool ok = align(device_in(base, devices[k]), pool, NULL, &p->a);
+    ok = align(device_in(next, devices[k]), pool, remap, &p->b) && ok;
+    if (!ok || !sw_myers(p->a.names, p->a.n, p->b.names, p->b.n, budget, &p->edits)) result = -ENOMEM;
   }
   free(remap);
   free(devices);
-  a->rows = j->rows;
-  a->csv_bytes = j->csv_len;
+  /* Counted now, written straight into the caller's arrays by take: a
+   * copy of our own was 40 MB of fresh pages. */
+  struct sink count_only = {0};
+  if (result == SW_SCAN_DONE && !emit(j, &count_only)) result = SW_SCAN_FALLBACK;
+  a->rows = count_only.rows;
+  a->csv_bytes = count_only.bytes;
   a->texts = base->texts.count;
   a->text_bytes = base->texts.len;
   return result;
 }
 
-/* Copies the comparison out: the CSV lines, the rows' columns (NaN for a
- * missing side), and the texts their names and events index. */
+/* Writes the comparison out, into arrays of the sizes diff gave: the CSV
+ * lines, the rows' columns (NaN for a missing side), and the texts their
+ * names and events index. */
 SW_EXPORT void stompwatch_compare_take(const struct sw_compare_args *a, uint8_t *csv, double *device, double *base,
                                        double *compare, int32_t *name, int32_t *event, uint8_t *text_bytes,
                                        uint32_t *text_end) {
   struct cmp_job *j = job_of(a->handle);
   if (!j) return;
   const struct cmp_texts *t = &j->log[0].texts;
-  memcpy(csv, j->csv, j->csv_len);
-  memcpy(device, j->device, j->rows * sizeof *device);
-  memcpy(base, j->base, j->rows * sizeof *base);
-  memcpy(compare, j->compare, j->rows * sizeof *compare);
-  memcpy(name, j->name, j->rows * sizeof *name);
-  memcpy(event, j->event, j->rows * sizeof *event);
+  struct sink into = {.csv = csv, .device = device, .base = base, .compare = compare, .name = name, .event = event};
+  emit(j, &into);
   memcpy(text_bytes, t->bytes, t->len);
   memcpy(text_end, t->end, t->count * sizeof *text_end);
 }

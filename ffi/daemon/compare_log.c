@@ -263,7 +263,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
   if (!pool && !is_aligned_type(L, &type)) return true;
   struct sw_csv_field ts = sw_csv_field_of(r, L->col[CMP_TS]);
   struct sw_csv_field idf = sw_csv_field_of(r, L->col[CMP_ID]);
-  struct cmp_row row = {.time = time_of(L, &ts), .kind = pool, .name = -1, .event = -1};
+  struct cmp_row row = {.time = time_of(L, &ts), .kind = pool};
   row.id = idf.present ? sw_csv_parse_decimal(idf.s, idf.e) : NAN;
   /* NaN would make the sort's order the sort's own business. */
   if (isnan(row.id) || isnan(row.time)) return false;
@@ -275,7 +275,16 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
     struct sw_csv_field name = sw_csv_field_of(r, L->col[CMP_NAME]);
     struct sw_csv_field event = sw_csv_field_of(r, L->col[CMP_EVENT]);
     row.name = field_text(L, &name);
-    row.event = row.name < 0 ? -1 : field_text(L, &event);
+    size_t n = event.present ? (size_t)(event.e - event.s) : 0;
+    if (L->last_event >= 0 && !event.quoted && n == L->last_event_len && memcmp(event.s, L->last_event_bytes, n) == 0) {
+      row.event = L->last_event;
+    } else {
+      row.event = row.name < 0 ? -1 : field_text(L, &event);
+      bool plain = event.present && !event.quoted && n <= sizeof L->last_event_bytes;
+      L->last_event = plain ? row.event : -1;
+      L->last_event_len = n;
+      if (plain) memcpy(L->last_event_bytes, event.s, n);
+    }
     if (row.name < 0 || row.event < 0) return false;
   }
   return push_row(&L->devices[k], &row);
@@ -286,6 +295,7 @@ int32_t cmp_log_read(struct cmp_log *L) {
     if (L->col[c] < 0 || L->col[c] >= SW_CSV_MAX_SEPS) return SW_SCAN_FALLBACK;
   L->first_second = NAN;
   L->last_device = -3;
+  L->last_event = -1;
   struct sw_csv_scan scan = {.fd = L->fd, .take = take_row, .ctx = L, .limit = UINT64_MAX};
   return sw_csv_scan_range(&scan, L->offset, L->line);
 }

@@ -20,9 +20,16 @@ enum { CMP_ID, CMP_EVENT, CMP_TYPE, CMP_NAME, CMP_TS, CMP_DEVICE, CMP_ATTR, CMP_
 /* Level bits. */
 enum { CMP_LEVEL_OP = 1, CMP_LEVEL_KERNEL = 2 };
 
+/* A kept row: a pool row's size, or an aligned row's texts (32 bytes: a
+ * million of them are written, sorted and read again). */
 struct cmp_row {
-  double time, id, size;
-  int32_t name, event;
+  double time, id;
+  union {
+    double size;
+    struct {
+      int32_t name, event;
+    };
+  };
   uint8_t kind;
 };
 
@@ -62,6 +69,10 @@ struct cmp_log {
   uint8_t last_bytes[64];
   uint8_t *scratch;
   size_t scratch_room;
+  /* The last Event text and its id: aligned rows share one or two. */
+  int32_t last_event;
+  size_t last_event_len;
+  uint8_t last_event_bytes[32];
 };
 
 /* Reads the rows of L's file: SW_SCAN_DONE, SW_SCAN_FALLBACK (a row it
