@@ -24,15 +24,7 @@ import { comparableFramework } from "./compare.ts";
 import { DEFAULT_TRACE_BUDGET } from "./myers_diff.ts";
 
 /** Header positions of the columns, in the order compare.c reads them. */
-const HEADER_AT = [
-  "ID",
-  "Event",
-  "Event Type",
-  "Name",
-  "Timestamp(ns)",
-  "Device Id",
-  "Attr",
-].map((c) => MEMSCOPE_HEADER.indexOf(c as typeof MEMSCOPE_HEADER[number]));
+const HEADER_AT = COMPARE_COLUMNS.map((c) => MEMSCOPE_HEADER.indexOf(c));
 
 /** compare.c's framework bits and ids. */
 const FRAMEWORK_BITS: ReadonlyArray<[Framework, number]> = [
