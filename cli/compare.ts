@@ -59,7 +59,7 @@ export async function runCompare(
 ): Promise<CompareResult> {
   const [basePath, comparePath] = parseCompareInput(options.input);
   const levels = parseCompareLevel(options.level);
-  const native = await nativeCompare([basePath, comparePath], levels);
+  using native = await nativeCompare([basePath, comparePath], levels);
   const compared = native ?? compareSteps(
     await readStep(basePath, levels),
     await readStep(comparePath, levels),

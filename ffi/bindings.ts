@@ -275,9 +275,12 @@ const symbols = {
       "buffer",
       "buffer",
       "buffer",
-      "buffer",
     ],
     result: "void",
+  },
+  stompwatch_compare_lines: {
+    parameters: ["buffer", "buffer", "u64"],
+    result: "u64",
   },
   stompwatch_compare_free: { parameters: ["buffer"], result: "void" },
   stompwatch_myers_diff: {
@@ -1223,10 +1226,8 @@ export interface CompareLogCounts {
   frameworks: number;
 }
 
-/** The comparison in native code's words (see ffi/daemon/compare.c). */
-export interface NativeComparisonOutput {
-  /** The CSV's data lines, each ending in a newline. */
-  csv: Uint8Array;
+/** The comparison's rows in native code's words (see ffi/daemon/compare.c). */
+export interface NativeComparisonRows {
   device: Float64Array;
   /** NaN where the row is missing from that side. */
   base: Float64Array;
@@ -1245,6 +1246,7 @@ const COMPARE_ARGS_SIZE = 176;
  */
 export class NativeComparison {
   #args: Uint8Array;
+  #longest = 0;
   readonly counts: [CompareLogCounts, CompareLogCounts];
 
   /** Internal: {@link compareRead} makes these. */
@@ -1262,11 +1264,12 @@ export class NativeComparison {
   /**
    * The rows, devices ascending, ops taking memory from `framework` (0:
    * none); undefined where the TypeScript comparison must run instead.
+   * Their CSV lines come from {@linkcode lines} after.
    */
   async diff(
     framework: number,
     traceBudgetBytes: number,
-  ): Promise<NativeComparisonOutput | undefined> {
+  ): Promise<NativeComparisonRows | undefined> {
     const args = this.#args, v = new DataView(args.buffer);
     v.setUint32(136, framework, true);
     v.setFloat64(168, traceBudgetBytes, true);
@@ -1274,34 +1277,74 @@ export class NativeComparison {
     if (status < 0) throw new Error(systemText(-status));
     if (status === 1) return undefined;
     const rows = Number(v.getBigUint64(144, true));
+    this.#longest = Number(v.getBigUint64(152, true));
     const out = {
-      csv: new Uint8Array(Number(v.getBigUint64(152, true))),
-      device: new Float64Array(rows),
-      base: new Float64Array(rows),
-      compare: new Float64Array(rows),
-      name: new Int32Array(rows),
-      event: new Int32Array(rows),
+      device: new Float64Array(Math.max(rows, 1)),
+      base: new Float64Array(Math.max(rows, 1)),
+      compare: new Float64Array(Math.max(rows, 1)),
+      name: new Int32Array(Math.max(rows, 1)),
+      event: new Int32Array(Math.max(rows, 1)),
     };
+    const count = v.getUint32(140, true);
     const textBytes = new Uint8Array(Number(v.getBigUint64(160, true)) || 1);
-    const textEnd = new Uint32Array(v.getUint32(140, true) || 1);
+    const textEnd = new Uint32Array(count || 1);
     daemonLibrary().stompwatch_compare_take(
       args,
-      out.csv.length ? out.csv : new Uint8Array(1),
-      rows ? out.device : new Float64Array(1),
-      rows ? out.base : new Float64Array(1),
-      rows ? out.compare : new Float64Array(1),
-      rows ? out.name : new Int32Array(1),
-      rows ? out.event : new Int32Array(1),
+      out.device,
+      out.base,
+      out.compare,
+      out.name,
+      out.event,
       textBytes,
       textEnd,
     );
     const decoder = new TextDecoder();
     const texts: string[] = [];
-    for (let i = 0, from = 0; i < v.getUint32(140, true); i++) {
+    for (let i = 0, from = 0; i < count; i++) {
       texts.push(decoder.decode(textBytes.subarray(from, textEnd[i])));
       from = textEnd[i];
     }
-    return { ...out, texts };
+    const cut = <T extends Float64Array | Int32Array>(a: T) =>
+      a.subarray(0, rows) as T;
+    return {
+      device: cut(out.device),
+      base: cut(out.base),
+      compare: cut(out.compare),
+      name: cut(out.name),
+      event: cut(out.event),
+      texts,
+    };
+  }
+
+  /**
+   * The CSV lines of the rows {@linkcode diff} gave, a MiB or so at a
+   * time, each chunk valid until the next is asked for: one buffer that
+   * stays warm instead of the whole file's worth of fresh pages.
+   */
+  *lines(): Generator<Uint8Array> {
+    const buffer = new Uint8Array(Math.max(1 << 20, this.#longest));
+    for (;;) {
+      const n = Number(
+        daemonLibrary().stompwatch_compare_lines(
+          this.#args,
+          buffer,
+          BigInt(buffer.length),
+        ),
+      );
+      if (n === 0) return;
+      yield buffer.subarray(0, n);
+    }
+  }
+
+  /**
+   * A comparison holding what this one held, which then holds nothing:
+   * for a caller that keeps it past the `using` block that made it.
+   */
+  move(): NativeComparison {
+    const moved = new NativeComparison(this.#args);
+    moved.#longest = this.#longest;
+    this.#args = new Uint8Array(COMPARE_ARGS_SIZE);
+    return moved;
   }
 
   /** Frees what the native side holds. */

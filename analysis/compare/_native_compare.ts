@@ -32,11 +32,14 @@ const FRAMEWORK_BITS: ReadonlyArray<[Framework, number]> = [
   ["MINDSPORE", 2],
 ];
 
-/** What {@link nativeCompare} gives: the rows, and their CSV data lines. */
-export interface NativeCompare {
+/**
+ * What {@link nativeCompare} gives: the rows, and their CSV data lines
+ * (read them before disposing of it, which frees the native side).
+ */
+export interface NativeCompare extends Disposable {
   columns: CompareColumns;
-  /** Every row's line of `memory_compare_*.csv`, newline-terminated. */
-  lines: Uint8Array;
+  /** Every row's line of `memory_compare_*.csv`, newline-terminated, in chunks. */
+  lines: Iterable<Uint8Array>;
 }
 
 /**
@@ -97,8 +100,13 @@ export async function nativeCompare(
   }));
   const framework = comparableFramework(b, c);
   const id = FRAMEWORK_BITS.find(([f]) => f === framework)?.[1] ?? 0;
-  const out = await run.diff(id, DEFAULT_TRACE_BUDGET);
-  if (out === undefined) return undefined;
-  const { csv, ...columns } = out;
-  return { columns, lines: csv };
+  const columns = await run.diff(id, DEFAULT_TRACE_BUDGET);
+  if (columns === undefined) return undefined;
+  // The caller frees the native side once the lines are written.
+  const held = run.move();
+  return {
+    columns,
+    lines: { [Symbol.iterator]: () => held.lines() },
+    [Symbol.dispose]: () => held[Symbol.dispose](),
+  };
 }

@@ -8,8 +8,9 @@
  * turn:
  *
  *   stompwatch_compare_read  both logs' rows, kept under a handle; counts
- *   stompwatch_compare_diff  the comparison, as CSV lines and columns
- *   stompwatch_compare_take  copies them out
+ *   stompwatch_compare_diff  the comparison, each device's script
+ *   stompwatch_compare_take  its rows, as columns
+ *   stompwatch_compare_lines its CSV lines, a buffer at a time
  *   stompwatch_compare_free  forgets the handle
  *
  * A number the CSV would spell otherwise than JavaScript's String() does
@@ -44,7 +45,7 @@ struct sw_compare_args {
   uint32_t framework;
   /* Out of diff. */
   uint32_t texts;
-  uint64_t rows, csv_bytes, text_bytes;
+  uint64_t rows, longest_line, text_bytes;
   double budget;
 };
 
@@ -85,6 +86,8 @@ struct cmp_job {
   /* Each device's aligned rows and script, devices ascending. */
   struct part *parts;
   size_t nparts;
+  /* The next CSV line: edit `edit` of part `part`. */
+  size_t part, edit;
 };
 
 #define JOBS 16
@@ -218,70 +221,74 @@ static uint8_t *put_text(const struct cmp_job *j, uint8_t *at, int32_t id) {
   return at + (j->quoted_end[id] - from);
 }
 
-/* Room a number takes at most. */
+/* Room a number takes at most, and the rest of a line besides its texts. */
 #define NUMBER_ROOM 24
+#define LINE_NUMBERS (4 * (NUMBER_ROOM + 1) + 2)
 
-/* A number as String() spells it, for whole numbers below 2^53; NULL for
- * any other. NaN stands for a missing side: N/A. */
+/* "00" to "99": two digits a step. */
+static const char PAIRS[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* A number as String() spells it, for the whole numbers below 2^53
+ * check_rows lets through; NaN stands for a missing side: N/A. */
 static uint8_t *put_number(uint8_t *at, double v) {
   if (isnan(v)) return memcpy(at, "N/A", 3), at + 3;
-  if (!(fabs(v) < 9007199254740992.0) || v != trunc(v)) return NULL;
   char digits[NUMBER_ROOM];
   int64_t n = (int64_t)v;
   uint64_t u = n < 0 ? (uint64_t)(-n) : (uint64_t)n;
   size_t from = sizeof digits;
-  do digits[--from] = (char)('0' + u % 10);
-  while (u /= 10);
+  for (; u >= 100; u /= 100) from -= 2, memcpy(digits + from, PAIRS + 2 * (u % 100), 2);
+  if (u >= 10) from -= 2, memcpy(digits + from, PAIRS + 2 * u, 2);
+  else digits[--from] = (char)('0' + u);
   if (n < 0) digits[--from] = '-';
   memcpy(at, digits + from, sizeof digits - from);
   return at + (sizeof digits - from);
 }
 
-/* Where the rows go: only counted (csv NULL), or written. */
-struct sink {
-  uint8_t *csv;
-  double *device, *base, *compare;
-  int32_t *name, *event;
-  size_t rows, bytes;
+/* The numbers of one row, and its texts: compare.ts compareSteps' row
+ * for edit i of part p. */
+struct row_out {
+  double numbers[4]; /* device, base, compare, diff; NaN: missing */
+  int32_t name, event;
 };
 
-/* compare.ts compareSteps' rows in order, each with its CSV line; false
- * for a number to spell as JavaScript does (the TypeScript comparison
- * then runs). */
-static bool emit(const struct cmp_job *j, struct sink *o) {
+static struct row_out row_of(const struct part *p, size_t i) {
+  const struct aligned *a = &p->a, *b = &p->b;
+  uint8_t kind = p->edits.kind[i];
+  double base = kind == SW_EDIT_INSERT ? NAN : a->memory[p->edits.a[i]];
+  double compare = kind == SW_EDIT_DELETE ? NAN : b->memory[p->edits.b[i]];
+  /* The compare side names the row when it has one. */
+  const struct aligned *side = kind == SW_EDIT_DELETE ? a : b;
+  uint32_t at = kind == SW_EDIT_DELETE ? p->edits.a[i] : p->edits.b[i];
+  return (struct row_out){
+      .numbers = {p->device, base, compare, (isnan(compare) ? 0 : compare) - (isnan(base) ? 0 : base)},
+      .name = side->names[at],
+      .event = side->events[at],
+  };
+}
+
+static size_t text_bytes(const struct cmp_job *j, int32_t id) {
+  return j->quoted_end[id] - (id ? j->quoted_end[id - 1] : 0);
+}
+
+/* Whether every row's numbers spell in integer digits as String() does
+ * them; the rows and the longest line's bytes. */
+static bool check_rows(const struct cmp_job *j, uint64_t *rows, uint64_t *longest) {
+  *rows = *longest = 0;
   for (size_t k = 0; k < j->nparts; k++) {
     const struct part *p = &j->parts[k];
-    const struct aligned *a = &p->a, *b = &p->b;
     for (size_t i = 0; i < p->edits.n; i++) {
-      uint8_t kind = p->edits.kind[i];
-      double base = kind == SW_EDIT_INSERT ? NAN : a->memory[p->edits.a[i]];
-      double compare = kind == SW_EDIT_DELETE ? NAN : b->memory[p->edits.b[i]];
-      /* The compare side names the row when it has one. */
-      const struct aligned *side = kind == SW_EDIT_DELETE ? a : b;
-      uint32_t at = kind == SW_EDIT_DELETE ? p->edits.a[i] : p->edits.b[i];
-      int32_t name = side->names[at], event = side->events[at];
-      const double numbers[4] = {p->device, base, compare, (isnan(compare) ? 0 : compare) - (isnan(base) ? 0 : base)};
-      uint8_t tail[4 * (NUMBER_ROOM + 1) + 1], *end = tail;
-      for (int n = 0; n < 4 && end; n++) {
-        *end++ = ',';
-        end = put_number(end, numbers[n]);
+      struct row_out r = row_of(p, i);
+      for (int n = 0; n < 4; n++) {
+        double v = r.numbers[n];
+        if (!isnan(v) && !(fabs(v) < 9007199254740992.0 && v == trunc(v))) return false;
       }
-      if (!end) return false;
-      *end++ = '\n';
-      uint32_t n_from = name ? j->quoted_end[name - 1] : 0, e_from = event ? j->quoted_end[event - 1] : 0;
-      size_t len = j->quoted_end[event] - e_from + 1 + j->quoted_end[name] - n_from + (size_t)(end - tail);
-      if (o->csv) {
-        uint8_t *w = put_text(j, o->csv + o->bytes, event);
-        *w++ = ',';
-        w = put_text(j, w, name);
-        memcpy(w, tail, (size_t)(end - tail));
-        size_t r = o->rows;
-        o->device[r] = p->device, o->base[r] = base, o->compare[r] = compare;
-        o->name[r] = name, o->event[r] = event;
-      }
-      o->rows++;
-      o->bytes += len;
+      size_t line = text_bytes(j, r.event) + text_bytes(j, r.name) + LINE_NUMBERS;
+      if (line > *longest) *longest = line;
     }
+    *rows += p->edits.n;
   }
   return true;
 }
@@ -335,30 +342,56 @@ SW_EXPORT int32_t stompwatch_compare_diff(struct sw_compare_args *a) {
   }
   free(remap);
   free(devices);
-  /* Counted now, written straight into the caller's arrays by take: a
-   * copy of our own was 40 MB of fresh pages. */
-  struct sink count_only = {0};
-  if (result == SW_SCAN_DONE && !emit(j, &count_only)) result = SW_SCAN_FALLBACK;
-  a->rows = count_only.rows;
-  a->csv_bytes = count_only.bytes;
+  /* Written later straight into the caller's arrays (take) and CSV
+   * buffer (lines): a copy of our own was 40 MB of fresh pages. */
+  if (result == SW_SCAN_DONE && !check_rows(j, &a->rows, &a->longest_line)) result = SW_SCAN_FALLBACK;
   a->texts = base->texts.count;
   a->text_bytes = base->texts.len;
   return result;
 }
 
-/* Writes the comparison out, into arrays of the sizes diff gave: the CSV
- * lines, the rows' columns (NaN for a missing side), and the texts their
- * names and events index. */
-SW_EXPORT void stompwatch_compare_take(const struct sw_compare_args *a, uint8_t *csv, double *device, double *base,
-                                       double *compare, int32_t *name, int32_t *event, uint8_t *text_bytes,
-                                       uint32_t *text_end) {
+/* Writes the rows' columns (NaN for a missing side) into arrays of the
+ * size diff gave, and the texts their names and events index. */
+SW_EXPORT void stompwatch_compare_take(const struct sw_compare_args *a, double *device, double *base, double *compare,
+                                       int32_t *name, int32_t *event, uint8_t *text_bytes, uint32_t *text_end) {
   struct cmp_job *j = job_of(a->handle);
   if (!j) return;
+  size_t at = 0;
+  for (size_t k = 0; k < j->nparts; k++) {
+    for (size_t i = 0; i < j->parts[k].edits.n; i++, at++) {
+      struct row_out r = row_of(&j->parts[k], i);
+      device[at] = r.numbers[0], base[at] = r.numbers[1], compare[at] = r.numbers[2];
+      name[at] = r.name, event[at] = r.event;
+    }
+  }
   const struct cmp_texts *t = &j->log[0].texts;
-  struct sink into = {.csv = csv, .device = device, .base = base, .compare = compare, .name = name, .event = event};
-  emit(j, &into);
   memcpy(text_bytes, t->bytes, t->len);
   memcpy(text_end, t->end, t->count * sizeof *text_end);
+}
+
+/* The next CSV lines, as many whole ones as `room` bytes of `out` hold
+ * (at least diff's longest): the bytes written, 0 once all are. */
+SW_EXPORT uint64_t stompwatch_compare_lines(const struct sw_compare_args *a, uint8_t *out, uint64_t room) {
+  struct cmp_job *j = job_of(a->handle);
+  if (!j) return 0;
+  uint8_t *at = out, *end = out + room;
+  for (; j->part < j->nparts; j->part++, j->edit = 0) {
+    const struct part *p = &j->parts[j->part];
+    for (; j->edit < p->edits.n; j->edit++) {
+      struct row_out r = row_of(p, j->edit);
+      if ((size_t)(end - at) < text_bytes(j, r.event) + text_bytes(j, r.name) + LINE_NUMBERS)
+        return (uint64_t)(at - out);
+      at = put_text(j, at, r.event);
+      *at++ = ',';
+      at = put_text(j, at, r.name);
+      for (int n = 0; n < 4; n++) {
+        *at++ = ',';
+        at = put_number(at, r.numbers[n]);
+      }
+      *at++ = '\n';
+    }
+  }
+  return (uint64_t)(at - out);
 }
 
 /* Forgets the handle and what it held. */

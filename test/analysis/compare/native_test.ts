@@ -62,6 +62,7 @@ async function assertSame(
     return true;
   }
   if (native === undefined) return false;
+  using held = native;
   assert.ok(!(expected instanceof Error), `TypeScript threw ${expected}`);
   const rows = expected as CompareRow[];
   const got = Array.from(
@@ -75,7 +76,7 @@ async function assertSame(
   );
   const dir = Deno.makeTempDirSync({ prefix: "stompwatch_native_compare_" });
   try {
-    const a = await writeCompareCsv(`${dir}/native`, native.lines, { at: AT });
+    const a = await writeCompareCsv(`${dir}/native`, held.lines, { at: AT });
     const b = await writeCompareCsv(`${dir}/ts`, rows, { at: AT });
     assert.deepEqual(Deno.readFileSync(a), Deno.readFileSync(b));
   } finally {
