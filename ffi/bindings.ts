@@ -174,39 +174,13 @@ export const SPEC = {
   MAX_OUTID: 2147483647,
 } as const;
 
-const symbols = {
-  stompwatch_ring_attach: {
-    parameters: ["buffer", "buffer"],
-    result: "pointer",
-  },
-  stompwatch_ring_detach: { parameters: ["pointer", "u64"], result: "void" },
-  stompwatch_ring_advance: { parameters: ["pointer", "u64"], result: "void" },
-  stompwatch_ring_head: { parameters: ["pointer"], result: "u64" },
-  stompwatch_ring_heartbeat: { parameters: ["pointer"], result: "void" },
-  stompwatch_table_publish: {
-    parameters: ["pointer", "buffer", "u32"],
-    result: "i32",
-  },
-  stompwatch_checksum: {
-    parameters: ["u32", "buffer", "usize"],
-    result: "u64",
-  },
-  stompwatch_dir_make: { parameters: ["buffer"], result: "i32" },
-  stompwatch_dir_rings: {
-    parameters: ["buffer", "buffer", "u64"],
-    result: "i64",
-  },
-  stompwatch_dir_remove: { parameters: ["buffer"], result: "i32" },
-  stompwatch_ring_dir_make: { parameters: ["buffer"], result: "i32" },
-  stompwatch_ring_dir_reap: { parameters: ["buffer", "i32"], result: "i32" },
+/**
+ * What the offline analyses call (opening and reading a log, check_leaks'
+ * and compare's native passes): bound alone by {@link offlineCalls}, as
+ * binding all of the daemon's symbols took 12 ms of every such command.
+ */
+const offlineSymbols = {
   stompwatch_fd_close: { parameters: ["i32"], result: "i32" },
-  stompwatch_file_remove: { parameters: ["buffer"], result: "i32" },
-  stompwatch_pid_alive: { parameters: ["i32"], result: "i32" },
-  stompwatch_dir_names: {
-    parameters: ["buffer", "buffer", "buffer", "u64"],
-    result: "i64",
-  },
-  stompwatch_pid_started: { parameters: ["i32"], result: "u64" },
   // Off the event loop: a slow filesystem must not stall the daemon.
   stompwatch_log_open: {
     parameters: ["buffer"],
@@ -300,6 +274,42 @@ const symbols = {
     parameters: ["i32", "buffer", "u32"],
     result: "u32",
   },
+} as const;
+
+const symbols = {
+  ...offlineSymbols,
+  stompwatch_ring_attach: {
+    parameters: ["buffer", "buffer"],
+    result: "pointer",
+  },
+  stompwatch_ring_detach: { parameters: ["pointer", "u64"], result: "void" },
+  stompwatch_ring_advance: { parameters: ["pointer", "u64"], result: "void" },
+  stompwatch_ring_head: { parameters: ["pointer"], result: "u64" },
+  stompwatch_ring_heartbeat: { parameters: ["pointer"], result: "void" },
+  stompwatch_table_publish: {
+    parameters: ["pointer", "buffer", "u32"],
+    result: "i32",
+  },
+  stompwatch_checksum: {
+    parameters: ["u32", "buffer", "usize"],
+    result: "u64",
+  },
+  stompwatch_dir_make: { parameters: ["buffer"], result: "i32" },
+  stompwatch_dir_rings: {
+    parameters: ["buffer", "buffer", "u64"],
+    result: "i64",
+  },
+  stompwatch_dir_remove: { parameters: ["buffer"], result: "i32" },
+  stompwatch_ring_dir_make: { parameters: ["buffer"], result: "i32" },
+  stompwatch_ring_dir_reap: { parameters: ["buffer", "i32"], result: "i32" },
+  stompwatch_file_remove: { parameters: ["buffer"], result: "i32" },
+  stompwatch_pid_alive: { parameters: ["i32"], result: "i32" },
+  stompwatch_dir_names: {
+    parameters: ["buffer", "buffer", "buffer", "u64"],
+    result: "i64",
+  },
+  stompwatch_pid_started: { parameters: ["i32"], result: "u64" },
+  // Off the event loop: a slow filesystem must not stall the daemon.
   stompwatch_now_ns: { parameters: [], result: "u64" },
   stompwatch_layout: { parameters: ["buffer", "u64"], result: "u64" },
   stompwatch_watch_spec_parse: {
@@ -340,9 +350,15 @@ let lib: Lib | undefined;
  * ```
  */
 export function daemonLibrary(): Lib {
-  if (lib) return lib;
+  return lib ??= open(symbols);
+}
+
+/** The daemon library with the calls of `table` bound. */
+function open<T extends Deno.ForeignLibraryInterface>(
+  table: T,
+): Deno.DynamicLibrary<T>["symbols"] {
   try {
-    lib = Deno.dlopen(DAEMON_LIBRARY, symbols).symbols;
+    return Deno.dlopen(DAEMON_LIBRARY, table).symbols;
   } catch (e) {
     // Not granted: main.ts words that for a person, Deno's advice left out.
     if (e instanceof Deno.errors.NotCapable) throw e;
@@ -352,7 +368,22 @@ export function daemonLibrary(): Lib {
       }); run make -C ffi or start through ./stompwatch`,
     );
   }
-  return lib;
+}
+
+type OfflineLib = Deno.DynamicLibrary<typeof offlineSymbols>["symbols"];
+let offlineLib: OfflineLib | undefined;
+
+/**
+ * The calls of {@link offlineSymbols}: the daemon library's whole table
+ * when it is open already, else a table of those alone.
+ *
+ * @example
+ * ```ts
+ * const native = offlineCalls();
+ * ```
+ */
+export function offlineCalls(): OfflineLib {
+  return lib ?? (offlineLib ??= open(offlineSymbols));
 }
 
 /** The native library is missing or cannot be loaded: said as it is. */
@@ -667,7 +698,7 @@ export function makeLockedRingDir(path: string): number | null {
  * ```
  */
 export function closeLock(fd: number): void {
-  daemonLibrary().stompwatch_fd_close(fd);
+  offlineCalls().stompwatch_fd_close(fd);
 }
 
 /**
@@ -734,7 +765,7 @@ const ERRNO_NAMES: Record<number, LogOpenError["code"]> = {
 
 function systemText(errno: number): string {
   const out = new Uint8Array(256);
-  const n = daemonLibrary().stompwatch_strerror(errno, out, out.length);
+  const n = offlineCalls().stompwatch_strerror(errno, out, out.length);
   const text = new TextDecoder().decode(out.subarray(0, n));
   return text.charAt(0).toLowerCase() + text.slice(1);
 }
@@ -752,7 +783,7 @@ function systemText(errno: number): string {
 export async function openLogFile(path: string): Promise<number> {
   // C would read the path only up to its first NUL: another file.
   if (path.includes("\0")) throw new LogOpenError("ENOENT", "no such file");
-  const fd = await daemonLibrary().stompwatch_log_open(cPath(path));
+  const fd = await offlineCalls().stompwatch_log_open(cPath(path));
   if (fd >= 0) return fd;
   if (fd === -100000) throw new LogOpenError("NOT_FILE", "not a file");
   if (fd === -100001) throw new LogOpenError("SYSTEM_FILE", "a system file");
@@ -795,7 +826,7 @@ export async function readLogAt(
   into: Uint8Array,
   offset: number,
 ): Promise<number> {
-  const lib = daemonLibrary();
+  const lib = offlineCalls();
   const len = BigInt(into.length), at = BigInt(offset);
   // A read of the page cache costs less than handing it to a thread.
   const n = Number(
@@ -817,7 +848,7 @@ export async function readLogAt(
  * ```
  */
 export function closeLogFile(fd: number): void {
-  daemonLibrary().stompwatch_fd_close(fd);
+  offlineCalls().stompwatch_fd_close(fd);
 }
 
 /**
@@ -830,7 +861,7 @@ export function closeLogFile(fd: number): void {
  * ```
  */
 export function logSize(fd: number): number {
-  const n = Number(daemonLibrary().stompwatch_log_size(fd));
+  const n = Number(offlineCalls().stompwatch_log_size(fd));
   if (n < 0) throw new Error(systemText(-n));
   return n;
 }
@@ -906,7 +937,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
   v.setUint32(172, input.mstxInfo.includes('"') ? 1 : 0, true);
   // Empty texts still need memory the C side may read zero bytes from.
   const some = (b: Uint8Array) => b.length ? b : new Uint8Array(1);
-  const status = await daemonLibrary().stompwatch_leak_scan(
+  const status = await offlineCalls().stompwatch_leak_scan(
     args,
     r.kind,
     r.device,
@@ -980,7 +1011,7 @@ export function leakReplay(
   v.setUint32(72, w.device, true);
   const out = new Uint32Array(Math.max(1, count));
   const n = Number(
-    daemonLibrary().stompwatch_leak_replay(
+    offlineCalls().stompwatch_leak_replay(
       args,
       rows.kind,
       rows.device,
@@ -1273,7 +1304,7 @@ export class NativeComparison {
     const args = this.#args, v = new DataView(args.buffer);
     v.setUint32(136, framework, true);
     v.setFloat64(168, traceBudgetBytes, true);
-    const status = await daemonLibrary().stompwatch_compare_diff(args);
+    const status = await offlineCalls().stompwatch_compare_diff(args);
     if (status < 0) throw new Error(systemText(-status));
     if (status === 1) return undefined;
     const rows = Number(v.getBigUint64(144, true));
@@ -1288,7 +1319,7 @@ export class NativeComparison {
     const count = v.getUint32(140, true);
     const textBytes = new Uint8Array(Number(v.getBigUint64(160, true)) || 1);
     const textEnd = new Uint32Array(count || 1);
-    daemonLibrary().stompwatch_compare_take(
+    offlineCalls().stompwatch_compare_take(
       args,
       out.device,
       out.base,
@@ -1325,7 +1356,7 @@ export class NativeComparison {
     const buffer = new Uint8Array(Math.max(1 << 20, this.#longest));
     for (;;) {
       const n = Number(
-        daemonLibrary().stompwatch_compare_lines(
+        offlineCalls().stompwatch_compare_lines(
           this.#args,
           buffer,
           BigInt(buffer.length),
@@ -1349,7 +1380,7 @@ export class NativeComparison {
 
   /** Frees what the native side holds. */
   [Symbol.dispose](): void {
-    daemonLibrary().stompwatch_compare_free(this.#args);
+    offlineCalls().stompwatch_compare_free(this.#args);
   }
 }
 
@@ -1377,7 +1408,7 @@ export async function compareRead(
     v.setBigUint64(80 + 8 * s, BigInt(log.offset), true);
   });
   v.setUint32(72, levels, true);
-  const status = await daemonLibrary().stompwatch_compare_read(args);
+  const status = await offlineCalls().stompwatch_compare_read(args);
   if (status < 0) throw new Error(systemText(-status));
   return status === 0 ? new NativeComparison(args) : undefined;
 }
@@ -1401,7 +1432,7 @@ export function myersDiffNative(
   const kind = new Uint8Array(room);
   const ia = new Uint32Array(room), ib = new Uint32Array(room);
   const n = Number(
-    daemonLibrary().stompwatch_myers_diff(
+    offlineCalls().stompwatch_myers_diff(
       a.length ? a : new Int32Array(1),
       a.length,
       b.length ? b : new Int32Array(1),
