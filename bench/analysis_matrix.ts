@@ -7,7 +7,8 @@
  * Part of `deno task bench`; alone: `deno run -A bench/analysis_matrix.ts`.
  * STOMPWATCH_BENCH_MATRIX=issue keeps only the issue's own shape and one
  * fixture (a quick look); STOMPWATCH_BENCH_SKIP_1GB=1 leaves out the 1 GB
- * peak-memory row.
+ * peak-memory row; STOMPWATCH_BENCH_ONLY=compare (or check-leaks, or
+ * snapshot, or a comma-separated list) runs only those commands' rows.
  *
  * @module
  */
@@ -303,14 +304,18 @@ export async function benchAnalysisMatrix(row: Row): Promise<void> {
     for (let i = 0; i < 3; i++) {
       startUp.push((await command(["--allow-read"], ["help"])).ms);
     }
+    const only = Deno.env.get("STOMPWATCH_BENCH_ONLY")?.split(",");
+    const runs = (command: string) => only?.includes(command) ?? true;
     for (const m of matrixLogs(dir, quick)) {
-      await checkLeaksRow(row, m, median(startUp));
-      await compareRow(row, m, dir);
-      await snapshotRow(row, m, dir);
+      if (runs("check-leaks")) await checkLeaksRow(row, m, median(startUp));
+      if (runs("compare")) await compareRow(row, m, dir);
+      if (runs("snapshot")) await snapshotRow(row, m, dir);
       Deno.removeSync(m.log.path);
       Deno.removeSync(m.pair.path);
     }
-    if (Deno.env.get("STOMPWATCH_BENCH_SKIP_1GB") !== "1") {
+    if (
+      Deno.env.get("STOMPWATCH_BENCH_SKIP_1GB") !== "1" && runs("check-leaks")
+    ) {
       await peakRow(row, dir);
     }
   } finally {

@@ -175,12 +175,12 @@ export const SPEC = {
 } as const;
 
 /**
- * What a command line's analysis calls (opening and reading a log,
- * check-leaks' passes), opened apart from the daemon's calls: Deno builds a
- * call for each symbol it opens (about 0.3 ms each), and an analysis is
- * timed whole, start-up included.
+ * What the offline analyses call (opening and reading a log, check_leaks'
+ * and compare's native passes): bound alone by {@link offlineCalls}, as
+ * binding all of the daemon's symbols took 12 ms of every such command.
  */
-const logSymbols = {
+const offlineSymbols = {
+  stompwatch_fd_close: { parameters: ["i32"], result: "i32" },
   // Off the event loop: a slow filesystem must not stall the daemon.
   stompwatch_log_open: {
     parameters: ["buffer"],
@@ -229,15 +229,55 @@ const logSymbols = {
     result: "i32",
     nonblocking: true,
   },
+  stompwatch_compare_read: {
+    parameters: ["buffer"],
+    result: "i32",
+    nonblocking: true,
+  },
+  stompwatch_compare_diff: {
+    parameters: ["buffer"],
+    result: "i32",
+    nonblocking: true,
+  },
+  stompwatch_compare_take: {
+    parameters: [
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+    ],
+    result: "void",
+  },
+  stompwatch_compare_lines: {
+    parameters: ["buffer", "buffer", "u64"],
+    result: "u64",
+  },
+  stompwatch_compare_free: { parameters: ["buffer"], result: "void" },
+  stompwatch_myers_diff: {
+    parameters: [
+      "buffer",
+      "u32",
+      "buffer",
+      "u32",
+      "f64",
+      "buffer",
+      "buffer",
+      "buffer",
+    ],
+    result: "i64",
+  },
   stompwatch_strerror: {
     parameters: ["i32", "buffer", "u32"],
     result: "u32",
   },
-  stompwatch_fd_close: { parameters: ["i32"], result: "i32" },
 } as const;
 
-/** The daemon's own calls: rings, watch tables, directories, clocks. */
 const symbols = {
+  ...offlineSymbols,
   stompwatch_ring_attach: {
     parameters: ["buffer", "buffer"],
     result: "pointer",
@@ -269,6 +309,7 @@ const symbols = {
     result: "i64",
   },
   stompwatch_pid_started: { parameters: ["i32"], result: "u64" },
+  // Off the event loop: a slow filesystem must not stall the daemon.
   stompwatch_now_ns: { parameters: [], result: "u64" },
   stompwatch_layout: { parameters: ["buffer", "u64"], result: "u64" },
   stompwatch_watch_spec_parse: {
@@ -298,13 +339,24 @@ const symbols = {
 } as const;
 
 type Lib = Deno.DynamicLibrary<typeof symbols>["symbols"];
-type LogLib = Deno.DynamicLibrary<typeof logSymbols>["symbols"];
 let lib: Lib | undefined;
-let logLib: LogLib | undefined;
 
-function openDaemonLibrary<S extends Deno.ForeignLibraryInterface>(
-  table: S,
-): Deno.DynamicLibrary<S>["symbols"] {
+/**
+ * Opens the daemon-side library once.
+ *
+ * @example
+ * ```ts
+ * const native = daemonLibrary();
+ * ```
+ */
+export function daemonLibrary(): Lib {
+  return lib ??= open(symbols);
+}
+
+/** The daemon library with the calls of `table` bound. */
+function open<T extends Deno.ForeignLibraryInterface>(
+  table: T,
+): Deno.DynamicLibrary<T>["symbols"] {
   try {
     return Deno.dlopen(DAEMON_LIBRARY, table).symbols;
   } catch (e) {
@@ -318,23 +370,20 @@ function openDaemonLibrary<S extends Deno.ForeignLibraryInterface>(
   }
 }
 
+type OfflineLib = Deno.DynamicLibrary<typeof offlineSymbols>["symbols"];
+let offlineLib: OfflineLib | undefined;
+
 /**
- * Opens the daemon-side library's daemon calls once.
+ * The calls of {@link offlineSymbols}: the daemon library's whole table
+ * when it is open already, else a table of those alone.
  *
  * @example
  * ```ts
- * const native = daemonLibrary();
+ * const native = offlineCalls();
  * ```
  */
-export function daemonLibrary(): Lib {
-  lib ??= openDaemonLibrary(symbols);
-  return lib;
-}
-
-/** Opens the daemon-side library's log and check-leaks calls once. */
-function logLibrary(): LogLib {
-  logLib ??= openDaemonLibrary(logSymbols);
-  return logLib;
+export function offlineCalls(): OfflineLib {
+  return lib ?? (offlineLib ??= open(offlineSymbols));
 }
 
 /** The native library is missing or cannot be loaded: said as it is. */
@@ -649,7 +698,7 @@ export function makeLockedRingDir(path: string): number | null {
  * ```
  */
 export function closeLock(fd: number): void {
-  logLibrary().stompwatch_fd_close(fd);
+  offlineCalls().stompwatch_fd_close(fd);
 }
 
 /**
@@ -716,7 +765,7 @@ const ERRNO_NAMES: Record<number, LogOpenError["code"]> = {
 
 function systemText(errno: number): string {
   const out = new Uint8Array(256);
-  const n = logLibrary().stompwatch_strerror(errno, out, out.length);
+  const n = offlineCalls().stompwatch_strerror(errno, out, out.length);
   const text = new TextDecoder().decode(out.subarray(0, n));
   return text.charAt(0).toLowerCase() + text.slice(1);
 }
@@ -734,7 +783,7 @@ function systemText(errno: number): string {
 export async function openLogFile(path: string): Promise<number> {
   // C would read the path only up to its first NUL: another file.
   if (path.includes("\0")) throw new LogOpenError("ENOENT", "no such file");
-  const fd = await logLibrary().stompwatch_log_open(cPath(path));
+  const fd = await offlineCalls().stompwatch_log_open(cPath(path));
   if (fd >= 0) return fd;
   if (fd === -100000) throw new LogOpenError("NOT_FILE", "not a file");
   if (fd === -100001) throw new LogOpenError("SYSTEM_FILE", "a system file");
@@ -777,7 +826,7 @@ export async function readLogAt(
   into: Uint8Array,
   offset: number,
 ): Promise<number> {
-  const lib = logLibrary();
+  const lib = offlineCalls();
   const len = BigInt(into.length), at = BigInt(offset);
   // A read of the page cache costs less than handing it to a thread.
   const n = Number(
@@ -799,7 +848,7 @@ export async function readLogAt(
  * ```
  */
 export function closeLogFile(fd: number): void {
-  logLibrary().stompwatch_fd_close(fd);
+  offlineCalls().stompwatch_fd_close(fd);
 }
 
 /**
@@ -812,7 +861,7 @@ export function closeLogFile(fd: number): void {
  * ```
  */
 export function logSize(fd: number): number {
-  const n = Number(logLibrary().stompwatch_log_size(fd));
+  const n = Number(offlineCalls().stompwatch_log_size(fd));
   if (n < 0) throw new Error(systemText(-n));
   return n;
 }
@@ -888,7 +937,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
   v.setUint32(172, input.mstxInfo.includes('"') ? 1 : 0, true);
   // Empty texts still need memory the C side may read zero bytes from.
   const some = (b: Uint8Array) => b.length ? b : new Uint8Array(1);
-  const status = await logLibrary().stompwatch_leak_scan(
+  const status = await offlineCalls().stompwatch_leak_scan(
     args,
     r.kind,
     r.device,
@@ -962,7 +1011,7 @@ export function leakReplay(
   v.setUint32(72, w.device, true);
   const out = new Uint32Array(Math.max(1, count));
   const n = Number(
-    logLibrary().stompwatch_leak_replay(
+    offlineCalls().stompwatch_leak_replay(
       args,
       rows.kind,
       rows.device,
@@ -1189,4 +1238,215 @@ export async function convertSnapshotNativeAsync(
   const a = nativeArgs(req);
   const code = await analysisLibrary().sw_snapshot_convert_async(...a.call);
   return nativeResult(code, a);
+}
+
+/** One log for {@link compareRead}, its header read and checked already. */
+export interface CompareLogInput {
+  fd: number;
+  /** Header positions of ID, Event, Event Type, Name, Timestamp, Device Id, Attr. */
+  columns: readonly number[];
+  /** Byte offset and line number of the first data row. */
+  offset: number;
+  line: number;
+}
+
+/** What one log holds, as `StepLog` counts it; frameworks: 1 PTA, 2 MINDSPORE. */
+export interface CompareLogCounts {
+  aligned: number;
+  deviceRows: number;
+  frameworks: number;
+}
+
+/** The comparison's rows in native code's words (see ffi/daemon/compare.c). */
+export interface NativeComparisonRows {
+  device: Float64Array;
+  /** NaN where the row is missing from that side. */
+  base: Float64Array;
+  compare: Float64Array;
+  /** Indexes into `texts`. */
+  name: Int32Array;
+  event: Int32Array;
+  texts: string[];
+}
+
+const COMPARE_ARGS_SIZE = 176;
+
+/**
+ * Both logs read natively (ffi/daemon/compare.c), held until disposed;
+ * `diff` compares them.
+ */
+export class NativeComparison {
+  #args: Uint8Array;
+  #longest = 0;
+  readonly counts: [CompareLogCounts, CompareLogCounts];
+
+  /** Internal: {@link compareRead} makes these. */
+  constructor(args: Uint8Array) {
+    this.#args = args;
+    const v = new DataView(args.buffer);
+    const counts = (s: number) => ({
+      aligned: Number(v.getBigUint64(96 + 8 * s, true)),
+      deviceRows: Number(v.getBigUint64(112 + 8 * s, true)),
+      frameworks: v.getUint32(128 + 4 * s, true),
+    });
+    this.counts = [counts(0), counts(1)];
+  }
+
+  /**
+   * The rows, devices ascending, ops taking memory from `framework` (0:
+   * none); undefined where the TypeScript comparison must run instead.
+   * Their CSV lines come from {@linkcode lines} after.
+   */
+  async diff(
+    framework: number,
+    traceBudgetBytes: number,
+  ): Promise<NativeComparisonRows | undefined> {
+    const args = this.#args, v = new DataView(args.buffer);
+    v.setUint32(136, framework, true);
+    v.setFloat64(168, traceBudgetBytes, true);
+    const status = await offlineCalls().stompwatch_compare_diff(args);
+    if (status < 0) throw new Error(systemText(-status));
+    if (status === 1) return undefined;
+    const rows = Number(v.getBigUint64(144, true));
+    this.#longest = Number(v.getBigUint64(152, true));
+    const out = {
+      device: new Float64Array(Math.max(rows, 1)),
+      base: new Float64Array(Math.max(rows, 1)),
+      compare: new Float64Array(Math.max(rows, 1)),
+      name: new Int32Array(Math.max(rows, 1)),
+      event: new Int32Array(Math.max(rows, 1)),
+    };
+    const count = v.getUint32(140, true);
+    const textBytes = new Uint8Array(Number(v.getBigUint64(160, true)) || 1);
+    const textEnd = new Uint32Array(count || 1);
+    offlineCalls().stompwatch_compare_take(
+      args,
+      out.device,
+      out.base,
+      out.compare,
+      out.name,
+      out.event,
+      textBytes,
+      textEnd,
+    );
+    const decoder = new TextDecoder();
+    const texts: string[] = [];
+    for (let i = 0, from = 0; i < count; i++) {
+      texts.push(decoder.decode(textBytes.subarray(from, textEnd[i])));
+      from = textEnd[i];
+    }
+    const cut = <T extends Float64Array | Int32Array>(a: T) =>
+      a.subarray(0, rows) as T;
+    return {
+      device: cut(out.device),
+      base: cut(out.base),
+      compare: cut(out.compare),
+      name: cut(out.name),
+      event: cut(out.event),
+      texts,
+    };
+  }
+
+  /**
+   * The CSV lines of the rows {@linkcode diff} gave, a MiB or so at a
+   * time, each chunk valid until the next is asked for: one buffer that
+   * stays warm instead of the whole file's worth of fresh pages.
+   */
+  *lines(): Generator<Uint8Array> {
+    const buffer = new Uint8Array(Math.max(1 << 20, this.#longest));
+    for (;;) {
+      const n = Number(
+        offlineCalls().stompwatch_compare_lines(
+          this.#args,
+          buffer,
+          BigInt(buffer.length),
+        ),
+      );
+      if (n === 0) return;
+      yield buffer.subarray(0, n);
+    }
+  }
+
+  /**
+   * A comparison holding what this one held, which then holds nothing:
+   * for a caller that keeps it past the `using` block that made it.
+   */
+  move(): NativeComparison {
+    const moved = new NativeComparison(this.#args);
+    moved.#longest = this.#longest;
+    this.#args = new Uint8Array(COMPARE_ARGS_SIZE);
+    return moved;
+  }
+
+  /** Frees what the native side holds. */
+  [Symbol.dispose](): void {
+    offlineCalls().stompwatch_compare_free(this.#args);
+  }
+}
+
+/**
+ * Reads both logs' rows natively, off the event loop, at `levels` (1 op, 2
+ * kernel, 3 both); undefined where the TypeScript reader must read them.
+ * Throws an Error with the system's reason when a read fails.
+ *
+ * @example
+ * ```ts ignore
+ * using run = await compareRead([base, next], 1);
+ * const out = await run?.diff(1, 64 << 20);
+ * ```
+ */
+export async function compareRead(
+  logs: readonly [CompareLogInput, CompareLogInput],
+  levels: number,
+): Promise<NativeComparison | undefined> {
+  const args = new Uint8Array(COMPARE_ARGS_SIZE);
+  const v = new DataView(args.buffer);
+  logs.forEach((log, s) => {
+    v.setInt32(4 * s, log.fd, true);
+    log.columns.forEach((c, k) => v.setInt32(8 + 28 * s + 4 * k, c, true));
+    v.setUint32(64 + 4 * s, log.line, true);
+    v.setBigUint64(80 + 8 * s, BigInt(log.offset), true);
+  });
+  v.setUint32(72, levels, true);
+  const status = await offlineCalls().stompwatch_compare_read(args);
+  if (status < 0) throw new Error(systemText(-status));
+  return status === 0 ? new NativeComparison(args) : undefined;
+}
+
+/**
+ * compare's edit script in native code (ffi/daemon/myers.c), for tests
+ * that hold it to analysis/compare/myers_diff.ts: each edit's kind (0
+ * equal, 1 delete, 2 insert) and indexes.
+ *
+ * @example
+ * ```ts ignore
+ * const { kind } = myersDiffNative(Int32Array.of(1, 2), Int32Array.of(2), 1 << 26);
+ * ```
+ */
+export function myersDiffNative(
+  a: Int32Array,
+  b: Int32Array,
+  traceBudgetBytes: number,
+): { kind: Uint8Array; a: Uint32Array; b: Uint32Array } {
+  const room = Math.max(1, a.length + b.length);
+  const kind = new Uint8Array(room);
+  const ia = new Uint32Array(room), ib = new Uint32Array(room);
+  const n = Number(
+    offlineCalls().stompwatch_myers_diff(
+      a.length ? a : new Int32Array(1),
+      a.length,
+      b.length ? b : new Int32Array(1),
+      b.length,
+      traceBudgetBytes,
+      kind,
+      ia,
+      ib,
+    ),
+  );
+  if (n < 0) throw new Error("Cannot diff: out of memory");
+  return {
+    kind: kind.subarray(0, n),
+    a: ia.subarray(0, n),
+    b: ib.subarray(0, n),
+  };
 }

@@ -151,7 +151,10 @@ export interface StepLog {
   deviceRows: number;
 }
 
-/** Columns compare reads; the reader reports any that is missing. */
+/**
+ * Columns compare reads; the reader reports any that is missing. The native
+ * comparison (ffi/daemon/compare.c) reads them in this order.
+ */
 export const COMPARE_COLUMNS: readonly MemscopeColumn[] = [
   "ID",
   "Event",

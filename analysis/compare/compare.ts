@@ -32,7 +32,10 @@ export class CompareError extends Error {
 }
 
 /** The pool every op takes its memory from; throws when the logs disagree. */
-function frameworkOf(base: StepLog, compare: StepLog): Framework | undefined {
+function frameworkOf(
+  base: StepCounts,
+  compare: StepCounts,
+): Framework | undefined {
   for (const log of [base, compare]) {
     if (log.frameworks.length > 1) {
       throw new CompareError(
@@ -61,7 +64,7 @@ function frameworkOf(base: StepLog, compare: StepLog): Framework | undefined {
  * device, or two logs with no rows of the level between them. One log
  * without rows of the level is fine: every row of the other is one-sided.
  */
-function checkComparable(base: StepLog, compare: StepLog): void {
+function checkComparable(base: StepCounts, compare: StepCounts): void {
   for (const log of [base, compare]) {
     if (log.deviceRows === 0) {
       throw new CompareError(
@@ -80,6 +83,40 @@ function checkComparable(base: StepLog, compare: StepLog): void {
       levels.join(",")
     }-level rows in ${base.label} or ${compare.label}: neither has ${types} events on any device${other}`,
   );
+}
+
+/** What the refusals of a comparison look at in each log. */
+export type StepCounts = Pick<
+  StepLog,
+  "label" | "levels" | "frameworks" | "aligned" | "deviceRows"
+>;
+
+/**
+ * The framework pool two logs' ops take their memory from, after every
+ * refusal of a comparison msMemScope cannot make either (each a
+ * {@link CompareError} with a one-line message): logs read at other
+ * levels, a log with no rows on any device, no rows of the level in
+ * either, logs of two frameworks, MindSpore at op level.
+ *
+ * @example
+ * ```ts
+ * import { comparableFramework } from "./compare.ts";
+ * const log = { label: "a.csv", levels: ["op"] as const, frameworks: ["PTA" as const],
+ *   aligned: 3, deviceRows: 9 };
+ * comparableFramework(log, { ...log, label: "b.csv" }); // "PTA"
+ * ```
+ */
+export function comparableFramework(
+  base: StepCounts,
+  compare: StepCounts,
+): Framework | undefined {
+  if (base.levels.join() !== compare.levels.join()) {
+    throw new CompareError(
+      `Cannot compare ${base.label} read at level ${base.levels} with ${compare.label} read at level ${compare.levels}`,
+    );
+  }
+  checkComparable(base, compare);
+  return frameworkOf(base, compare);
 }
 
 /**
@@ -109,13 +146,7 @@ export function compareSteps(
   base: StepLog,
   compare: StepLog,
 ): CompareRow[] {
-  if (base.levels.join() !== compare.levels.join()) {
-    throw new CompareError(
-      `Cannot compare ${base.label} read at level ${base.levels} with ${compare.label} read at level ${compare.levels}`,
-    );
-  }
-  checkComparable(base, compare);
-  const framework = frameworkOf(base, compare);
+  const framework = comparableFramework(base, compare);
   const devices = [
     ...new Set([...base.devices.keys(), ...compare.devices.keys()]),
   ]

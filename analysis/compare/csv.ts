@@ -42,7 +42,9 @@ export function compareCsvLine(row: CompareRow): string {
  * part file and then linked under its name, so that no reader sees it
  * half-written and an earlier compare's file of the same second is never
  * replaced (the next free second's name is taken instead, as the daemon's
- * files do). Returns the path written.
+ * files do). `rows` may come as their data lines already, encoded, each
+ * ending in a newline, in chunks (the native comparison writes them so).
+ * Returns the path written.
  *
  * @example
  * ```ts
@@ -54,7 +56,7 @@ export function compareCsvLine(row: CompareRow): string {
  */
 export async function writeCompareCsv(
   outputDir: string,
-  rows: readonly CompareRow[],
+  rows: readonly CompareRow[] | Iterable<Uint8Array>,
   options: { at: Date },
 ): Promise<string> {
   const dir = `${outputDir.replace(/\/+$/, "") || "/"}/compare`;
@@ -71,7 +73,13 @@ export async function writeCompareCsv(
       });
       Deno.chmodSync(part, 0o600);
       let chunk = COMPARE_HEADER + "\n";
-      for (const row of rows) {
+      if (!Array.isArray(rows)) {
+        writeAll(file, encoder.encode(chunk));
+        for (const lines of rows as Iterable<Uint8Array>) writeAll(file, lines);
+        rows = [];
+        chunk = "";
+      }
+      for (const row of rows as readonly CompareRow[]) {
         chunk += compareCsvLine(row) + "\n";
         if (chunk.length >= 1 << 20) {
           writeAll(file, encoder.encode(chunk));

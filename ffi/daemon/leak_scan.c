@@ -24,18 +24,15 @@
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
+#include "csv_frame.h"
 #include "sw_common.h"
 
-enum { SW_LEAK_DONE = 0, SW_LEAK_FALLBACK = 1 };
+enum { SW_LEAK_DONE = SW_SCAN_DONE, SW_LEAK_FALLBACK = SW_SCAN_FALLBACK };
 
 /* Columns the pass reads, as indices into sw_leak_scan_args.col. */
 enum { C_ID, C_EVENT, C_TYPE, C_NAME, C_DEVICE, C_PTR, C_ATTR, C_COUNT };
 
-#define MAX_SEPS 12
 #define MAX_DEVICES 256
 #define DEVICE_BYTES 64
 
@@ -80,93 +77,6 @@ _Static_assert(offsetof(struct sw_leak_scan_args, overflow) == 208, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, device_names) == 224, "layout");
 _Static_assert(sizeof(struct sw_leak_scan_args) == 224 + MAX_DEVICES * DEVICE_BYTES, "layout");
 
-/* A field without its quotes; `quoted` when it had them. */
-struct field {
-  const uint8_t *s, *e;
-  bool quoted, present;
-};
-
-struct row {
-  const uint8_t *s, *e;
-  uint32_t nsep;
-  const uint8_t *sep[MAX_SEPS];
-};
-
-static struct field field_of(const struct row *r, int col) {
-  struct field f = {0};
-  if (col < 0 || (uint32_t)col > r->nsep) return f;
-  const uint8_t *s = col == 0 ? r->s : r->sep[col - 1] + 1;
-  const uint8_t *e = (uint32_t)col < r->nsep ? r->sep[col] : r->e;
-  f.present = true;
-  if (e - s >= 2 && s[0] == '"' && e[-1] == '"') {
-    f.s = s + 1;
-    f.e = e - 1;
-    f.quoted = true;
-  } else {
-    f.s = s;
-    f.e = e;
-  }
-  return f;
-}
-
-static bool has_doubled_quote(const struct field *f) {
-  return f->quoted && memchr(f->s, '"', (size_t)(f->e - f->s)) != NULL;
-}
-
-static bool ascii(const uint8_t *s, const uint8_t *e) {
-  for (; s < e; s++)
-    if (*s >= 0x80) return false;
-  return true;
-}
-
-/* The field's decoded text equals `want` (ASCII, no quote): a quoted field
- * with a doubled quote decodes to text holding a quote, so it never does. */
-static bool text_is(const struct field *f, const uint8_t *want, size_t n) {
-  if (!f->present) return n == 0;
-  if ((size_t)(f->e - f->s) != n || has_doubled_quote(f)) return false;
-  return memcmp(f->s, want, n) == 0;
-}
-
-static bool blank(uint8_t c) { return c == ' ' || (c >= 9 && c <= 13); }
-
-/* Digits [s, e) as a double, each step n * 10 + d in doubles as JavaScript
- * does them: exact (and done in integers) up to 15 digits, rounding past. */
-static double digits_value(const uint8_t *s, const uint8_t *e) {
-  uint64_t n = 0;
-  const uint8_t *p = s;
-  for (; p < e && p - s < 15; p++) n = n * 10 + (uint64_t)(*p - '0');
-  double v = (double)n;
-  for (; p < e; p++) v = v * 10 + (*p - '0');
-  return v;
-}
-
-/* _bytes.ts parseDecimal: Python int() of the bytes, NAN otherwise. */
-static double parse_decimal(const uint8_t *s, const uint8_t *e) {
-  while (s < e && blank(*s)) s++;
-  while (e > s && blank(e[-1])) e--;
-  bool neg = false;
-  if (s < e && (*s == '-' || *s == '+')) {
-    neg = *s == '-';
-    s++;
-  }
-  if (s == e) return __builtin_nan("");
-  bool plain = true;
-  for (const uint8_t *p = s; p < e; p++) {
-    if ((unsigned)(*p - '0') <= 9) continue;
-    if (*p != '_' || p == s || p == e - 1 || p[-1] == '_') return __builtin_nan("");
-    plain = false;
-  }
-  double n;
-  if (plain) {
-    n = digits_value(s, e);
-  } else {
-    n = 0; /* `_` between digits: as the TypeScript loop, digit by digit */
-    for (const uint8_t *p = s; p < e; p++)
-      if (*p != '_') n = n * 10 + (*p - '0');
-  }
-  return neg ? -n : n;
-}
-
 /* Hex digit values of lowercase hex, 16 (never a digit) for anything else. */
 static const uint8_t HEX[256] = {
     ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
@@ -175,7 +85,7 @@ static const uint8_t HEX[256] = {
 
 /* _leak_rows.ts PtrKeys.of for the two spellings it keys by value; false
  * for any other (the caller falls back). */
-static bool ptr_key(const struct field *f, double *key) {
+static bool ptr_key(const struct sw_csv_field *f, double *key) {
   if (!f->present) return false;
   const uint8_t *s = f->s, *e = f->e;
   if (e - s == 18 && s[0] == '0' && s[1] == 'x') {
@@ -207,7 +117,7 @@ static bool ptr_key(const struct field *f, double *key) {
 
 /* MemscopeRow.mallocSize: the digits after the first "size:" that has
  * some, NAN without. */
-static double malloc_size(const struct field *f) {
+static double malloc_size(const struct sw_csv_field *f) {
   if (!f->present) return __builtin_nan("");
   const uint8_t *s = f->s, *e = f->e;
   for (const uint8_t *p = s; p + 5 < e; p++) {
@@ -217,7 +127,7 @@ static double malloc_size(const struct field *f) {
     const uint8_t *q = p + 5;
     while (q < e && *q >= '0' && *q <= '9') q++;
     if (q == p + 5) continue;
-    double n = digits_value(p + 5, q);
+    double n = sw_csv_digits_value(p + 5, q);
     if (n <= 9007199254740991.0) return n;
     /* Past 2^53 each step above rounds: read the digits whole, as Number()
      * does. Past leading zeros, 400 digits are beyond any double. */
@@ -234,12 +144,8 @@ static double malloc_size(const struct field *f) {
 }
 
 struct pass {
+  struct sw_csv_scan scan; /* first: the framer hands take_row this */
   struct sw_leak_scan_args *a;
-  /* Rows starting at or past this offset are left for another pass. */
-  uint64_t limit;
-  bool stopped;
-  uint64_t next;      /* where it stopped: the start of the first row left */
-  uint32_t next_line; /* and its line */
   uint8_t device_len[MAX_DEVICES];
   /* The last row's Device Id and its index: rows come in runs of one. */
   int last_device;
@@ -248,13 +154,13 @@ struct pass {
 };
 
 /* The index of a device, made on first sight; -1 for N/A, -2 to fall back. */
-static int device_index(struct pass *p, const struct field *f) {
+static int device_index(struct pass *p, const struct sw_csv_field *f) {
   size_t n = f->present ? (size_t)(f->e - f->s) : 0;
   const uint8_t *s = f->present ? f->s : (const uint8_t *)"";
   /* Before the cache: `a""b` quoted is not the text `a""b` unquoted. */
-  if (has_doubled_quote(f)) return -2;
+  if (sw_csv_has_doubled_quote(f)) return -2;
   if (p->last_device != -3 && n == p->last_n && memcmp(s, p->last_bytes, n) == 0) return p->last_device;
-  if (!ascii(s, s + n) || n >= DEVICE_BYTES || memchr(s, 0, n)) return -2;
+  if (!sw_csv_ascii(s, s + n) || n >= DEVICE_BYTES || memchr(s, 0, n)) return -2;
   int k;
   if (n == 3 && memcmp(s, "N/A", 3) == 0) {
     k = -1;
@@ -276,28 +182,29 @@ static int device_index(struct pass *p, const struct field *f) {
 }
 
 /* One data row; false to fall back. */
-static bool take_row(struct pass *p, const struct row *r, uint64_t offset, uint32_t line) {
+static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uint32_t line) {
+  struct pass *p = ctx;
   struct sw_leak_scan_args *a = p->a;
   a->data_rows++;
-  struct field dev = field_of(r, a->col[C_DEVICE]);
+  struct sw_csv_field dev = sw_csv_field_of(r, a->col[C_DEVICE]);
   int k = device_index(p, &dev);
   if (k == -2) return false;
   if (k < 0) return true;
-  struct field ev = field_of(r, a->col[C_EVENT]);
-  bool malloc_row = text_is(&ev, (const uint8_t *)"MALLOC", 6);
-  bool free_row = !malloc_row && text_is(&ev, (const uint8_t *)"FREE", 4);
-  struct field type = field_of(r, a->col[C_TYPE]);
+  struct sw_csv_field ev = sw_csv_field_of(r, a->col[C_EVENT]);
+  bool malloc_row = sw_csv_text_is(&ev, (const uint8_t *)"MALLOC", 6);
+  bool free_row = !malloc_row && sw_csv_text_is(&ev, (const uint8_t *)"FREE", 4);
+  struct sw_csv_field type = sw_csv_field_of(r, a->col[C_TYPE]);
   if (malloc_row || free_row) {
-    if (!text_is(&type, a->event_type, a->event_type_len)) return true;
-  } else if (!text_is(&ev, (const uint8_t *)"MSTX", 4)) {
+    if (!sw_csv_text_is(&type, a->event_type, a->event_type_len)) return true;
+  } else if (!sw_csv_text_is(&ev, (const uint8_t *)"MSTX", 4)) {
     return true;
   }
-  struct field idf = field_of(r, a->col[C_ID]);
-  double id = idf.present ? parse_decimal(idf.s, idf.e) : __builtin_nan("");
+  struct sw_csv_field idf = sw_csv_field_of(r, a->col[C_ID]);
+  double id = idf.present ? sw_csv_parse_decimal(idf.s, idf.e) : __builtin_nan("");
   if (id != id) return true;
   if (malloc_row || free_row) {
     if (a->overflow) return true;
-    struct field pf = field_of(r, a->col[C_PTR]);
+    struct sw_csv_field pf = sw_csv_field_of(r, a->col[C_PTR]);
     double key;
     if (!ptr_key(&pf, &key)) return false;
     uint64_t n = a->rows_kept;
@@ -311,7 +218,7 @@ static bool take_row(struct pass *p, const struct row *r, uint64_t offset, uint3
     a->id[n] = id;
     a->ptr[n] = key;
     if (malloc_row) {
-      struct field attr = field_of(r, a->col[C_ATTR]);
+      struct sw_csv_field attr = sw_csv_field_of(r, a->col[C_ATTR]);
       a->size[n] = malloc_size(&attr);
       a->row_offset[n] = (double)offset;
       a->line[n] = line;
@@ -323,8 +230,8 @@ static bool take_row(struct pass *p, const struct row *r, uint64_t offset, uint3
     a->rows_kept = n + 1;
     return true;
   }
-  if (!text_is(&type, (const uint8_t *)"Mark", 4)) return true;
-  struct field name = field_of(r, a->col[C_NAME]);
+  if (!sw_csv_text_is(&type, (const uint8_t *)"Mark", 4)) return true;
+  struct sw_csv_field name = sw_csv_field_of(r, a->col[C_NAME]);
   if (!name.present) return true;
   /* nameEquals: raw bytes, or the decoded text when both hold quotes. */
   bool same;
@@ -348,237 +255,17 @@ static bool take_row(struct pass *p, const struct row *r, uint64_t offset, uint3
   return true;
 }
 
-/* Bits of the 64 bytes at p that are quotes, newlines and commas (fewer
- * bytes when n < 64). */
-struct masks {
-  uint64_t quote, newline, comma;
-};
-
-static inline struct masks masks_tail(const uint8_t *p, size_t n) {
-  struct masks m = {0, 0, 0};
-  for (size_t i = 0; i < n && i < 64; i++) {
-    m.quote |= (uint64_t)(p[i] == '"') << i;
-    m.newline |= (uint64_t)(p[i] == '\n') << i;
-    m.comma |= (uint64_t)(p[i] == ',') << i;
-  }
-  return m;
+/* A pass over `a`'s file, its rows framed by csv_frame.c. */
+static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
+  *p = (struct pass){.a = a, .last_device = -3};
+  p->scan = (struct sw_csv_scan){.fd = a->fd, .take = take_row, .ctx = p, .limit = UINT64_MAX};
 }
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-__attribute__((target("avx2"))) static struct masks masks_avx2(const uint8_t *p) {
-  const __m256i q = _mm256_set1_epi8('"'), nl = _mm256_set1_epi8('\n'), c = _mm256_set1_epi8(',');
-  __m256i a = _mm256_loadu_si256((const __m256i *)p), b = _mm256_loadu_si256((const __m256i *)(p + 32));
-  struct masks m;
-  m.quote = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, q)) |
-            (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, q)) << 32;
-  m.newline = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, nl)) |
-              (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, nl)) << 32;
-  m.comma = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, c)) |
-            (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, c)) << 32;
-  return m;
-}
-#endif
-
-#if defined(__SSE2__)
-static inline struct masks masks_sse2(const uint8_t *p) {
-  const __m128i q = _mm_set1_epi8('"'), nl = _mm_set1_epi8('\n'), c = _mm_set1_epi8(',');
-  struct masks m = {0, 0, 0};
-  for (int i = 0; i < 4; i++) {
-    __m128i x = _mm_loadu_si128((const __m128i *)(p + 16 * i));
-    m.quote |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, q)) << (16 * i);
-    m.newline |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, nl)) << (16 * i);
-    m.comma |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, c)) << (16 * i);
-  }
-  return m;
-}
-#endif
-
-/* Bit i: an odd number of quotes at or before byte i. */
-static inline uint64_t prefix_xor(uint64_t x) {
-  x ^= x << 1;
-  x ^= x << 2;
-  x ^= x << 4;
-  x ^= x << 8;
-  x ^= x << 16;
-  x ^= x << 32;
-  return x;
-}
-
-/*
- * Frames the rows of buf[0, len) (file bytes from `base`) as the WebAssembly
- * scanner does: every quote flips the state, a newline outside quotes ends a
- * row, a trailing \r is left out, empty rows are skipped. Returns how many
- * bytes were consumed (whole rows); *state carries quote parity and lines.
- */
-struct frame_state {
-  uint64_t inq; /* all ones inside quotes */
-  uint32_t line;
-};
-
-static int64_t frame(struct pass *p, const uint8_t *buf, size_t len, uint64_t base, bool last,
-                     struct frame_state *st) {
-#if defined(__x86_64__)
-  const bool avx2 = __builtin_cpu_supports("avx2");
-#endif
-  struct row r = {.s = buf, .nsep = 0};
-  uint32_t line = st->line, rowline = st->line;
-  uint64_t inq = st->inq;
-  const uint8_t *start = buf;
-  for (size_t at = 0; at < len; at += 64) {
-    size_t n = len - at < 64 ? len - at : 64;
-    const uint8_t *b = buf + at;
-    struct masks k;
-    if (n < 64) k = masks_tail(b, n);
-#if defined(__x86_64__)
-    else if (avx2) k = masks_avx2(b);
-#endif
-#if defined(__SSE2__)
-    else k = masks_sse2(b);
-#else
-    else k = masks_tail(b, n);
-#endif
-    uint64_t mq = k.quote, mn = k.newline, mc = k.comma;
-    uint64_t inside = prefix_xor(mq) ^ inq;
-    inq ^= 0 - (uint64_t)(__builtin_popcountll(mq) & 1);
-    uint64_t m = (mc & ~inside) | mn;
-    while (m) {
-      unsigned bit = (unsigned)__builtin_ctzll(m);
-      m &= m - 1;
-      const uint8_t *pos = b + bit;
-      if (mc >> bit & 1) {
-        if (r.nsep < MAX_SEPS) r.sep[r.nsep++] = pos;
-        continue;
-      }
-      line++;
-      if (inside >> bit & 1) continue;
-      r.s = start;
-      r.e = pos;
-      if (r.e > r.s && r.e[-1] == '\r') r.e--;
-      if (r.e > r.s && !take_row(p, &r, base + (uint64_t)(start - buf), rowline)) return -1;
-      start = pos + 1;
-      rowline = line;
-      r.nsep = 0;
-      if (base + (uint64_t)(start - buf) >= p->limit) {
-        p->stopped = true;
-        st->inq = 0;
-        st->line = rowline;
-        return start - buf;
-      }
-    }
-  }
-  if (last && start < buf + len) {
-    r.s = start;
-    r.e = buf + len;
-    if (r.e > r.s && r.e[-1] == '\r') r.e--;
-    if (r.e > r.s && !take_row(p, &r, base + (uint64_t)(start - buf), rowline)) return -1;
-    start = buf + len;
-  }
-  /* The unfinished row is framed again with the next bytes: its lines and
-   * quotes are counted then. A row starts outside quotes (the newline that
-   * ended the one before was outside them). */
-  if (start < buf + len) {
-    if (start > buf) st->inq = 0;
-    st->line = rowline;
-  } else {
-    st->inq = inq;
-    st->line = line;
-  }
-  return start - buf;
-}
-
-/* Bytes read at a time, and the room in front of them for the row the last
- * read cut: a longer row (a huge call stack) is left to the TypeScript pass. */
-#define CHUNK (4u << 20)
-#define CARRY (1u << 20)
-
-/* One read on a thread of its own, so the next chunk is read while this
- * one is framed (the kernel's copy took a fifth of the pass). The file is
- * read, not mapped: a log being written may be cut back meanwhile, which a
- * mapping would answer with SIGBUS. */
-struct read_job {
-  int fd;
-  uint8_t *dst;
-  size_t want;
-  uint64_t offset;
-  size_t got;
-  int err;
-};
-
-static void *read_job_run(void *arg) {
-  struct read_job *j = arg;
-  j->got = 0;
-  j->err = 0;
-  while (j->got < j->want) {
-    ssize_t n = pread(j->fd, j->dst + j->got, j->want - j->got, (off_t)(j->offset + j->got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      j->err = errno;
-      break;
-    }
-    if (n == 0) break;
-    j->got += (size_t)n;
-  }
-  return NULL;
-}
-
-/*
- * Frames the rows from `from` (a row start, on line `line`) to the end of
- * the file, or to the first row starting at p->limit or later. Returns
- * SW_LEAK_DONE, SW_LEAK_FALLBACK, or -errno of a read that failed.
- */
+/* Frames the rows from `from` (a row start, on line `line`) on; see
+ * sw_csv_scan_range. */
 static int32_t scan_range(struct pass *p, uint64_t from, uint32_t line) {
-  struct sw_leak_scan_args *a = p->a;
-  uint8_t *room = malloc(2 * (size_t)(CARRY + CHUNK));
-  if (!room) return -ENOMEM;
-  uint8_t *buf[2] = {room, room + CARRY + CHUNK};
-  struct frame_state st = {.inq = 0, .line = line};
-  struct read_job job = {.fd = a->fd, .dst = buf[0] + CARRY, .want = CHUNK, .offset = from};
-  read_job_run(&job);
-  int cur = 0;
-  size_t carry = 0;
-  uint64_t base = from; /* file offset of the carried row's start */
-  int32_t result = SW_LEAK_DONE;
-  for (;;) {
-    if (job.err) {
-      result = -job.err;
-      break;
-    }
-    size_t got = job.got;
-    bool last = got < CHUNK;
-    uint8_t *data = buf[cur] + CARRY - carry;
-    pthread_t reader;
-    bool reading = false;
-    if (!last) {
-      job = (struct read_job){.fd = a->fd, .dst = buf[1 - cur] + CARRY, .want = CHUNK,
-                              .offset = base + carry + got};
-      reading = pthread_create(&reader, NULL, read_job_run, &job) == 0;
-      if (!reading) read_job_run(&job);
-    }
-    int64_t used = frame(p, data, carry + got, base, last, &st);
-    if (base + carry + got > a->bytes) a->bytes = base + carry + got;
-    if (reading) pthread_join(reader, NULL);
-    if (used < 0) {
-      result = SW_LEAK_FALLBACK;
-      break;
-    }
-    if (p->stopped) {
-      p->next = base + (uint64_t)used;
-      p->next_line = st.line;
-      break;
-    }
-    if (last) break;
-    size_t left = carry + got - (size_t)used;
-    if (left > CARRY) {
-      result = SW_LEAK_FALLBACK;
-      break;
-    }
-    memcpy(buf[1 - cur] + CARRY - left, data + used, left);
-    base += (uint64_t)used;
-    carry = left;
-    cur = 1 - cur;
-  }
-  free(room);
+  int32_t result = sw_csv_scan_range(&p->scan, from, line);
+  if (p->scan.bytes > p->a->bytes) p->a->bytes = p->scan.bytes;
   return result;
 }
 
@@ -597,15 +284,6 @@ static void *half_main(void *arg) {
   struct half *h = arg;
   h->result = scan_range(&h->pass, h->from, 0);
   return NULL;
-}
-
-/* The start of the first row after the first newline past `mid`, or 0. */
-static uint64_t split_point(int fd, uint64_t mid) {
-  uint8_t probe[64 << 10];
-  ssize_t got = pread(fd, probe, sizeof probe, (off_t)mid);
-  if (got <= 0) return 0;
-  const uint8_t *nl = memchr(probe, '\n', (size_t)got);
-  return nl ? mid + (uint64_t)(nl - probe) + 1 : 0;
 }
 
 static void half_free(struct half *h) {
@@ -651,7 +329,7 @@ static struct half *half_new(const struct sw_leak_scan_args *a, uint64_t split) 
    * with more rows than that is read on by the first thread instead. */
   b->cap = a->cap < a->budget / 2 + 1 ? a->cap : a->budget / 2 + 1;
   b->budget = UINT64_MAX;
-  h->pass = (struct pass){.a = b, .limit = UINT64_MAX, .last_device = -3};
+  pass_init(&h->pass, b);
   h->from = split;
   return h;
 }
@@ -733,10 +411,11 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   a->event_type = event_type;
   a->mstx = mstx;
   for (int c = 0; c < C_COUNT; c++)
-    if (a->col[c] >= MAX_SEPS) return SW_LEAK_FALLBACK;
-  if (!ascii(a->event_type, a->event_type + a->event_type_len) || !ascii(a->mstx, a->mstx + a->mstx_len))
+    if (a->col[c] >= SW_CSV_MAX_SEPS) return SW_LEAK_FALLBACK;
+  if (!sw_csv_ascii(a->event_type, a->event_type + a->event_type_len) || !sw_csv_ascii(a->mstx, a->mstx + a->mstx_len))
     return SW_LEAK_FALLBACK;
-  struct pass p = {.a = a, .limit = UINT64_MAX, .last_device = -3};
+  struct pass p;
+  pass_init(&p, a);
   struct stat info;
   uint64_t file_size = fstat(a->fd, &info) == 0 ? (uint64_t)info.st_size : 0;
   /* The second thread starts after the first newline past the middle,
@@ -746,23 +425,24 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   struct half *h = NULL;
   pthread_t thread;
   if (file_size > a->offset && file_size - a->offset >= SPLIT_MIN) {
-    uint64_t split = split_point(a->fd, a->offset + (file_size - a->offset) / 2);
+    uint64_t split = sw_csv_split_point(a->fd, a->offset + (file_size - a->offset) / 2);
     if (split) h = half_new(a, split);
     if (h && pthread_create(&thread, NULL, half_main, h) != 0) {
       half_free(h);
       h = NULL;
     }
-    if (h) p.limit = split;
+    if (h) p.scan.limit = split;
   }
   int32_t result = scan_range(&p, a->offset, a->first_line);
   if (h) {
     pthread_join(thread, NULL);
-    bool joined = result == SW_LEAK_DONE && p.stopped && p.next == h->from &&
-                  h->result == SW_LEAK_DONE && join_halves(&p, h, p.next_line);
-    if (!joined && result == SW_LEAK_DONE && p.stopped) {
-      p.limit = UINT64_MAX;
-      p.stopped = false;
-      result = scan_range(&p, p.next, p.next_line);
+    struct sw_csv_scan *s = &p.scan;
+    bool joined = result == SW_LEAK_DONE && s->stopped && s->next == h->from &&
+                  h->result == SW_LEAK_DONE && join_halves(&p, h, s->next_line);
+    if (!joined && result == SW_LEAK_DONE && s->stopped) {
+      s->limit = UINT64_MAX;
+      s->stopped = false;
+      result = scan_range(&p, s->next, s->next_line);
     }
     half_free(h);
   }

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
 import { type Edit, myersDiff } from "../../../analysis/compare/mod.ts";
+import { DEFAULT_TRACE_BUDGET } from "../../../analysis/compare/myers_diff.ts";
+import { myersDiffNative } from "../../../ffi/bindings.ts";
+import { myersDiff as myersBeforeBand } from "./_myers_before_band.ts";
 
 /** The script as diff(1)-style lines: "  x" kept, "- x" dropped, "+ x" added. */
 function render(a: string, b: string, edits: Edit[]): string[] {
@@ -215,5 +218,70 @@ Deno.test("myersDiff follows the same path as a predecessor-pointer greedy searc
       );
     const a = gen(), b = gen();
     assert.deepEqual(myersDiff(a, b), pointerGreedy(a, b), `${a} / ${b}`);
+  }
+});
+
+/** Random sequences with runs in common: inserted, dropped, replaced. */
+function randomPair(next: () => number): [Int32Array, Int32Array] {
+  const alphabet = 1 + Math.floor(next() * 8);
+  const pick = () => Math.floor(next() * alphabet);
+  const base = Array.from({ length: Math.floor(next() * 80) }, pick);
+  const change = (x: number[]) =>
+    x.filter(() => next() > 0.25 * next())
+      .flatMap((v) => next() < 0.15 ? [v, pick()] : [v]);
+  return [
+    Int32Array.from(next() < 0.3 ? base : change(base)),
+    Int32Array.from(change(base)),
+  ];
+}
+
+const BUDGETS = [0, 16, 100, 400, undefined];
+
+Deno.test("myersDiff gives the very script of the diff before its band, greedy and linear-space alike, on 5000 random pairs", () => {
+  const next = random(77);
+  for (let round = 0; round < 5000; round++) {
+    const [a, b] = randomPair(next);
+    const budget = BUDGETS[round % BUDGETS.length];
+    const options = { traceBudgetBytes: budget };
+    assert.deepEqual(
+      myersDiff(a, b, options),
+      myersBeforeBand(a, b, options),
+      `${a} / ${b} / ${budget}`,
+    );
+  }
+});
+
+Deno.test("myersDiff gives the script of the diff before its band where one side has thousands more ops", () => {
+  const step = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3];
+  const next = [3, 1, 7, 4, 1, 5, 9, 8, 2, 6, 5, 3];
+  const a = Array.from({ length: 300 }, () => step).flat();
+  const b = Array.from({ length: 300 }, () => next).flat();
+  for (const budget of [0, undefined]) {
+    const options = { traceBudgetBytes: budget };
+    assert.deepEqual(myersDiff(a, b, options), myersBeforeBand(a, b, options));
+    assert.deepEqual(myersDiff(b, a, options), myersBeforeBand(b, a, options));
+  }
+});
+
+Deno.test("the native diff gives myersDiff's script on 5000 random pairs and every budget", () => {
+  const next = random(78);
+  for (let round = 0; round < 5000; round++) {
+    const [a, b] = randomPair(next);
+    const budget = BUDGETS[round % BUDGETS.length];
+    const native = myersDiffNative(a, b, budget ?? DEFAULT_TRACE_BUDGET);
+    const edits = Array.from(
+      native.kind,
+      (k, i): Edit =>
+        k === 0
+          ? { kind: "equal", a: native.a[i], b: native.b[i] }
+          : k === 1
+          ? { kind: "delete", a: native.a[i] }
+          : { kind: "insert", b: native.b[i] },
+    );
+    assert.deepEqual(
+      edits,
+      myersDiff(a, b, { traceBudgetBytes: budget }),
+      `${a} / ${b} / ${budget}`,
+    );
   }
 });

@@ -3,6 +3,7 @@ import {
   MEMSCOPE_HEADER,
   MemscopeCsvError,
   type MemscopeRecord,
+  openEventLog,
   readMemscopeBytes,
   readMemscopeCsv,
   readMemscopeRowsAt,
@@ -294,5 +295,49 @@ Deno.test("memscope_csv finds where the data rows start as a full read does, wha
       assert.deepEqual(start, full, `pad ${pad}`);
       assert.equal(full?.offset, HEADER.length + extra.length + 1);
     }
+  }
+});
+
+Deno.test("readMemscopeStart of an opened log finds what the scanner finds: BOM, CRLF, empty lines, quotes, no data row, bad headers", async () => {
+  const h =
+    "ID,Event,Event Type,Name,Timestamp(ns),Process Id,Thread Id,Device Id,Ptr,Attr";
+  const logs = [
+    h + "\n1,a\n",
+    "\ufeff" + h + "\r\n\r\n\n1,a\n",
+    h + "\n",
+    h + "\n\n\r\n",
+    h + "\n\r",
+    h + "\n\r\r\n1",
+    h,
+    "\n" + h + "\n1\n",
+    h.replace("ID", '"ID"') + "\n1\n",
+    "ID,Event\n1\n",
+    "x,y\n1\n",
+    h + "\n" + "\n".repeat(70_000) + "1\n",
+    h + "\r\n1,2",
+    "",
+  ];
+  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_start_" });
+  const what = async (read: () => Promise<unknown>) => {
+    try {
+      return await read();
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+  try {
+    for (const [i, text] of logs.entries()) {
+      const path = `${dir}/${i}.csv`;
+      Deno.writeTextFileSync(path, text);
+      using log = await openEventLog(path);
+      // A path is read by the scanner; an opened log first without it.
+      assert.deepEqual(
+        await what(() => readMemscopeStart(log)),
+        await what(() => readMemscopeStart(path)),
+        JSON.stringify(text.slice(0, 40)),
+      );
+    }
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
   }
 });

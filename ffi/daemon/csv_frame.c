@@ -1,0 +1,288 @@
+/*
+ * csv_frame.c: the row framer of csv_frame.h, shared by the daemon
+ * library's native passes over an event log.
+ */
+#define _GNU_SOURCE
+#include "csv_frame.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+static bool blank(uint8_t c) { return c == ' ' || (c >= 9 && c <= 13); }
+
+double sw_csv_digits_value(const uint8_t *s, const uint8_t *e) {
+  uint64_t n = 0;
+  const uint8_t *p = s;
+  for (; p < e && p - s < 15; p++) n = n * 10 + (uint64_t)(*p - '0');
+  double v = (double)n;
+  for (; p < e; p++) v = v * 10 + (*p - '0');
+  return v;
+}
+
+double sw_csv_parse_decimal(const uint8_t *s, const uint8_t *e) {
+  while (s < e && blank(*s)) s++;
+  while (e > s && blank(e[-1])) e--;
+  bool neg = false;
+  if (s < e && (*s == '-' || *s == '+')) {
+    neg = *s == '-';
+    s++;
+  }
+  if (s == e) return __builtin_nan("");
+  bool plain = true;
+  for (const uint8_t *p = s; p < e; p++) {
+    if ((unsigned)(*p - '0') <= 9) continue;
+    if (*p != '_' || p == s || p == e - 1 || p[-1] == '_') return __builtin_nan("");
+    plain = false;
+  }
+  double n;
+  if (plain) {
+    n = sw_csv_digits_value(s, e);
+  } else {
+    n = 0; /* `_` between digits: as the TypeScript loop, digit by digit */
+    for (const uint8_t *p = s; p < e; p++)
+      if (*p != '_') n = n * 10 + (*p - '0');
+  }
+  return neg ? -n : n;
+}
+
+/* Bits of the 64 bytes at p that are quotes, newlines and commas (fewer
+ * bytes when n < 64). */
+struct masks {
+  uint64_t quote, newline, comma;
+};
+
+static inline struct masks masks_tail(const uint8_t *p, size_t n) {
+  struct masks m = {0, 0, 0};
+  for (size_t i = 0; i < n && i < 64; i++) {
+    m.quote |= (uint64_t)(p[i] == '"') << i;
+    m.newline |= (uint64_t)(p[i] == '\n') << i;
+    m.comma |= (uint64_t)(p[i] == ',') << i;
+  }
+  return m;
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+__attribute__((target("avx2"))) static struct masks masks_avx2(const uint8_t *p) {
+  const __m256i q = _mm256_set1_epi8('"'), nl = _mm256_set1_epi8('\n'), c = _mm256_set1_epi8(',');
+  __m256i a = _mm256_loadu_si256((const __m256i *)p), b = _mm256_loadu_si256((const __m256i *)(p + 32));
+  struct masks m;
+  m.quote = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, q)) |
+            (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, q)) << 32;
+  m.newline = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, nl)) |
+              (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, nl)) << 32;
+  m.comma = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, c)) |
+            (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, c)) << 32;
+  return m;
+}
+#endif
+
+#if defined(__SSE2__)
+static inline struct masks masks_sse2(const uint8_t *p) {
+  const __m128i q = _mm_set1_epi8('"'), nl = _mm_set1_epi8('\n'), c = _mm_set1_epi8(',');
+  struct masks m = {0, 0, 0};
+  for (int i = 0; i < 4; i++) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(p + 16 * i));
+    m.quote |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, q)) << (16 * i);
+    m.newline |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, nl)) << (16 * i);
+    m.comma |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, c)) << (16 * i);
+  }
+  return m;
+}
+#endif
+
+/* Bit i: an odd number of quotes at or before byte i. */
+static inline uint64_t prefix_xor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+/*
+ * Frames the rows of buf[0, len) (file bytes from `base`) as the WebAssembly
+ * scanner does: every quote flips the state, a newline outside quotes ends a
+ * row, a trailing \r is left out, empty rows are skipped. Returns how many
+ * bytes were consumed (whole rows); *state carries quote parity and lines.
+ */
+struct frame_state {
+  uint64_t inq; /* all ones inside quotes */
+  uint32_t line;
+};
+
+static int64_t frame(struct sw_csv_scan *sc, const uint8_t *buf, size_t len, uint64_t base, bool last,
+                     struct frame_state *st) {
+#if defined(__x86_64__)
+  const bool avx2 = __builtin_cpu_supports("avx2");
+#endif
+  struct sw_csv_row r = {.s = buf, .nsep = 0};
+  uint32_t line = st->line, rowline = st->line;
+  uint64_t inq = st->inq;
+  const uint8_t *start = buf;
+  for (size_t at = 0; at < len; at += 64) {
+    size_t n = len - at < 64 ? len - at : 64;
+    const uint8_t *b = buf + at;
+    struct masks k;
+    if (n < 64) k = masks_tail(b, n);
+#if defined(__x86_64__)
+    else if (avx2) k = masks_avx2(b);
+#endif
+#if defined(__SSE2__)
+    else k = masks_sse2(b);
+#else
+    else k = masks_tail(b, n);
+#endif
+    uint64_t mq = k.quote, mn = k.newline, mc = k.comma;
+    uint64_t inside = prefix_xor(mq) ^ inq;
+    inq ^= 0 - (uint64_t)(__builtin_popcountll(mq) & 1);
+    uint64_t m = (mc & ~inside) | mn;
+    while (m) {
+      unsigned bit = (unsigned)__builtin_ctzll(m);
+      m &= m - 1;
+      const uint8_t *pos = b + bit;
+      if (mc >> bit & 1) {
+        if (r.nsep < SW_CSV_MAX_SEPS) r.sep[r.nsep++] = pos;
+        continue;
+      }
+      line++;
+      if (inside >> bit & 1) continue;
+      r.s = start;
+      r.e = pos;
+      if (r.e > r.s && r.e[-1] == '\r') r.e--;
+      if (r.e > r.s && !sc->take(sc->ctx, &r, base + (uint64_t)(start - buf), rowline)) return -1;
+      start = pos + 1;
+      rowline = line;
+      r.nsep = 0;
+      if (base + (uint64_t)(start - buf) >= sc->limit) {
+        sc->stopped = true;
+        st->inq = 0;
+        st->line = rowline;
+        return start - buf;
+      }
+    }
+  }
+  if (last && start < buf + len) {
+    r.s = start;
+    r.e = buf + len;
+    if (r.e > r.s && r.e[-1] == '\r') r.e--;
+    if (r.e > r.s && !sc->take(sc->ctx, &r, base + (uint64_t)(start - buf), rowline)) return -1;
+    start = buf + len;
+  }
+  /* The unfinished row is framed again with the next bytes: its lines and
+   * quotes are counted then. A row starts outside quotes (the newline that
+   * ended the one before was outside them). */
+  if (start < buf + len) {
+    if (start > buf) st->inq = 0;
+    st->line = rowline;
+  } else {
+    st->inq = inq;
+    st->line = line;
+  }
+  return start - buf;
+}
+
+/* Bytes read at a time, and the room in front of them for the row the last
+ * read cut: a longer row (a huge call stack) is left to the TypeScript pass. */
+#define CHUNK (4u << 20)
+#define CARRY (1u << 20)
+
+/* One read on a thread of its own, so the next chunk is read while this
+ * one is framed (the kernel's copy took a fifth of the pass). The file is
+ * read, not mapped: a log being written may be cut back meanwhile, which a
+ * mapping would answer with SIGBUS. */
+struct read_job {
+  int fd;
+  uint8_t *dst;
+  size_t want;
+  uint64_t offset;
+  size_t got;
+  int err;
+};
+
+static void *read_job_run(void *arg) {
+  struct read_job *j = arg;
+  j->got = 0;
+  j->err = 0;
+  while (j->got < j->want) {
+    ssize_t n = pread(j->fd, j->dst + j->got, j->want - j->got, (off_t)(j->offset + j->got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      j->err = errno;
+      break;
+    }
+    if (n == 0) break;
+    j->got += (size_t)n;
+  }
+  return NULL;
+}
+
+int32_t sw_csv_scan_range(struct sw_csv_scan *sc, uint64_t from, uint32_t line) {
+  uint8_t *room = malloc(2 * (size_t)(CARRY + CHUNK));
+  if (!room) return -ENOMEM;
+  uint8_t *buf[2] = {room, room + CARRY + CHUNK};
+  struct frame_state st = {.inq = 0, .line = line};
+  struct read_job job = {.fd = sc->fd, .dst = buf[0] + CARRY, .want = CHUNK, .offset = from};
+  read_job_run(&job);
+  int cur = 0;
+  size_t carry = 0;
+  uint64_t base = from; /* file offset of the carried row's start */
+  int32_t result = SW_SCAN_DONE;
+  for (;;) {
+    if (job.err) {
+      result = -job.err;
+      break;
+    }
+    size_t got = job.got;
+    bool last = got < CHUNK;
+    uint8_t *data = buf[cur] + CARRY - carry;
+    pthread_t reader;
+    bool reading = false;
+    if (!last) {
+      job = (struct read_job){.fd = sc->fd, .dst = buf[1 - cur] + CARRY, .want = CHUNK,
+                              .offset = base + carry + got};
+      reading = pthread_create(&reader, NULL, read_job_run, &job) == 0;
+      if (!reading) read_job_run(&job);
+    }
+    int64_t used = frame(sc, data, carry + got, base, last, &st);
+    if (base + carry + got > sc->bytes) sc->bytes = base + carry + got;
+    if (reading) pthread_join(reader, NULL);
+    if (used < 0) {
+      result = SW_SCAN_FALLBACK;
+      break;
+    }
+    if (sc->stopped) {
+      sc->next = base + (uint64_t)used;
+      sc->next_line = st.line;
+      break;
+    }
+    if (last) break;
+    size_t left = carry + got - (size_t)used;
+    if (left > CARRY) {
+      result = SW_SCAN_FALLBACK;
+      break;
+    }
+    memcpy(buf[1 - cur] + CARRY - left, data + used, left);
+    base += (uint64_t)used;
+    carry = left;
+    cur = 1 - cur;
+  }
+  free(room);
+  return result;
+}
+
+uint64_t sw_csv_split_point(int fd, uint64_t mid) {
+  uint8_t probe[64 << 10];
+  ssize_t got = pread(fd, probe, sizeof probe, (off_t)mid);
+  if (got <= 0) return 0;
+  const uint8_t *nl = memchr(probe, '\n', (size_t)got);
+  return nl ? mid + (uint64_t)(nl - probe) + 1 : 0;
+}
+

@@ -1,0 +1,108 @@
+/*
+ * csv_frame.h: the event-log row framer the daemon library's native passes
+ * share (check_leaks' first pass in leak_scan.c, compare's in
+ * compare_scan.c): rows framed 64 bytes at a time with quote, newline and
+ * comma masks as analysis/memscope_csv/_scan.wat frames them, read on a
+ * thread of their own, and the field helpers that read them the way the
+ * TypeScript reader's MemscopeRow does.
+ */
+#ifndef STOMPWATCH_CSV_FRAME_H
+#define STOMPWATCH_CSV_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* What a pass answers: done, or "let the TypeScript pass do it". */
+enum { SW_SCAN_DONE = 0, SW_SCAN_FALLBACK = 1 };
+
+/* Separators kept per row: the twelve columns msMemScope writes. */
+#define SW_CSV_MAX_SEPS 12
+
+/* A field without its quotes; `quoted` when it had them. */
+struct sw_csv_field {
+  const uint8_t *s, *e;
+  bool quoted, present;
+};
+
+struct sw_csv_row {
+  const uint8_t *s, *e;
+  uint32_t nsep;
+  const uint8_t *sep[SW_CSV_MAX_SEPS];
+};
+
+/* Field `col` of a row, as MemscopeRow locates it (absent: !present). */
+static inline struct sw_csv_field sw_csv_field_of(const struct sw_csv_row *r, int col) {
+  struct sw_csv_field f = {0};
+  if (col < 0 || (uint32_t)col > r->nsep) return f;
+  const uint8_t *s = col == 0 ? r->s : r->sep[col - 1] + 1;
+  const uint8_t *e = (uint32_t)col < r->nsep ? r->sep[col] : r->e;
+  f.present = true;
+  if (e - s >= 2 && s[0] == '"' && e[-1] == '"') {
+    f.s = s + 1;
+    f.e = e - 1;
+    f.quoted = true;
+  } else {
+    f.s = s;
+    f.e = e;
+  }
+  return f;
+}
+
+static inline bool sw_csv_has_doubled_quote(const struct sw_csv_field *f) {
+  return f->quoted && memchr(f->s, '"', (size_t)(f->e - f->s)) != NULL;
+}
+
+static inline bool sw_csv_ascii(const uint8_t *s, const uint8_t *e) {
+  for (; s < e; s++)
+    if (*s >= 0x80) return false;
+  return true;
+}
+
+/* The field's decoded text equals `want` (ASCII, no quote): a quoted field
+ * with a doubled quote decodes to text holding a quote, so it never does;
+ * an absent field reads as "". */
+static inline bool sw_csv_text_is(const struct sw_csv_field *f, const uint8_t *want, size_t n) {
+  if (!f->present) return n == 0;
+  if ((size_t)(f->e - f->s) != n || sw_csv_has_doubled_quote(f)) return false;
+  return memcmp(f->s, want, n) == 0;
+}
+
+/* Digits [s, e) as a double, each step n * 10 + d in doubles as JavaScript
+ * does them: exact (and done in integers) up to 15 digits, rounding past. */
+double sw_csv_digits_value(const uint8_t *s, const uint8_t *e);
+
+/* _bytes.ts parseDecimal: Python int() of the bytes, NAN otherwise. */
+double sw_csv_parse_decimal(const uint8_t *s, const uint8_t *e);
+
+/* A row of the file: false stops the scan with SW_SCAN_FALLBACK. */
+typedef bool (*sw_csv_take_fn)(void *ctx, const struct sw_csv_row *r, uint64_t offset, uint32_t line);
+
+/* One scan of a file's rows, from a row start to the end or to `limit`. */
+struct sw_csv_scan {
+  int fd;
+  sw_csv_take_fn take;
+  void *ctx;
+  /* Rows starting at or past this offset are left for another scan. */
+  uint64_t limit;
+  /* Out: whether it stopped at `limit`, and where (a row start, its line). */
+  bool stopped;
+  uint64_t next;
+  uint32_t next_line;
+  /* Out: the end of the furthest byte read. */
+  uint64_t bytes;
+};
+
+/*
+ * Frames the rows from `from` (a row start, on line `line`) to the end of
+ * the file, or to the first row starting at s->limit or later, handing each
+ * to s->take. Returns SW_SCAN_DONE, SW_SCAN_FALLBACK (take said so, or a
+ * row runs on past 1 MiB), or -errno of a read that failed.
+ */
+int32_t sw_csv_scan_range(struct sw_csv_scan *s, uint64_t from, uint32_t line);
+
+/* The start of the first row after the first newline past `mid`, or 0. */
+uint64_t sw_csv_split_point(int fd, uint64_t mid);
+
+#endif
