@@ -1,9 +1,9 @@
 /**
  * check-leaks, compare and snapshot on the matrix of logs of
  * `_log_shapes.ts` (issue 11): for each log, the whole command (a fresh
- * `deno run main.ts ...` with the permissions `./stompwatch` grants it,
- * start-up included) next to reading the same file in the same run (warm
- * cache, 2 MiB reads); compare on each log and its next-step variant.
+ * `./stompwatch ...`, launcher and start-up included) next to reading the
+ * same file in the same run (warm cache, 2 MiB reads); compare on each log
+ * and its next-step variant.
  * Part of `deno task bench`; alone: `deno run -A bench/analysis_matrix.ts`.
  * STOMPWATCH_BENCH_MATRIX=issue keeps only the issue's own shape and one
  * fixture (a quick look); STOMPWATCH_BENCH_SKIP_1GB=1 leaves out the 1 GB
@@ -21,9 +21,8 @@ import {
   type WrittenLog,
 } from "./_log_shapes.ts";
 import { runAlone } from "./_report.ts";
-import { ANALYSIS_LIBRARY, DAEMON_LIBRARY } from "../ffi/bindings.ts";
 
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
+const STOMPWATCH = new URL("../stompwatch", import.meta.url).pathname;
 const FIXTURES =
   new URL("../../shared/fixtures/msmemscope/", import.meta.url).pathname;
 const ROWS = 1_000_000;
@@ -51,25 +50,16 @@ async function readMs(paths: string[], n = 3): Promise<number> {
   return best;
 }
 
-/** A whole `main.ts` command: wall time, peak RSS and exit code. */
+/**
+ * A whole `./stompwatch` command, as a user types it (the launcher and the
+ * permissions it grants included): wall time, peak RSS and exit code.
+ */
 export async function command(
-  perms: string[],
   args: string[],
 ): Promise<{ ms: number; mb: number; code: number }> {
-  // As ./stompwatch grants: the analyses open logs through the daemon library.
-  const deno = [
-    Deno.execPath(),
-    "run",
-    "--quiet",
-    "--no-prompt",
-    ...(perms.some((p) => p.startsWith("--allow-ffi"))
-      ? []
-      : [`--allow-ffi=${DAEMON_LIBRARY}`]),
-    ...perms,
-  ];
   const t0 = performance.now();
   const out = await new Deno.Command("/usr/bin/time", {
-    args: ["-f", "maxrss_kb=%M", ...deno, MAIN, ...args],
+    args: ["-f", "maxrss_kb=%M", STOMPWATCH, ...args],
     stdout: "null",
     stderr: "piped",
   }).output();
@@ -174,7 +164,7 @@ async function checkLeaksRow(
   const { path, bytes } = m.log;
   const read = await readMs([path]);
   const run = await best(3, () =>
-    command([`--allow-read=${path}`], [
+    command([
       "check-leaks",
       "--input",
       path,
@@ -202,9 +192,6 @@ async function compareRow(row: Row, m: MatrixLog, dir: string): Promise<void> {
     2,
     () =>
       command([
-        `--allow-read=${paths.join(",")},${out}`,
-        `--allow-write=${out}`,
-      ], [
         "compare",
         "--input",
         paths.join(","),
@@ -236,10 +223,6 @@ async function snapshotRow(row: Row, m: MatrixLog, dir: string): Promise<void> {
     2,
     (i) =>
       command([
-        `--allow-read=${path},${dir}`,
-        `--allow-write=${dir}`,
-        `--allow-ffi=${DAEMON_LIBRARY},${ANALYSIS_LIBRARY}`,
-      ], [
         "snapshot",
         "--input",
         path,
@@ -264,8 +247,8 @@ async function snapshotRow(row: Row, m: MatrixLog, dir: string): Promise<void> {
 /** check-leaks' peak memory on a ~1 GB log of the issue's shape. */
 async function peakRow(row: Row, dir: string): Promise<void> {
   const log = writeShapedLog(`${dir}/big.csv`, 7_500_000, SHAPES[0]);
-  const idle = await command(["--allow-read"], ["help"]);
-  const run = await command([`--allow-read=${log.path}`], [
+  const idle = await command(["help"]);
+  const run = await command([
     "check-leaks",
     "--input",
     log.path,
@@ -302,7 +285,7 @@ export async function benchAnalysisMatrix(row: Row): Promise<void> {
     // Start-up (main.ts help): a share of every whole-command figure.
     const startUp: number[] = [];
     for (let i = 0; i < 3; i++) {
-      startUp.push((await command(["--allow-read"], ["help"])).ms);
+      startUp.push((await command(["help"])).ms);
     }
     const only = Deno.env.get("STOMPWATCH_BENCH_ONLY")?.split(",");
     const runs = (command: string) => only?.includes(command) ?? true;
