@@ -180,7 +180,9 @@ static bool write_snapshot(struct sw_rows *rows, const struct options *o, double
     split_by_device(rows, order, devices, &by);
     bool sorted_all = order != NULL;
     free(order);
-    if (!sorted_all) sort_lists(rows, &by, devices);
+    /* Rows read in time order already (the reader notes it) make every
+     * device's list ordered too: nothing to check again. */
+    if (!sorted_all && !rows->sorted) sort_lists(rows, &by, devices);
     bool ok = true;
     if (o->device >= 0 && o->device >= (double)devices) {
         char cpu_note[64] = "";
