@@ -206,6 +206,9 @@ void sw_rows_order(const struct sw_rows *r, uint32_t *list, size_t n);
 
 /* frames.ts-equivalent of rows.ts parseFrames: appends the frames of one
  * stack column (decoded text) to the stack being built. */
+/* Appends a frame to the stack being built (its strings interned). */
+void sw_rows_add_frame(struct sw_rows *r, const uint8_t *file, size_t nfile, double line,
+                       const uint8_t *name, size_t nname);
 void sw_parse_frames(struct sw_rows *r, const uint8_t *s, size_t n);
 
 /* ---- the CSV reader (csv_header.c, memory_row.c, csv_reader.c) -------- */

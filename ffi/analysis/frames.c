@@ -43,15 +43,7 @@ static double number_of(const uint8_t *s, const uint8_t *e) {
 
 static void push(struct sw_rows *r, const uint8_t *fs, const uint8_t *fe, double line,
                  const uint8_t *ns, const uint8_t *ne) {
-    if (r->nframes == r->frames_cap) {
-        r->frames_cap = r->frames_cap ? r->frames_cap * 2 : 64;
-        r->frames = realloc(r->frames, r->frames_cap * sizeof *r->frames);
-        if (!r->frames) abort();
-    }
-    struct sw_frame *f = &r->frames[r->nframes++];
-    f->file = sw_strtab_intern(&r->strings, fs, (size_t)(fe - fs), NULL);
-    f->name = sw_strtab_intern(&r->strings, ns, (size_t)(ne - ns), NULL);
-    f->line = line;
+    sw_rows_add_frame(r, fs, (size_t)(fe - fs), line, ns, (size_t)(ne - ns));
 }
 
 /* /^(.*?)\((\d+)\):?\s*(.*)$/ and /^(.*?):(\d+)\s+(.*)$/ */

@@ -98,6 +98,30 @@ bool sw_rows_block_level(const struct sw_rows *r, int32_t pid, int32_t device) {
     return sw_map_get(&r->block_level, (uint64_t)(uint32_t)pid, (uint64_t)(int64_t)device) != NULL;
 }
 
+void sw_rows_add_frame(struct sw_rows *r, const uint8_t *file, size_t nfile, double line,
+                       const uint8_t *name, size_t nname) {
+    if (r->nframes == r->frames_cap) {
+        r->frames_cap = r->frames_cap ? r->frames_cap * 2 : 64;
+        r->frames = realloc(r->frames, r->frames_cap * sizeof *r->frames);
+        if (!r->frames) abort();
+    }
+    struct sw_frame *f = &r->frames[r->nframes++];
+    f->file = sw_strtab_intern(&r->strings, file, nfile, NULL);
+    f->name = sw_strtab_intern(&r->strings, name, nname, NULL);
+    f->line = line;
+}
+
+/* The frames added since the last stack ended make the next stack. */
+static void end_stack(struct sw_rows *r) {
+    if (r->nstacks + 2 > r->stacks_cap) {
+        r->stacks_cap *= 2;
+        r->frame_at = realloc(r->frame_at, r->stacks_cap * sizeof *r->frame_at);
+        if (!r->frame_at) abort();
+    }
+    r->nstacks++;
+    r->frame_at[r->nstacks] = (uint32_t)r->nframes;
+}
+
 int32_t sw_rows_stack(struct sw_rows *r, const uint8_t *py, size_t npy, const uint8_t *c,
                       size_t nc) {
     if (npy == 0 && nc == 0) return 0;
@@ -114,13 +138,7 @@ int32_t sw_rows_stack(struct sw_rows *r, const uint8_t *py, size_t npy, const ui
      * the C frames, then the Python ones. */
     sw_parse_frames(r, c, nc);
     sw_parse_frames(r, py, npy);
-    if (r->nstacks + 2 > r->stacks_cap) {
-        r->stacks_cap *= 2;
-        r->frame_at = realloc(r->frame_at, r->stacks_cap * sizeof *r->frame_at);
-        if (!r->frame_at) abort();
-    }
-    r->nstacks++;
-    r->frame_at[r->nstacks] = (uint32_t)r->nframes;
+    end_stack(r);
     return id;
 }
 
@@ -134,26 +152,12 @@ static int32_t adopt_stack(struct sw_rows *r, const struct sw_rows *from, int32_
     if (!fresh) return id;
     for (uint32_t f = from->frame_at[k]; f < from->frame_at[k + 1]; f++) {
         const struct sw_frame *src = &from->frames[f];
-        if (r->nframes == r->frames_cap) {
-            r->frames_cap = r->frames_cap ? r->frames_cap * 2 : 64;
-            r->frames = realloc(r->frames, r->frames_cap * sizeof *r->frames);
-            if (!r->frames) abort();
-        }
-        struct sw_frame *dst = &r->frames[r->nframes++];
-        size_t len;
-        const uint8_t *s = sw_strtab_str(&from->strings, src->file, &len);
-        dst->file = sw_strtab_intern(&r->strings, s, len, NULL);
-        s = sw_strtab_str(&from->strings, src->name, &len);
-        dst->name = sw_strtab_intern(&r->strings, s, len, NULL);
-        dst->line = src->line;
+        size_t nfile, nname;
+        const uint8_t *file = sw_strtab_str(&from->strings, src->file, &nfile);
+        const uint8_t *name = sw_strtab_str(&from->strings, src->name, &nname);
+        sw_rows_add_frame(r, file, nfile, src->line, name, nname);
     }
-    if (r->nstacks + 2 > r->stacks_cap) {
-        r->stacks_cap *= 2;
-        r->frame_at = realloc(r->frame_at, r->stacks_cap * sizeof *r->frame_at);
-        if (!r->frame_at) abort();
-    }
-    r->nstacks++;
-    r->frame_at[r->nstacks] = (uint32_t)r->nframes;
+    end_stack(r);
     return id;
 }
 

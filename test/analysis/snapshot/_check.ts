@@ -7,6 +7,22 @@
 const script = new URL("./check_snapshot.py", import.meta.url).pathname;
 
 /** One file's result, as check_snapshot.py prints it. */
+/** Where the msMemScope fixtures lie: shared/ beside the checkout. */
+export const FIXTURES =
+  new URL("../../../../shared/fixtures/msmemscope/", import.meta.url).pathname;
+
+/** The msMemScope fixtures' logs (none where shared/ is not beside us). */
+export const fixtures: string[] = (() => {
+  try {
+    return [...Deno.readDirSync(FIXTURES)]
+      .filter((e) => e.name.endsWith(".csv"))
+      .map((e) => `${FIXTURES}${e.name}`)
+      .sort();
+  } catch {
+    return [];
+  }
+})();
+
 export interface Checked {
   file: string;
   ok: boolean;

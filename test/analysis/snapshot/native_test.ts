@@ -16,19 +16,7 @@ import { readMemoryRows } from "../../../analysis/snapshot/rows.ts";
 import { writeRowsSnapshot } from "../../../analysis/snapshot/convert.ts";
 import { createSnapshotFileNative } from "../../../analysis/snapshot/native.ts";
 import { tempDir } from "../../e2e/_harness.ts";
-
-const FIXTURES =
-  new URL("../../../../shared/fixtures/msmemscope/", import.meta.url).pathname;
-const fixtures = (() => {
-  try {
-    return [...Deno.readDirSync(FIXTURES)]
-      .filter((e) => e.name.endsWith(".csv"))
-      .map((e) => `${FIXTURES}${e.name}`)
-      .sort();
-  } catch {
-    return [];
-  }
-})();
+import { FIXTURES, fixtures } from "./_check.ts";
 
 type Options = SnapshotOptions & {
   untilNs?: number;

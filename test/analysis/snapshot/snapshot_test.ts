@@ -6,20 +6,7 @@
 import assert from "node:assert/strict";
 import { EVENT_LOG_HEADER } from "../../../analysis/memscope_csv/mod.ts";
 import { stompwatch, tempDir, workload } from "../../e2e/_harness.ts";
-import { checkSnapshots } from "./_check.ts";
-
-const FIXTURES =
-  new URL("../../../../shared/fixtures/msmemscope/", import.meta.url).pathname;
-const fixtures = (() => {
-  try {
-    return [...Deno.readDirSync(FIXTURES)]
-      .filter((e) => e.name.endsWith(".csv"))
-      .map((e) => `${FIXTURES}${e.name}`)
-      .sort();
-  } catch {
-    return [];
-  }
-})();
+import { checkSnapshots, FIXTURES, fixtures } from "./_check.ts";
 
 const MiB = 1 << 20;
 const BASE = 0x12c000000000;
