@@ -362,30 +362,6 @@ export interface DataStart {
 const FOUND = Symbol("found");
 
 /**
- * The first read of {@link readMemscopeStart}: the header and the start of
- * the first data row lie within it in every real log. A full 2 MiB read
- * (and the one read ahead of it) cost a check of a large log 10-30 ms of
- * reads and fresh pages for a line or two.
- */
-const START_READ = 64 << 10;
-
-async function startOf(
-  source: EventLogSource,
-  options: ReadOptions,
-): Promise<DataStart | undefined> {
-  let start: DataStart | undefined;
-  try {
-    await readMemscopeCsv(source, (row) => {
-      start = { columns: row.columns, offset: row.offset, line: row.line };
-      throw FOUND;
-    }, options);
-  } catch (e) {
-    if (e !== FOUND) throw e;
-  }
-  return start;
-}
-
-/**
  * Checks the header of `source` as {@link readMemscopeCsv} does (the same
  * errors) and says where its first data row starts: for a reader of the
  * rows that is not this one. Undefined when the log has no data row.
@@ -403,22 +379,16 @@ export async function readMemscopeStart(
 ): Promise<DataStart | undefined> {
   const plain = await plainStart(source, options);
   if (plain !== null) return plain;
-  if (options.bufferSize === undefined) {
-    // Where the first row starts inside the first small read, no row ran
-    // past a read's end far enough for the reader to refuse it (1 MiB for
-    // the header), so reads of any size give this answer; otherwise, or on
-    // a refusal, the log is read as a full reader reads it, for its words.
-    try {
-      const start = await startOf(source, {
-        ...options,
-        bufferSize: START_READ,
-      });
-      if (start !== undefined && start.offset < START_READ) return start;
-    } catch (e) {
-      if (!(e instanceof MemscopeCsvError)) throw e;
-    }
+  let start: DataStart | undefined;
+  try {
+    await readMemscopeCsv(source, (row) => {
+      start = { columns: row.columns, offset: row.offset, line: row.line };
+      throw FOUND;
+    }, options);
+  } catch (e) {
+    if (e !== FOUND) throw e;
   }
-  return await startOf(source, options);
+  return start;
 }
 
 /**

@@ -281,19 +281,23 @@ Deno.test("memscope_csv finds where the data rows start as a full read does, wha
     } catch (e) {
       full = e as Error;
     }
-    let start: { offset: number; line: number } | Error | undefined;
-    try {
-      const s = await readMemscopeStart(path);
-      start = s && { offset: s.offset, line: s.line };
-    } catch (e) {
-      start = e as Error;
-    }
-    if (full instanceof Error) {
-      assert.ok(start instanceof MemscopeCsvError, `pad ${pad}`);
-      assert.equal(start.message, full.message);
-    } else {
-      assert.deepEqual(start, full, `pad ${pad}`);
-      assert.equal(full?.offset, HEADER.length + extra.length + 1);
+    // A path, and an opened log (read without the scanner where it can).
+    using log = await openEventLog(path);
+    for (const source of [path, log]) {
+      let start: { offset: number; line: number } | Error | undefined;
+      try {
+        const s = await readMemscopeStart(source);
+        start = s && { offset: s.offset, line: s.line };
+      } catch (e) {
+        start = e as Error;
+      }
+      if (full instanceof Error) {
+        assert.ok(start instanceof MemscopeCsvError, `pad ${pad}`);
+        assert.equal(start.message, full.message);
+      } else {
+        assert.deepEqual(start, full, `pad ${pad}`);
+        assert.equal(full?.offset, HEADER.length + extra.length + 1);
+      }
     }
   }
 });
