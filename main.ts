@@ -4,30 +4,13 @@
  *
  * @module
  */
-import { parseArgs } from "./cli/_parse_args.ts";
+import { parse, USAGE, UsageError } from "./cli/_usage.ts";
+import { exitWith } from "./cli/_top.ts";
 // Each command's modules are imported when it runs: an offline analysis
 // never loads the daemon, hono or the FFI tables, which took most of its
-// start-up (about 70 of 100 ms before the file was opened).
-
-const USAGE = `usage:
-  stompwatch daemon [--output DIR] [--listen 127.0.0.1:PORT] [--checksum xxh3|crc64-msmemscope]
-  stompwatch run [--watch=[start[:outid]],end[,full-content]] [--output DIR] [--daemon SOCKET]
-                 [--checksum xxh3|crc64-msmemscope] [--as-msmemscope] [--events alloc,free,access]
-                 [--call-stack python:N] -- CMD [ARGS...]
-  stompwatch env [--output DIR] [--watch=[start[:outid]],end[,full-content]]
-                                     print export lines that attach a job started by hand
-  stompwatch compare --input BASE.csv,COMPARE.csv [--level op|kernel] [--output DIR]
-                                     per-op memory of two steps' event logs, side by side
-  stompwatch check-leaks --input F.csv --mstx-info TEXT [--start-index N] [--event-type HAL]
-                         [--max-leaks N] [--json]
-                                     blocks allocated between marks A and B, not freed by C
-  stompwatch snapshot --input F.csv -o FILE [--device N] [--pid P] [--format pickle|json]
-                      [--max-entries N]
-                                     a snapshot pytorch.org/memory_viz opens, from any event log
-  stompwatch test                    fmt, lint, type check, build and run every test
-  stompwatch bench                   run the benchmarks`;
-
-class UsageError extends Error {}
+// start-up (about 70 of 100 ms before the file was opened). ./stompwatch
+// starts the analyses at cli/analysis_main.ts, which Deno's start-up does
+// not walk from here to the daemon.
 
 function checksumOf(value: string | undefined): "xxh3" | "crc64-msmemscope" {
   if (value === undefined || value === "xxh3" || value === "crc64-msmemscope") {
@@ -36,32 +19,6 @@ function checksumOf(value: string | undefined): "xxh3" | "crc64-msmemscope" {
   throw new UsageError(
     `Invalid --checksum value: ${value}; use xxh3 (default) or crc64-msmemscope`,
   );
-}
-
-interface Parsed {
-  values: Record<string, string | boolean | undefined>;
-  positionals: string[];
-}
-
-function parse(args: string[], names: string[]): Parsed {
-  const options = Object.fromEntries(
-    names.map((n) => [n, { type: "string" as const }]),
-  );
-  let parsed: Parsed;
-  try {
-    parsed = parseArgs(args, options);
-  } catch (e) {
-    throw new UsageError(`${(e as Error).message}\n${USAGE}`);
-  }
-  // `--output ''` would be the working directory, `--listen ''` no listener.
-  for (const [name, value] of Object.entries(parsed.values)) {
-    if (value === "") {
-      throw new UsageError(
-        `Empty value for --${name}: give it a value or leave the option out\n${USAGE}`,
-      );
-    }
-  }
-  return parsed;
 }
 
 /** OUT from --output, refused when its socket path could not be bound. */
@@ -199,33 +156,8 @@ async function envCommand(args: string[]): Promise<number> {
   return 0;
 }
 
-async function compareCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parse(args, ["input", "level", "output"]);
-  if (positionals.length) {
-    throw new UsageError(
-      `Unexpected argument: ${
-        positionals[0]
-      }; give both logs as --input BASE.csv,COMPARE.csv`,
-    );
-  }
-  const { compareSummary, runCompare } = await import("./cli/compare.ts");
-  const { path, rows } = await runCompare({
-    input: values.input as string | undefined,
-    level: values.level as string | undefined,
-    outputDir: values.output as string ?? "stompwatch_out",
-    at: new Date(),
-  });
-  for (const line of compareSummary(path, rows)) console.log(line);
-  return 0;
-}
-
 async function main(args: string[]): Promise<number> {
   const [cmd, ...rest] = args;
-  if (cmd === "check-leaks" || cmd === "compare" || cmd === "snapshot") {
-    // A command line serves no one else: small reads need no thread.
-    const { readSmallLogPiecesOnLoop } = await import("./ffi/bindings.ts");
-    readSmallLogPiecesOnLoop();
-  }
   switch (cmd) {
     case "daemon":
       return await daemonCommand(rest);
@@ -233,20 +165,11 @@ async function main(args: string[]): Promise<number> {
       return await runCommand(rest);
     case "env":
       return await envCommand(rest);
+    case "check-leaks":
     case "compare":
-      return await compareCommand(rest);
-    case "check-leaks": {
-      const { checkLeaksCli } = await import("./cli/check_leaks.ts");
-      const { lines, code } = await checkLeaksCli(rest);
-      if (lines.length) console.log(lines.join("\n"));
-      return code;
-    }
     case "snapshot": {
-      const { snapshotCli } = await import("./cli/snapshot.ts");
-      const { lines, warnings } = await snapshotCli(rest);
-      for (const line of lines) console.log(line);
-      for (const line of warnings) console.error(line);
-      return 0;
+      const { analysisCommand } = await import("./cli/analysis_main.ts");
+      return await analysisCommand(cmd, rest);
     }
     case undefined:
     case "help":
@@ -259,25 +182,4 @@ async function main(args: string[]): Promise<number> {
   }
 }
 
-/**
- * The one line a person sees for an error that ends the command. Deno's own
- * permission message ("run again with the --allow-... flag") is no advice
- * for a stompwatch user, who cannot pass Deno flags through ./stompwatch.
- */
-function errorLine(e: unknown): string {
-  if (e instanceof Deno.errors.NotCapable) {
-    const m = /^Requires (\w+) access to (.+?),/.exec(e.message);
-    const what = m ? `${m[1]} access to ${m[2]}` : "an access it needs";
-    return `Cannot go on: this command is not allowed ${what}; ./stompwatch grants each command only the files and loopback addresses named on its command line, so check those`;
-  }
-  return e instanceof Error ? e.message : String(e);
-}
-
-if (import.meta.main) {
-  try {
-    Deno.exit(await main(Deno.args));
-  } catch (e) {
-    console.error(`stompwatch: ${errorLine(e)}`);
-    Deno.exit(2);
-  }
-}
+if (import.meta.main) await exitWith(() => main(Deno.args));

@@ -174,12 +174,15 @@ export const SPEC = {
   MAX_OUTID: 2147483647,
 } as const;
 
-/**
- * What the offline analyses call (opening and reading a log, check_leaks'
- * and compare's native passes): bound alone by {@link offlineCalls}, as
- * binding all of the daemon's symbols took 12 ms of every such command.
+/*
+ * What the offline analyses call, in three tables that {@link callsOf}
+ * binds alone: binding all of the daemon's symbols took 12 ms of every
+ * such command, and each symbol bound costs about 0.35 ms more (the whole
+ * offline table took 6.5 ms of a snapshot, which needs only the log's).
  */
-const offlineSymbols = {
+
+/** Opening and reading a log, and the system's words for a failure. */
+const logSymbols = {
   stompwatch_fd_close: { parameters: ["i32"], result: "i32" },
   // Off the event loop: a slow filesystem must not stall the daemon.
   stompwatch_log_open: {
@@ -199,6 +202,14 @@ const offlineSymbols = {
     result: "i64",
   },
   stompwatch_log_size: { parameters: ["i32"], result: "i64" },
+  stompwatch_strerror: {
+    parameters: ["i32", "buffer", "u32"],
+    result: "u32",
+  },
+} as const;
+
+/** check_leaks' native passes. */
+const leakSymbols = {
   stompwatch_leak_replay: {
     parameters: [
       "buffer",
@@ -229,6 +240,10 @@ const offlineSymbols = {
     result: "i32",
     nonblocking: true,
   },
+} as const;
+
+/** compare's native passes. */
+const compareSymbols = {
   stompwatch_compare_read: {
     parameters: ["buffer"],
     result: "i32",
@@ -270,14 +285,12 @@ const offlineSymbols = {
     ],
     result: "i64",
   },
-  stompwatch_strerror: {
-    parameters: ["i32", "buffer", "u32"],
-    result: "u32",
-  },
 } as const;
 
 const symbols = {
-  ...offlineSymbols,
+  ...logSymbols,
+  ...leakSymbols,
+  ...compareSymbols,
   stompwatch_ring_attach: {
     parameters: ["buffer", "buffer"],
     result: "pointer",
@@ -370,20 +383,26 @@ function open<T extends Deno.ForeignLibraryInterface>(
   }
 }
 
-type OfflineLib = Deno.DynamicLibrary<typeof offlineSymbols>["symbols"];
-let offlineLib: OfflineLib | undefined;
+/** The offline tables bound so far, each on its own. */
+const boundTables = new Map<object, unknown>();
 
 /**
- * The calls of {@link offlineSymbols}: the daemon library's whole table
- * when it is open already, else a table of those alone.
+ * The calls of an offline table (`logSymbols`, `leakSymbols`,
+ * `compareSymbols`): the daemon library's whole table when it is open
+ * already, else that table bound alone, once.
  *
  * @example
- * ```ts
- * const native = offlineCalls();
+ * ```ts ignore
+ * const fd = await callsOf(logSymbols).stompwatch_log_open(cPath(path));
  * ```
  */
-export function offlineCalls(): OfflineLib {
-  return lib ?? (offlineLib ??= open(offlineSymbols));
+function callsOf<T extends Deno.ForeignLibraryInterface>(
+  table: T,
+): Deno.DynamicLibrary<T>["symbols"] {
+  if (lib) return lib as unknown as Deno.DynamicLibrary<T>["symbols"];
+  let calls = boundTables.get(table);
+  if (!calls) boundTables.set(table, calls = open(table));
+  return calls as Deno.DynamicLibrary<T>["symbols"];
 }
 
 /** The native library is missing or cannot be loaded: said as it is. */
@@ -698,7 +717,7 @@ export function makeLockedRingDir(path: string): number | null {
  * ```
  */
 export function closeLock(fd: number): void {
-  offlineCalls().stompwatch_fd_close(fd);
+  callsOf(logSymbols).stompwatch_fd_close(fd);
 }
 
 /**
@@ -765,7 +784,7 @@ const ERRNO_NAMES: Record<number, LogOpenError["code"]> = {
 
 function systemText(errno: number): string {
   const out = new Uint8Array(256);
-  const n = offlineCalls().stompwatch_strerror(errno, out, out.length);
+  const n = callsOf(logSymbols).stompwatch_strerror(errno, out, out.length);
   const text = new TextDecoder().decode(out.subarray(0, n));
   return text.charAt(0).toLowerCase() + text.slice(1);
 }
@@ -783,7 +802,7 @@ function systemText(errno: number): string {
 export async function openLogFile(path: string): Promise<number> {
   // C would read the path only up to its first NUL: another file.
   if (path.includes("\0")) throw new LogOpenError("ENOENT", "no such file");
-  const fd = await offlineCalls().stompwatch_log_open(cPath(path));
+  const fd = await callsOf(logSymbols).stompwatch_log_open(cPath(path));
   if (fd >= 0) return fd;
   if (fd === -100000) throw new LogOpenError("NOT_FILE", "not a file");
   if (fd === -100001) throw new LogOpenError("SYSTEM_FILE", "a system file");
@@ -826,7 +845,7 @@ export async function readLogAt(
   into: Uint8Array,
   offset: number,
 ): Promise<number> {
-  const lib = offlineCalls();
+  const lib = callsOf(logSymbols);
   const len = BigInt(into.length), at = BigInt(offset);
   // A read of the page cache costs less than handing it to a thread.
   const n = Number(
@@ -848,7 +867,7 @@ export async function readLogAt(
  * ```
  */
 export function closeLogFile(fd: number): void {
-  offlineCalls().stompwatch_fd_close(fd);
+  callsOf(logSymbols).stompwatch_fd_close(fd);
 }
 
 /**
@@ -861,7 +880,7 @@ export function closeLogFile(fd: number): void {
  * ```
  */
 export function logSize(fd: number): number {
-  const n = Number(offlineCalls().stompwatch_log_size(fd));
+  const n = Number(callsOf(logSymbols).stompwatch_log_size(fd));
   if (n < 0) throw new Error(systemText(-n));
   return n;
 }
@@ -937,7 +956,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
   v.setUint32(172, input.mstxInfo.includes('"') ? 1 : 0, true);
   // Empty texts still need memory the C side may read zero bytes from.
   const some = (b: Uint8Array) => b.length ? b : new Uint8Array(1);
-  const status = await offlineCalls().stompwatch_leak_scan(
+  const status = await callsOf(leakSymbols).stompwatch_leak_scan(
     args,
     r.kind,
     r.device,
@@ -1011,7 +1030,7 @@ export function leakReplay(
   v.setUint32(72, w.device, true);
   const out = new Uint32Array(Math.max(1, count));
   const n = Number(
-    offlineCalls().stompwatch_leak_replay(
+    callsOf(leakSymbols).stompwatch_leak_replay(
       args,
       rows.kind,
       rows.device,
@@ -1304,7 +1323,7 @@ export class NativeComparison {
     const args = this.#args, v = new DataView(args.buffer);
     v.setUint32(136, framework, true);
     v.setFloat64(168, traceBudgetBytes, true);
-    const status = await offlineCalls().stompwatch_compare_diff(args);
+    const status = await callsOf(compareSymbols).stompwatch_compare_diff(args);
     if (status < 0) throw new Error(systemText(-status));
     if (status === 1) return undefined;
     const rows = Number(v.getBigUint64(144, true));
@@ -1319,7 +1338,7 @@ export class NativeComparison {
     const count = v.getUint32(140, true);
     const textBytes = new Uint8Array(Number(v.getBigUint64(160, true)) || 1);
     const textEnd = new Uint32Array(count || 1);
-    offlineCalls().stompwatch_compare_take(
+    callsOf(compareSymbols).stompwatch_compare_take(
       args,
       out.device,
       out.base,
@@ -1356,7 +1375,7 @@ export class NativeComparison {
     const buffer = new Uint8Array(Math.max(1 << 20, this.#longest));
     for (;;) {
       const n = Number(
-        offlineCalls().stompwatch_compare_lines(
+        callsOf(compareSymbols).stompwatch_compare_lines(
           this.#args,
           buffer,
           BigInt(buffer.length),
@@ -1380,7 +1399,7 @@ export class NativeComparison {
 
   /** Frees what the native side holds. */
   [Symbol.dispose](): void {
-    offlineCalls().stompwatch_compare_free(this.#args);
+    callsOf(compareSymbols).stompwatch_compare_free(this.#args);
   }
 }
 
@@ -1408,7 +1427,7 @@ export async function compareRead(
     v.setBigUint64(80 + 8 * s, BigInt(log.offset), true);
   });
   v.setUint32(72, levels, true);
-  const status = await offlineCalls().stompwatch_compare_read(args);
+  const status = await callsOf(compareSymbols).stompwatch_compare_read(args);
   if (status < 0) throw new Error(systemText(-status));
   return status === 0 ? new NativeComparison(args) : undefined;
 }
@@ -1432,7 +1451,7 @@ export function myersDiffNative(
   const kind = new Uint8Array(room);
   const ia = new Uint32Array(room), ib = new Uint32Array(room);
   const n = Number(
-    offlineCalls().stompwatch_myers_diff(
+    callsOf(compareSymbols).stompwatch_myers_diff(
       a.length ? a : new Int32Array(1),
       a.length,
       b.length ? b : new Int32Array(1),

@@ -200,6 +200,11 @@ bool sw_rows_block_level(const struct sw_rows *r, int32_t pid, int32_t device);
 /* Appends the rows `from` read after those of r (a second reader's share
  * of the file), emptying `from`'s rows as it goes. */
 void sw_rows_take(struct sw_rows *r, struct sw_rows *from);
+/* Whether a row stamped (t, id) comes before one stamped (t0, id0) in
+ * rows.ts order(): by time, then ID (a NaN ID ties, so file order holds). */
+static inline bool sw_rows_before(double t, double id, double t0, double id0) {
+    return t < t0 || (t == t0 && id < id0);
+}
 /* rows.ts order(): sorts `list` (ascending row indices) in place by
  * timestamp, then ID, then file order. */
 void sw_rows_order(const struct sw_rows *r, uint32_t *list, size_t n);

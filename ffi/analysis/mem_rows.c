@@ -54,7 +54,7 @@ static int32_t to_int32(double v) {
  * rows still come in order of time, then ID. */
 static struct sw_row *claim_row(struct sw_rows *r, double t, double id) {
     uint32_t i = r->count++;
-    if (t < r->last_t || (t == r->last_t && id < r->last_id)) r->sorted = false;
+    if (sw_rows_before(t, id, r->last_t, r->last_id)) r->sorted = false;
     r->last_t = t;
     r->last_id = id;
     if ((i & (SW_ROW_CHUNK - 1)) == 0) {
@@ -181,8 +181,7 @@ void sw_rows_take(struct sw_rows *r, struct sw_rows *from) {
     }
     if (from->count) {
         const struct sw_row *first = sw_row_at(from, 0);
-        if (first->t < r->last_t || (first->t == r->last_t && first->id < r->last_id))
-            r->sorted = false;
+        if (sw_rows_before(first->t, first->id, r->last_t, r->last_id)) r->sorted = false;
         size_t taken = (from->count + SW_ROW_CHUNK - 1) >> SW_ROW_SHIFT;
         r->chunks = realloc(r->chunks, (r->nchunks + taken) * sizeof *r->chunks);
         if (!r->chunks) abort();

@@ -349,3 +349,36 @@ Deno.test("native snapshot orders a long list out of time order as the TypeScrip
   await same([log], "pickle");
   await same([log], "json", { maxEntries: 20_000 });
 });
+
+Deno.test("native snapshot orders lists that rise in time but not in ID within one microsecond as the TypeScript converter does: short and long runs, NaN IDs, two devices interleaved", async () => {
+  const T = 1764753083997498000;
+  const lines = [HEADER];
+  let seed = 11;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
+  let row = 0;
+  for (let step = 0; step < 3000; step++) {
+    // Runs of 1 to 80 rows stamped within one microsecond (runs past 32
+    // are sorted another way), their IDs shuffled, now and then not a
+    // number; the devices take turns, each rising in time on its own.
+    const run = step % 97 === 0 ? 80 : 1 + (next() % 6);
+    const ids = Array.from({ length: run }, (_, k) => row + k);
+    for (let k = run - 1; k > 0; k--) {
+      const j = next() % (k + 1);
+      [ids[k], ids[j]] = [ids[j], ids[k]];
+    }
+    for (const [k, i] of ids.entries()) {
+      const id = i % 211 === 0 ? "N/A" : `${i}`;
+      const ptr = `0x${(0x12c000000000 + (i % 500) * 4096).toString(16)}`;
+      const event = (i >> 1) % 2 ? "FREE" : "MALLOC";
+      lines.push(
+        `${id},${event},PTA,N/A,${T + step * 2000 + k % 999},42,1,${
+          step % 2
+        },${ptr},"{size:4096}",,`,
+      );
+    }
+    row += run;
+  }
+  const log = write(lines.join("\n") + "\n");
+  await same([log], "pickle");
+  await same([log], "json");
+});
