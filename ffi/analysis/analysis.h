@@ -208,6 +208,44 @@ static inline bool sw_rows_before(double t, double id, double t0, double id0) {
 /* rows.ts order(): sorts `list` (ascending row indices) in place by
  * timestamp, then ID, then file order. */
 void sw_rows_order(const struct sw_rows *r, uint32_t *list, size_t n);
+/* Positions in a list of rows, rising. */
+struct sw_positions {
+    uint32_t *p;
+    size_t n, cap;
+};
+void sw_positions_push(struct sw_positions *at, size_t k);
+/* Whether a row stamped (t, id) right after one stamped (t0, id0), in a
+ * list rising in time, leaves their run of one timestamp for
+ * sw_rows_order_runs to sort: IDs falling, or one not a number (whose
+ * place only the sort tells). */
+static inline bool sw_rows_untidy_run(double t, double id, double t0, double id0) {
+    return t == t0 && (id < id0 || id != id || id0 != id0);
+}
+/* sw_rows_order's answer for a list rising in time, but not by time, then
+ * ID (sw_rows_before): the runs of one timestamp around the positions `at`
+ * (those sw_rows_untidy_run named) sorted by ID, then file order; every
+ * other run is in order already. */
+void sw_rows_order_runs(const struct sw_rows *r, uint32_t *list, size_t n,
+                        const struct sw_positions *at);
+
+/* device_lists.c: the rows cut into one list per device (row indices), put
+ * in rows.ts order() for the replay. */
+struct sw_device_lists {
+    size_t devices;
+    uint32_t **list;
+    size_t *n;
+    /* How each list stood when cut: rising in time; in order by time, then
+     * ID; the places of runs to sort by ID where it rose but was not. */
+    bool *rising, *sorted;
+    struct sw_positions *untidy;
+};
+/* Cuts `order` (NULL: file order) into lists for devices 0..devices-1;
+ * rows of no such device are left out. */
+void sw_device_lists_split(const struct sw_rows *rows, const uint32_t *order, size_t devices,
+                           struct sw_device_lists *out);
+/* Puts each list in rows.ts order(). */
+void sw_device_lists_order(const struct sw_rows *rows, struct sw_device_lists *by);
+void sw_device_lists_free(struct sw_device_lists *by);
 
 /* frames.ts-equivalent of rows.ts parseFrames: appends the frames of one
  * stack column (decoded text) to the stack being built. */

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,36 +47,6 @@ static void resolve_devices(struct sw_rows *rows, const uint32_t *order, size_t 
         sw_map_del(&live, a, b);
     }
     sw_map_free(&live);
-}
-
-struct device_lists {
-    uint32_t **list;
-    size_t *n;
-};
-
-/* `order` (NULL: file order) cut into one list per device. */
-static void split_by_device(const struct sw_rows *rows, const uint32_t *order, size_t devices,
-                            struct device_lists *out) {
-    size_t n = rows->count;
-    out->n = calloc(devices, sizeof *out->n);
-    out->list = calloc(devices, sizeof *out->list);
-    if (!out->n || !out->list) abort();
-    for (size_t k = 0; k < n; k++) {
-        int32_t d = sw_row_device(sw_row_at(rows, order ? order[k] : (uint32_t)k));
-        if (d >= 0 && (size_t)d < devices) out->n[d]++;
-    }
-    size_t *at = calloc(devices, sizeof *at);
-    if (!at) abort();
-    for (size_t d = 0; d < devices; d++) {
-        out->list[d] = malloc((out->n[d] + 1) * sizeof **out->list);
-        if (!out->list[d]) abort();
-    }
-    for (size_t k = 0; k < n; k++) {
-        uint32_t i = order ? order[k] : (uint32_t)k;
-        int32_t d = sw_row_device(sw_row_at(rows, i));
-        if (d >= 0 && (size_t)d < devices) out->list[d][at[d]++] = i;
-    }
-    free(at);
 }
 
 static void write_segments(struct sw_writer *w, int32_t device, const struct sw_replayed *end) {
@@ -127,28 +96,6 @@ static void write_segments(struct sw_writer *w, int32_t device, const struct sw_
     }
 }
 
-struct sort_half {
-    const struct sw_rows *rows;
-    struct device_lists *by;
-    size_t devices, first;
-};
-
-static void *sort_every_other(void *arg) {
-    struct sort_half *h = arg;
-    for (size_t d = h->first; d < h->devices; d += 2)
-        sw_rows_order(h->rows, h->by->list[d], h->by->n[d]);
-    return NULL;
-}
-
-/* Each device's rows in time order: the devices by turns on two threads. */
-static void sort_lists(const struct sw_rows *rows, struct device_lists *by, size_t devices) {
-    struct sort_half odd = {rows, by, devices, 1};
-    pthread_t thread;
-    bool two = devices > 1 && pthread_create(&thread, NULL, sort_every_other, &odd) == 0;
-    for (size_t d = 0; d < devices; d += two ? 2 : 1) sw_rows_order(rows, by->list[d], by->n[d]);
-    if (two) pthread_join(thread, NULL);
-}
-
 enum {
     S_ENTRIES, S_DROPPED, S_SEGMENTS, S_DEVICES, S_CPU, S_FREED_BEFORE, S_OVERLAPPED,
     S_SKIPPED, S_BYTES_IN, S_BYTES_OUT, S_COUNT
@@ -176,13 +123,10 @@ static bool write_snapshot(struct sw_rows *rows, const struct options *o, double
     /* An empty log still gets device 0: the viewer reads device_traces[0]. */
     size_t devices = (size_t)((has_cpu ? cpu : rows->max_device) + 1);
     if (devices < 1) devices = 1;
-    struct device_lists by;
-    split_by_device(rows, order, devices, &by);
-    bool sorted_all = order != NULL;
+    struct sw_device_lists by;
+    sw_device_lists_split(rows, order, devices, &by);
     free(order);
-    /* Rows read in time order already (the reader notes it) make every
-     * device's list ordered too: nothing to check again. */
-    if (!sorted_all && !rows->sorted) sort_lists(rows, &by, devices);
+    sw_device_lists_order(rows, &by);
     bool ok = true;
     if (o->device >= 0 && o->device >= (double)devices) {
         char cpu_note[64] = "";
@@ -230,9 +174,7 @@ static bool write_snapshot(struct sw_rows *rows, const struct options *o, double
         summary[S_BYTES_IN] = rows->bytes;
         summary[S_BYTES_OUT] = out_bytes;
     }
-    for (size_t d = 0; d < devices; d++) free(by.list[d]);
-    free(by.list);
-    free(by.n);
+    sw_device_lists_free(&by);
     return ok;
 }
 

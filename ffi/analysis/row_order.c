@@ -135,50 +135,72 @@ static void merge_halves(const double *ts, const uint32_t *a, size_t half, size_
     while (j < n) out[k++] = a[j++];
 }
 
-/*
- * The general path's answer for a list already rising in time, as most
- * logs' lists are (only runs of one microsecond out of ID order): each run
- * of one timestamp sorted by ID where it lies, without the general path's
- * four arrays of n (each fresh page of them a fault). False, with `list`
- * untouched, when the list does not rise.
- */
-static bool order_runs_in_place(const struct sw_rows *r, uint32_t *list, size_t n) {
-    bool sorted = true;
-    for (size_t k = 1; k < n; k++) {
-        const struct sw_row *row = sw_row_at(r, list[k]), *before = sw_row_at(r, list[k - 1]);
-        if (row->t < before->t) return false;
-        if (sorted && sw_rows_before(row->t, row->id, before->t, before->id)) sorted = false;
-    }
-    if (sorted) return true;
+void sw_rows_order_runs(const struct sw_rows *r, uint32_t *list, size_t n,
+                        const struct sw_positions *at) {
     uint32_t *pos = NULL, *rows = NULL;
     double *ids = NULL;
-    size_t cap = 0;
-    for (size_t s = 0; s < n;) {
+    size_t cap = 0, done = 0; /* runs end before list[done] are in order */
+    for (size_t k = 0; k < at->n; k++) {
+        size_t s = at->p[k];
+        if (s < done || s >= n) continue;
         double t = sw_row_at(r, list[s])->t;
-        size_t e = s + 1;
+        while (s > 0 && sw_row_at(r, list[s - 1])->t == t) s--;
+        size_t e = at->p[k] + 1;
         while (e < n && sw_row_at(r, list[e])->t == t) e++;
+        done = e;
         size_t m = e - s;
-        if (m > 1) {
-            if (m > cap) {
-                cap = m * 2;
-                pos = realloc(pos, cap * sizeof *pos);
-                rows = realloc(rows, cap * sizeof *rows);
-                ids = realloc(ids, cap * sizeof *ids);
-                if (!pos || !rows || !ids) abort();
-            }
-            for (size_t k = 0; k < m; k++) {
-                pos[k] = (uint32_t)k;
-                rows[k] = list[s + k];
-                ids[k] = sw_row_at(r, rows[k])->id;
-            }
-            sort_run_by_id(pos, 0, m, ids);
-            for (size_t k = 0; k < m; k++) list[s + k] = rows[pos[k]];
+        if (m < 2) continue;
+        if (m > cap) {
+            cap = m * 2;
+            pos = realloc(pos, cap * sizeof *pos);
+            rows = realloc(rows, cap * sizeof *rows);
+            ids = realloc(ids, cap * sizeof *ids);
+            if (!pos || !rows || !ids) abort();
         }
-        s = e;
+        for (size_t j = 0; j < m; j++) {
+            pos[j] = (uint32_t)j;
+            rows[j] = list[s + j];
+            ids[j] = sw_row_at(r, rows[j])->id;
+        }
+        sort_run_by_id(pos, 0, m, ids);
+        for (size_t j = 0; j < m; j++) list[s + j] = rows[pos[j]];
     }
     free(pos);
     free(rows);
     free(ids);
+}
+
+void sw_positions_push(struct sw_positions *at, size_t k) {
+    if (at->n == at->cap) {
+        at->cap = at->cap ? at->cap * 2 : 64;
+        at->p = realloc(at->p, at->cap * sizeof *at->p);
+        if (!at->p) abort();
+    }
+    at->p[at->n++] = (uint32_t)k;
+}
+
+/*
+ * The general path's answer for a list already rising in time, as most
+ * logs' lists are: only its runs of one microsecond that are out of ID
+ * order sorted, where they lie, without the general path's four arrays of
+ * n (each fresh page of them a fault). False, with `list` untouched, when
+ * the list does not rise.
+ */
+static bool order_runs_in_place(const struct sw_rows *r, uint32_t *list, size_t n) {
+    struct sw_positions untidy = {0};
+    bool sorted = true;
+    for (size_t k = 1; k < n; k++) {
+        const struct sw_row *row = sw_row_at(r, list[k]), *before = sw_row_at(r, list[k - 1]);
+        if (row->t < before->t) {
+            free(untidy.p);
+            return false;
+        }
+        if (sw_rows_before(row->t, row->id, before->t, before->id)) sorted = false;
+        if (sw_rows_untidy_run(row->t, row->id, before->t, before->id)) sw_positions_push(&untidy, k);
+    }
+    /* As the general path: a list in order by time, then ID is left as it is. */
+    if (!sorted) sw_rows_order_runs(r, list, n, &untidy);
+    free(untidy.p);
     return true;
 }
 

@@ -382,3 +382,19 @@ Deno.test("native snapshot orders lists that rise in time but not in ID within o
   await same([log], "pickle");
   await same([log], "json");
 });
+
+Deno.test("native snapshot orders a device whose rows rise in each half of the log but fall back in time between them, where its rows are cut in two", async () => {
+  const T = 1764753083997498000;
+  const lines = [HEADER];
+  // Rows 0-499 stamped later than rows 500-999: each half rises.
+  for (let i = 0; i < 1000; i++) {
+    const stamp = T + ((i + 500) % 1000) * 1000;
+    const ptr = `0x${(0x12c000000000 + (i % 50) * 4096).toString(16)}`;
+    lines.push(
+      `${i},${
+        i % 2 ? "FREE" : "MALLOC"
+      },PTA,N/A,${stamp},42,1,0,${ptr},"{size:4096}",,`,
+    );
+  }
+  await same([write(lines.join("\n") + "\n")], "pickle");
+});

@@ -1,0 +1,194 @@
+/*
+ * device_lists.c: the memory rows cut into one list per device, each put
+ * in rows.ts order() for the replay. A device's rows most often come in
+ * time order already, though the devices interleave, so the cut notes how
+ * each list stands on the way and the ordering does only what is left:
+ * nothing, the runs of one microsecond whose IDs fall, or a whole sort.
+ * Both the cut and the ordering run on two threads.
+ */
+#include "analysis.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+/* One thread's share of the cut: rows [from, to) of the walk. */
+struct share {
+    const struct sw_rows *rows;
+    const uint32_t *order; /* NULL: file order */
+    size_t from, to, devices;
+    uint32_t **list;
+    size_t *count; /* per device, this share's rows */
+    size_t *base;  /* per device, where this share's rows go in its list */
+    bool *rising, *sorted;
+    struct sw_positions *untidy;
+    double *first_t, *first_id, *last_t, *last_id;
+};
+
+static int32_t device_at(const struct share *s, size_t k, uint32_t *i) {
+    *i = s->order ? s->order[k] : (uint32_t)k;
+    return sw_row_device(sw_row_at(s->rows, *i));
+}
+
+static void *count_share(void *arg) {
+    struct share *s = arg;
+    for (size_t k = s->from; k < s->to; k++) {
+        uint32_t i;
+        int32_t d = device_at(s, k, &i);
+        if (d >= 0 && (size_t)d < s->devices) s->count[d]++;
+    }
+    return NULL;
+}
+
+static void *fill_share(void *arg) {
+    struct share *s = arg;
+    size_t *at = malloc(s->devices * sizeof *at);
+    if (!at) abort();
+    for (size_t d = 0; d < s->devices; d++) {
+        at[d] = s->base[d];
+        s->rising[d] = s->sorted[d] = true;
+        s->first_t[d] = s->last_t[d] = -INFINITY;
+        s->first_id[d] = s->last_id[d] = -INFINITY;
+    }
+    for (size_t k = s->from; k < s->to; k++) {
+        uint32_t i;
+        int32_t d = device_at(s, k, &i);
+        if (d < 0 || (size_t)d >= s->devices) continue;
+        const struct sw_row *r = sw_row_at(s->rows, i);
+        double t = r->t, id = r->id;
+        if (at[d] == s->base[d]) {
+            s->first_t[d] = t;
+            s->first_id[d] = id;
+        } else if (s->rising[d]) {
+            if (t < s->last_t[d]) s->rising[d] = false;
+            else if (sw_rows_before(t, id, s->last_t[d], s->last_id[d])) s->sorted[d] = false;
+            if (s->rising[d] && sw_rows_untidy_run(t, id, s->last_t[d], s->last_id[d]))
+                sw_positions_push(&s->untidy[d], at[d]);
+        }
+        s->last_t[d] = t;
+        s->last_id[d] = id;
+        s->list[d][at[d]++] = i;
+    }
+    free(at);
+    return NULL;
+}
+
+/* Runs `work` on the second share on a thread of its own and on the first
+ * share here; both on this thread when no thread can be had. */
+static void both(void *(*work)(void *), struct share *a, struct share *b) {
+    pthread_t thread;
+    bool two = pthread_create(&thread, NULL, work, b) == 0;
+    work(a);
+    if (two) pthread_join(thread, NULL);
+    else work(b);
+}
+
+static void share_init(struct share *s, const struct sw_rows *rows, const uint32_t *order,
+                       size_t from, size_t to, size_t devices, uint32_t **list) {
+    *s = (struct share){.rows = rows, .order = order, .from = from, .to = to, .devices = devices,
+                        .list = list};
+    s->count = calloc(devices, sizeof *s->count);
+    s->base = calloc(devices, sizeof *s->base);
+    s->rising = malloc(devices * sizeof *s->rising);
+    s->sorted = malloc(devices * sizeof *s->sorted);
+    s->untidy = calloc(devices, sizeof *s->untidy);
+    s->first_t = malloc(devices * sizeof *s->first_t);
+    s->first_id = malloc(devices * sizeof *s->first_id);
+    s->last_t = malloc(devices * sizeof *s->last_t);
+    s->last_id = malloc(devices * sizeof *s->last_id);
+    if (!s->count || !s->base || !s->rising || !s->sorted || !s->untidy || !s->first_t ||
+        !s->first_id || !s->last_t || !s->last_id)
+        abort();
+}
+
+static void share_free(struct share *s) {
+    free(s->count);
+    free(s->base);
+    free(s->rising);
+    free(s->sorted);
+    for (size_t d = 0; d < s->devices; d++) free(s->untidy[d].p);
+    free(s->untidy);
+    free(s->first_t);
+    free(s->first_id);
+    free(s->last_t);
+    free(s->last_id);
+}
+
+void sw_device_lists_split(const struct sw_rows *rows, const uint32_t *order, size_t devices,
+                           struct sw_device_lists *out) {
+    size_t n = rows->count;
+    out->devices = devices;
+    out->n = calloc(devices, sizeof *out->n);
+    out->list = calloc(devices, sizeof *out->list);
+    out->rising = malloc(devices * sizeof *out->rising);
+    out->sorted = malloc(devices * sizeof *out->sorted);
+    out->untidy = calloc(devices, sizeof *out->untidy);
+    if (!out->n || !out->list || !out->rising || !out->sorted || !out->untidy) abort();
+    struct share a, b;
+    share_init(&a, rows, order, 0, n / 2, devices, out->list);
+    share_init(&b, rows, order, n / 2, n, devices, out->list);
+    both(count_share, &a, &b);
+    for (size_t d = 0; d < devices; d++) {
+        out->n[d] = a.count[d] + b.count[d];
+        b.base[d] = a.count[d];
+        out->list[d] = malloc((out->n[d] + 1) * sizeof **out->list);
+        if (!out->list[d]) abort();
+    }
+    both(fill_share, &a, &b);
+    /* The shares joined: the second one's first row of a list follows the
+     * first one's last. */
+    for (size_t d = 0; d < devices; d++) {
+        bool joined = a.count[d] && b.count[d];
+        double t = b.first_t[d], id = b.first_id[d], t0 = a.last_t[d], id0 = a.last_id[d];
+        out->rising[d] = a.rising[d] && b.rising[d] && !(joined && t < t0);
+        out->sorted[d] = out->rising[d] && a.sorted[d] && b.sorted[d] &&
+                         !(joined && sw_rows_before(t, id, t0, id0));
+        if (!out->rising[d]) continue;
+        struct sw_positions *u = &out->untidy[d];
+        *u = a.untidy[d];
+        a.untidy[d] = (struct sw_positions){0};
+        if (joined && sw_rows_untidy_run(t, id, t0, id0)) sw_positions_push(u, b.base[d]);
+        for (size_t k = 0; k < b.untidy[d].n; k++) sw_positions_push(u, b.untidy[d].p[k]);
+    }
+    share_free(&a);
+    share_free(&b);
+}
+
+/* Device d's list in time order, from what the cut noted. */
+static void order_list(const struct sw_rows *rows, struct sw_device_lists *by, size_t d) {
+    if (!by->rising[d]) sw_rows_order(rows, by->list[d], by->n[d]);
+    else if (!by->sorted[d]) sw_rows_order_runs(rows, by->list[d], by->n[d], &by->untidy[d]);
+}
+
+struct every_other {
+    const struct sw_rows *rows;
+    struct sw_device_lists *by;
+};
+
+static void *order_odd_devices(void *arg) {
+    struct every_other *o = arg;
+    for (size_t d = 1; d < o->by->devices; d += 2) order_list(o->rows, o->by, d);
+    return NULL;
+}
+
+void sw_device_lists_order(const struct sw_rows *rows, struct sw_device_lists *by) {
+    size_t unsorted = 0;
+    for (size_t d = 0; d < by->devices; d++) unsorted += !by->sorted[d];
+    struct every_other odd = {rows, by};
+    pthread_t thread;
+    bool two = unsorted > 1 && pthread_create(&thread, NULL, order_odd_devices, &odd) == 0;
+    for (size_t d = 0; d < by->devices; d += two ? 2 : 1) order_list(rows, by, d);
+    if (two) pthread_join(thread, NULL);
+}
+
+void sw_device_lists_free(struct sw_device_lists *by) {
+    for (size_t d = 0; d < by->devices; d++) {
+        free(by->list[d]);
+        free(by->untidy[d].p);
+    }
+    free(by->list);
+    free(by->n);
+    free(by->rising);
+    free(by->sorted);
+    free(by->untidy);
+}
