@@ -221,6 +221,8 @@ const leakSymbols = {
       "buffer",
     ],
     result: "i64",
+    // Off the event loop: the devices' windows are replayed at once.
+    nonblocking: true,
   },
   stompwatch_leak_scan: {
     parameters: [
@@ -1013,14 +1015,14 @@ export interface LeakReplayWindow {
  *
  * @example
  * ```ts ignore
- * const found = leakReplay(rows, rows.length, { device: 0, a: 1, b: 5, c: 9 });
+ * const found = await leakReplay(rows, rows.length, { device: 0, a: 1, b: 5, c: 9 });
  * ```
  */
-export function leakReplay(
+export async function leakReplay(
   rows: Pick<LeakScanInput["rows"], "kind" | "device" | "id" | "ptr" | "size">,
   count: number,
   w: LeakReplayWindow,
-): Uint32Array | { noSize: number } {
+): Promise<Uint32Array | { noSize: number }> {
   const args = new Uint8Array(88);
   const v = new DataView(args.buffer);
   v.setBigUint64(40, BigInt(count), true);
@@ -1030,7 +1032,7 @@ export function leakReplay(
   v.setUint32(72, w.device, true);
   const out = new Uint32Array(Math.max(1, count));
   const n = Number(
-    callsOf(leakSymbols).stompwatch_leak_replay(
+    await callsOf(leakSymbols).stompwatch_leak_replay(
       args,
       rows.kind,
       rows.device,

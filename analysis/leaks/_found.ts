@@ -33,9 +33,26 @@ export class FoundLeaks {
     this.bytes.fill(0);
   }
 
-  /** Replays device `k`'s window over `rows` and keeps what leaked. */
-  collect(rows: LeakRows, k: number, w: Window): void {
-    for (const i of replayWindow(rows, k, w)) {
+  /**
+   * Replays each device's window over `rows` and keeps what leaked. The
+   * windows are replayed at once, on Deno's threads (each replay's memory
+   * is new pages, a fault each); an error is the first device's, in the
+   * order of `windows`, as one at a time would meet it.
+   */
+  async collect(rows: LeakRows, windows: Map<number, Window>): Promise<void> {
+    const replays = await Promise.allSettled(
+      [...windows].map(([k, w]) => replayWindow(rows, k, w)),
+    );
+    for (const [j, k] of [...windows.keys()].entries()) {
+      const replay = replays[j];
+      if (replay.status === "rejected") throw replay.reason;
+      this.#keep(rows, k, replay.value);
+    }
+  }
+
+  /** Keeps device `k`'s leaked rows, `leaked` (indices into `rows`). */
+  #keep(rows: LeakRows, k: number, leaked: Uint32Array): void {
+    for (const i of leaked) {
       this.counts[k]++;
       this.bytes[k] += rows.size[i];
       this.#rows.push(

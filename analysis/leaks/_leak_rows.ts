@@ -134,12 +134,12 @@ export function mixKey(key: number): number {
  * The replay itself is native (`ffi/daemon/leak_replay.c`): over a million
  * rows it took a quarter of the whole command in JavaScript.
  */
-export function replayWindow(
+export async function replayWindow(
   rows: LeakRows,
   device: number,
   w: Window,
-): Uint32Array {
-  const found = leakReplay(rows, rows.length, { device, ...w });
+): Promise<Uint32Array> {
+  const found = await leakReplay(rows, rows.length, { device, ...w });
   if (!("noSize" in found)) return found;
   const i = found.noSize;
   // msMemScope's analyser stops on such a row ("input data may broken").

@@ -91,7 +91,7 @@ export async function passesInParts(
       found.reset();
       continue;
     }
-    for (const [k, w] of windows) found.collect(rows, k, w);
+    await found.collect(rows, windows);
     part++;
   }
 }

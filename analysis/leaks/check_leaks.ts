@@ -102,7 +102,7 @@ export async function checkLeaksFile(
   const rank = Int32Array.from(devices.keys());
   const found = new FoundLeaks(rank, maxLeaks);
   if (windows.size && first.rows !== undefined) {
-    for (const [k, w] of windows) found.collect(first.rows, k, w);
+    await found.collect(first.rows, windows);
   } else if (windows.size) {
     const { supersededRows } = await import("./_superseded_pass.ts");
     const { passesInParts } = await import("./_parts_pass.ts");
