@@ -930,6 +930,18 @@ export interface LeakScanResult {
 const LEAK_DEVICE_BYTES = 64;
 const LEAK_ARGS_SIZE = 224 + 256 * LEAK_DEVICE_BYTES;
 
+/** csv_frame.h SW_SCAN_CUT: the log got shorter while a pass read it. */
+const SCAN_CUT = 2;
+
+/** The error of a native pass that failed: SCAN_CUT, or -errno. */
+function scanFailure(status: number): Error {
+  return new Error(
+    status === SCAN_CUT
+      ? "it got shorter while it was read (cut by whoever writes it); run again once the log is complete"
+      : systemText(-status),
+  );
+}
+
 /**
  * check_leaks' first pass in native code (ffi/daemon/leak_scan.c), off the
  * event loop. Throws an Error with the system's reason when a read fails.
@@ -972,7 +984,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     some(text),
     some(mstx),
   );
-  if (status < 0) throw new Error(systemText(-status));
+  if (status < 0 || status === SCAN_CUT) throw scanFailure(status);
   const count = v.getUint32(212, true);
   const devices: string[] = [];
   for (let k = 0; k < count; k++) {
@@ -1430,7 +1442,7 @@ export async function compareRead(
   });
   v.setUint32(72, levels, true);
   const status = await callsOf(compareSymbols).stompwatch_compare_read(args);
-  if (status < 0) throw new Error(systemText(-status));
+  if (status < 0 || status === SCAN_CUT) throw scanFailure(status);
   return status === 0 ? new NativeComparison(args) : undefined;
 }
 

@@ -16,6 +16,7 @@
  * here from the offsets, with its messages.
  */
 #include "analysis.h"
+#include "mapped_log.h"
 
 #include <emmintrin.h>
 #include <errno.h>
@@ -207,10 +208,8 @@ static long frame(struct reader *r, const uint8_t *buf, size_t n, uint64_t base,
     return (long)start;
 }
 
-/* Reads and handles the rows starting at `from` (a row start) up to the
- * end or r->limit; returns the offset of the first row left (the file's
- * end when none), or -1 on a refusal. */
-static int64_t read_rows(struct reader *r, uint64_t from) {
+/* read_rows with read(2), for a file that cannot be mapped. */
+static int64_t read_rows_read(struct reader *r, uint64_t from) {
     size_t cap = ROOM + READ_SIZE;
     uint8_t *buf = malloc(cap + SLACK);
     if (!buf) abort();
@@ -254,6 +253,52 @@ static int64_t read_rows(struct reader *r, uint64_t from) {
     }
     free(buf);
     return next;
+}
+
+/* read_rows over a mapped log, in the read path's steps, which the
+ * TypeScript reader's refusals are worked out from. */
+struct mapped_rows {
+    struct reader *r;
+    const struct sw_mapped_log *m;
+    int64_t next;
+};
+
+static void read_mapped(void *arg) {
+    struct mapped_rows *j = arg;
+    struct reader *r = j->r;
+    const struct sw_mapped_log *m = j->m;
+    uint64_t base = m->from, end = m->from;
+    j->next = -1;
+    for (;;) {
+        uint64_t more = m->size - end < READ_SIZE ? m->size - end : READ_SIZE;
+        bool eof = more == 0; /* as a read that got nothing */
+        end += more;
+        size_t n = (size_t)(end - base);
+        long stop = frame(r, m->bytes + (base - m->from), n, base, eof);
+        if (stop < 0) return;
+        if (r->reached || eof) {
+            j->next = (int64_t)(base + (uint64_t)stop);
+            return;
+        }
+        if ((size_t)stop < n && cut_too_long(r, base + (uint64_t)stop, base + n, false)) return;
+        base += (uint64_t)stop;
+    }
+}
+
+/* Reads and handles the rows starting at `from` (a row start) up to the
+ * end or r->limit; returns the offset of the first row left (the file's
+ * end when none), or -1 on a refusal. */
+static int64_t read_rows(struct reader *r, uint64_t from) {
+    struct sw_mapped_log m;
+    if (!sw_mapped_log_open(r->fd, from, &m)) return read_rows_read(r, from);
+    struct mapped_rows job = {.r = r, .m = &m};
+    bool whole = sw_mapped_run(&m, read_mapped, &job);
+    sw_mapped_log_close(&m);
+    if (whole) return job.next;
+    sw_fail(r->err, SW_ERR_IO,
+            "Cannot read %s: it got shorter while it was read (cut by whoever writes it); run again once the log is complete",
+            r->label);
+    return -1;
 }
 
 struct second {

@@ -126,7 +126,7 @@ static void *read_log(void *arg) {
 }
 
 /* Reads both logs, each on a thread; the handle and counts into `a`.
- * SW_SCAN_DONE, SW_SCAN_FALLBACK or -errno. */
+ * SW_SCAN_DONE, SW_SCAN_FALLBACK, SW_SCAN_CUT or -errno. */
 SW_EXPORT int32_t stompwatch_compare_read(struct sw_compare_args *a) {
   struct cmp_job *j = calloc(1, sizeof *j);
   if (!j) return -ENOMEM;

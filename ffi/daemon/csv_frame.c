@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "csv_frame.h"
+#include "mapped_log.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -224,7 +225,7 @@ static void *read_job_run(void *arg) {
   return NULL;
 }
 
-int32_t sw_csv_scan_range(struct sw_csv_scan *sc, uint64_t from, uint32_t line) {
+static int32_t scan_read(struct sw_csv_scan *sc, uint64_t from, uint32_t line) {
   uint8_t *room = malloc(2 * (size_t)(CARRY + CHUNK));
   if (!room) return -ENOMEM;
   uint8_t *buf[2] = {room, room + CARRY + CHUNK};
@@ -276,6 +277,54 @@ int32_t sw_csv_scan_range(struct sw_csv_scan *sc, uint64_t from, uint32_t line) 
   }
   free(room);
   return result;
+}
+
+/* A scan over a mapped log, in the read path's steps (the same rows too
+ * long for it fall back). */
+struct mapped_scan {
+  struct sw_csv_scan *sc;
+  const struct sw_mapped_log *m;
+  uint32_t line;
+  int32_t result;
+};
+
+static void scan_mapped(void *arg) {
+  struct mapped_scan *j = arg;
+  struct sw_csv_scan *sc = j->sc;
+  const struct sw_mapped_log *m = j->m;
+  struct frame_state st = {.inq = 0, .line = j->line};
+  uint64_t base = m->from, end = m->from;
+  j->result = SW_SCAN_DONE;
+  for (;;) {
+    end = m->size - end < CHUNK ? m->size : end + CHUNK;
+    bool last = end == m->size;
+    int64_t used = frame(sc, m->bytes + (base - m->from), (size_t)(end - base), base, last, &st);
+    if (end > sc->bytes) sc->bytes = end;
+    if (used < 0) {
+      j->result = SW_SCAN_FALLBACK;
+      return;
+    }
+    base += (uint64_t)used;
+    if (sc->stopped) {
+      sc->next = base;
+      sc->next_line = st.line;
+      return;
+    }
+    if (last) return;
+    if (end - base > CARRY) {
+      j->result = SW_SCAN_FALLBACK;
+      return;
+    }
+  }
+}
+
+int32_t sw_csv_scan_range(struct sw_csv_scan *sc, uint64_t from, uint32_t line) {
+  struct sw_mapped_log m;
+  if (!sw_mapped_log_open(sc->fd, from, &m)) return scan_read(sc, from, line);
+  struct mapped_scan job = {.sc = sc, .m = &m, .line = line};
+  bool whole = sw_mapped_run(&m, scan_mapped, &job);
+  sw_mapped_log_close(&m);
+  return whole ? job.result : SW_SCAN_CUT;
 }
 
 uint64_t sw_csv_split_point(int fd, uint64_t mid) {

@@ -14,8 +14,9 @@
 #include <stdint.h>
 #include <string.h>
 
-/* What a pass answers: done, or "let the TypeScript pass do it". */
-enum { SW_SCAN_DONE = 0, SW_SCAN_FALLBACK = 1 };
+/* What a pass answers: done, "let the TypeScript pass do it", or "the
+ * file got shorter while it was read" (ffi/bindings.ts words that). */
+enum { SW_SCAN_DONE = 0, SW_SCAN_FALLBACK = 1, SW_SCAN_CUT = 2 };
 
 /* Separators kept per row: the twelve columns msMemScope writes. */
 #define SW_CSV_MAX_SEPS 12
@@ -98,7 +99,9 @@ struct sw_csv_scan {
  * Frames the rows from `from` (a row start, on line `line`) to the end of
  * the file, or to the first row starting at s->limit or later, handing each
  * to s->take. Returns SW_SCAN_DONE, SW_SCAN_FALLBACK (take said so, or a
- * row runs on past 1 MiB), or -errno of a read that failed.
+ * row runs on past 1 MiB), SW_SCAN_CUT, or -errno of a read that failed.
+ * The file is read through a mapping (mapped/mapped_log.h), or with
+ * read(2) where it cannot be mapped.
  */
 int32_t sw_csv_scan_range(struct sw_csv_scan *s, uint64_t from, uint32_t line);
 

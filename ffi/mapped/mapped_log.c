@@ -1,0 +1,104 @@
+/*
+ * mapped_log.c: see mapped_log.h. The SIGBUS handler is installed on first
+ * use and passes on every signal that is not a read of the mapping a
+ * thread of ours is running over (Rust's stack-overflow report included).
+ */
+#define _GNU_SOURCE
+#include "mapped_log.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The run this thread is in: where to go back to, and the bytes it reads. */
+static __thread sigjmp_buf *run_exit;
+static __thread const uint8_t *run_lo, *run_hi;
+
+static struct sigaction before;
+static pthread_once_t installed = PTHREAD_ONCE_INIT;
+
+static void on_sigbus(int sig, siginfo_t *info, void *context) {
+    const uint8_t *at = info->si_addr;
+    if (run_exit && at >= run_lo && at < run_hi) siglongjmp(*run_exit, 1);
+    if (before.sa_flags & SA_SIGINFO) {
+        before.sa_sigaction(sig, info, context);
+    } else if (before.sa_handler == SIG_DFL) {
+        /* As if never caught: the access is made again and ends the
+         * process, with the default action. */
+        signal(SIGBUS, SIG_DFL);
+    } else if (before.sa_handler != SIG_IGN) {
+        before.sa_handler(sig);
+    }
+}
+
+static void install(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, &before);
+}
+
+bool sw_mapped_log_open(int fd, uint64_t from, struct sw_mapped_log *m) {
+    memset(m, 0, sizeof *m);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    m->from = from;
+    m->size = (uint64_t)st.st_size;
+    if (from >= m->size) {
+        m->size = from;
+        return true;
+    }
+    uint64_t page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t page = from & ~(page_size - 1);
+    size_t file_len = (size_t)(m->size - page);
+    /* A page of zeros after the file's last one (an anonymous mapping the
+     * file is mapped over), so that a framer may read a block past the end:
+     * past a file's last page a mapping has no readable byte. */
+    m->len = (size_t)((file_len + 2 * page_size - 1) & ~(page_size - 1));
+    m->map = mmap(NULL, m->len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m->map == MAP_FAILED) {
+        m->map = NULL;
+        return false;
+    }
+    if (mmap(m->map, file_len, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, (off_t)page) == MAP_FAILED) {
+        munmap(m->map, m->len);
+        m->map = NULL;
+        return false;
+    }
+    /* Read once, front to back: the kernel reads ahead and drops behind. */
+    madvise(m->map, file_len, MADV_SEQUENTIAL);
+    m->bytes = (const uint8_t *)m->map + (from - page);
+    return true;
+}
+
+void sw_mapped_log_close(struct sw_mapped_log *m) {
+    if (m->map) munmap(m->map, m->len);
+    memset(m, 0, sizeof *m);
+}
+
+bool sw_mapped_run(const struct sw_mapped_log *m, void (*fn)(void *), void *arg) {
+    pthread_once(&installed, install);
+    sigjmp_buf here;
+    sigjmp_buf *outer = run_exit;
+    const uint8_t *lo = run_lo, *hi = run_hi;
+    if (sigsetjmp(here, 1)) {
+        run_exit = outer;
+        run_lo = lo;
+        run_hi = hi;
+        return false;
+    }
+    run_lo = m->map;
+    run_hi = (const uint8_t *)m->map + m->len;
+    run_exit = &here;
+    fn(arg);
+    run_exit = outer;
+    run_lo = lo;
+    run_hi = hi;
+    return true;
+}

@@ -1,0 +1,39 @@
+/*
+ * mapped_log.h: an event log read through a read-only mapping rather than
+ * read(2) into a buffer: the kernel's copy of every byte was a sixth of a
+ * native pass over a log (check-leaks, compare, snapshot), and mapping the
+ * page cache costs a fault per 64 KiB instead.
+ *
+ * A mapping answers a file cut shorter while it is read (a log's writer
+ * cutting a half-written row, or a person truncating it) with SIGBUS, which
+ * would end the process: reading is done inside sw_mapped_run, which turns
+ * that signal into a false return. Built into the daemon and analysis
+ * libraries, never into the hook: a training job's signals are its own.
+ */
+#ifndef STOMPWATCH_MAPPED_LOG_H
+#define STOMPWATCH_MAPPED_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bytes [from, size) of a file, mapped, then at least 64 bytes of zeros. */
+struct sw_mapped_log {
+    const uint8_t *bytes; /* file offset `from` */
+    uint64_t from, size;
+    void *map;
+    size_t len;
+};
+
+/* Maps fd's bytes from `from` to its present end; false when the file
+ * cannot be mapped (the caller reads it instead). An empty range maps
+ * nothing and is true. */
+bool sw_mapped_log_open(int fd, uint64_t from, struct sw_mapped_log *m);
+void sw_mapped_log_close(struct sw_mapped_log *m);
+
+/* Runs fn(arg) reading `m`; false when the file turned out shorter than
+ * its mapping meanwhile (fn was stopped where it read past the new end,
+ * and its work is to be dropped). */
+bool sw_mapped_run(const struct sw_mapped_log *m, void (*fn)(void *), void *arg);
+
+#endif
