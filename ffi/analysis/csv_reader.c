@@ -1,8 +1,9 @@
 /*
- * csv_reader.c: an event log read with read(2) in large chunks into one
- * reused buffer (a mapping's file pages would count in the RSS), framed
- * into rows 16 bytes at a time (quotes, commas and newlines found with
- * SSE2; a newline inside quotes belongs to its row), the header first.
+ * csv_reader.c: an event log read through a mapping (mapped/mapped_log.h;
+ * the pages read are let go of as it goes, so the log never counts in the
+ * process's memory), framed into rows 16 bytes at a time (quotes, commas
+ * and newlines found with SSE2; a newline inside quotes belongs to its
+ * row), the header first.
  *
  * A large file is read by two threads, each from its half: the second
  * starts after the first newline past the middle, taken as a row start;
@@ -30,13 +31,9 @@
 #define TS_CHUNK (2u << 20)          /* the TypeScript reader's reads */
 #define TS_ROOM (16u << 20)          /* its room for a cut row */
 #define TS_HEADER_ROOM (1u << 20)    /* before the header: no line break */
-/* 1 MiB: each fresh page of a larger buffer cost a fault (3 µs on these VMs)
- * for no fewer copies. */
+/* The steps the mapped log is framed in. */
 #define READ_SIZE (1u << 20)
 #define SPLIT_MIN (32u << 20) /* smaller files: one thread */
-#define SLACK 128
-/* Room for a row cut by a chunk's end: cut_too_long refuses longer. */
-#define ROOM (20u << 20)
 
 struct reader {
     const char *label;
@@ -121,7 +118,7 @@ static bool row(struct reader *r, const uint8_t *s, const uint8_t *e, int nsep) 
 }
 
 /*
- * Frames the rows of buf [0, n) (buf[n..n+SLACK) readable), buf[0] being
+ * Frames the rows of buf [0, n) (64 bytes past it readable), buf[0] being
  * file offset `base`. Returns the offset in buf of the first row not
  * handled (unfinished, or past r->limit: r->reached), or -1 on a refusal.
  */
@@ -208,65 +205,18 @@ static long frame(struct reader *r, const uint8_t *buf, size_t n, uint64_t base,
     return (long)start;
 }
 
-/* read_rows with read(2), for a file that cannot be mapped. */
-static int64_t read_rows_read(struct reader *r, uint64_t from) {
-    size_t cap = ROOM + READ_SIZE;
-    uint8_t *buf = malloc(cap + SLACK);
-    if (!buf) abort();
-    size_t carry = 0;
-    uint64_t base = from, at = from;
-    int64_t next = -1;
-    for (;;) {
-        if (carry + READ_SIZE > cap) {
-            cap = carry + READ_SIZE;
-            buf = realloc(buf, cap + SLACK);
-            if (!buf) abort();
-        }
-        size_t got = 0;
-        int error = 0;
-        while (got < READ_SIZE) {
-            ssize_t k = pread(r->fd, buf + carry + got, READ_SIZE - got, (off_t)(at + got));
-            if (k < 0 && errno == EINTR) continue;
-            if (k < 0) error = errno;
-            if (k <= 0) break;
-            got += (size_t)k;
-        }
-        if (error) {
-            sw_fail(r->err, SW_ERR_IO, "Cannot read %s: %s", r->label, strerror(error));
-            break;
-        }
-        at += got;
-        bool eof = got == 0;
-        size_t n = carry + got;
-        memset(buf + n, 0, SLACK);
-        long stop = frame(r, buf, n, base, eof);
-        if (stop < 0) break;
-        if (r->reached || eof) {
-            next = (int64_t)(base + (uint64_t)stop);
-            break;
-        }
-        /* An unfinished row: would the TypeScript reader have given up? */
-        if ((size_t)stop < n && cut_too_long(r, base + (uint64_t)stop, base + n, false)) break;
-        carry = n - (size_t)stop;
-        memmove(buf, buf + stop, carry);
-        base += (uint64_t)stop;
-    }
-    free(buf);
-    return next;
-}
-
-/* read_rows over a mapped log, in the read path's steps, which the
- * TypeScript reader's refusals are worked out from. */
+/* read_rows over a mapped log, in READ_SIZE steps (the TypeScript reader's
+ * refusals are worked out from where its reads end, not these). */
 struct mapped_rows {
     struct reader *r;
-    const struct sw_mapped_log *m;
+    struct sw_mapped_log *m;
     int64_t next;
 };
 
 static void read_mapped(void *arg) {
     struct mapped_rows *j = arg;
     struct reader *r = j->r;
-    const struct sw_mapped_log *m = j->m;
+    struct sw_mapped_log *m = j->m;
     uint64_t base = m->from, end = m->from;
     j->next = -1;
     for (;;) {
@@ -282,6 +232,7 @@ static void read_mapped(void *arg) {
         }
         if ((size_t)stop < n && cut_too_long(r, base + (uint64_t)stop, base + n, false)) return;
         base += (uint64_t)stop;
+        sw_mapped_log_release(m, base);
     }
 }
 
@@ -290,7 +241,12 @@ static void read_mapped(void *arg) {
  * end when none), or -1 on a refusal. */
 static int64_t read_rows(struct reader *r, uint64_t from) {
     struct sw_mapped_log m;
-    if (!sw_mapped_log_open(r->fd, from, &m)) return read_rows_read(r, from);
+    if (!sw_mapped_log_open(r->fd, from, &m)) {
+        sw_fail(r->err, SW_ERR_IO,
+                "Cannot read %s: its file system cannot map it; copy it to a local disk and run again",
+                r->label);
+        return -1;
+    }
     struct mapped_rows job = {.r = r, .m = &m};
     bool whole = sw_mapped_run(&m, read_mapped, &job);
     sw_mapped_log_close(&m);

@@ -6,8 +6,6 @@
 #include "csv_frame.h"
 #include "mapped_log.h"
 
-#include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 #if defined(__SSE2__)
@@ -190,100 +188,17 @@ static int64_t frame(struct sw_csv_scan *sc, const uint8_t *buf, size_t len, uin
   return start - buf;
 }
 
-/* Bytes read at a time, and the room in front of them for the row the last
- * read cut: a longer row (a huge call stack) is left to the TypeScript pass. */
+/* The steps a log is framed in, and the longest row the native passes
+ * take: a longer one (a huge call stack) is left to the TypeScript pass,
+ * as when the log was read in 4 MiB reads with 1 MiB of room for a row
+ * cut by one. */
 #define CHUNK (4u << 20)
 #define CARRY (1u << 20)
 
-/* One read on a thread of its own, so the next chunk is read while this
- * one is framed (the kernel's copy took a fifth of the pass). The file is
- * read, not mapped: a log being written may be cut back meanwhile, which a
- * mapping would answer with SIGBUS. */
-struct read_job {
-  int fd;
-  uint8_t *dst;
-  size_t want;
-  uint64_t offset;
-  size_t got;
-  int err;
-};
-
-static void *read_job_run(void *arg) {
-  struct read_job *j = arg;
-  j->got = 0;
-  j->err = 0;
-  while (j->got < j->want) {
-    ssize_t n = pread(j->fd, j->dst + j->got, j->want - j->got, (off_t)(j->offset + j->got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      j->err = errno;
-      break;
-    }
-    if (n == 0) break;
-    j->got += (size_t)n;
-  }
-  return NULL;
-}
-
-static int32_t scan_read(struct sw_csv_scan *sc, uint64_t from, uint32_t line) {
-  uint8_t *room = malloc(2 * (size_t)(CARRY + CHUNK));
-  if (!room) return -ENOMEM;
-  uint8_t *buf[2] = {room, room + CARRY + CHUNK};
-  struct frame_state st = {.inq = 0, .line = line};
-  struct read_job job = {.fd = sc->fd, .dst = buf[0] + CARRY, .want = CHUNK, .offset = from};
-  read_job_run(&job);
-  int cur = 0;
-  size_t carry = 0;
-  uint64_t base = from; /* file offset of the carried row's start */
-  int32_t result = SW_SCAN_DONE;
-  for (;;) {
-    if (job.err) {
-      result = -job.err;
-      break;
-    }
-    size_t got = job.got;
-    bool last = got < CHUNK;
-    uint8_t *data = buf[cur] + CARRY - carry;
-    pthread_t reader;
-    bool reading = false;
-    if (!last) {
-      job = (struct read_job){.fd = sc->fd, .dst = buf[1 - cur] + CARRY, .want = CHUNK,
-                              .offset = base + carry + got};
-      reading = pthread_create(&reader, NULL, read_job_run, &job) == 0;
-      if (!reading) read_job_run(&job);
-    }
-    int64_t used = frame(sc, data, carry + got, base, last, &st);
-    if (base + carry + got > sc->bytes) sc->bytes = base + carry + got;
-    if (reading) pthread_join(reader, NULL);
-    if (used < 0) {
-      result = SW_SCAN_FALLBACK;
-      break;
-    }
-    if (sc->stopped) {
-      sc->next = base + (uint64_t)used;
-      sc->next_line = st.line;
-      break;
-    }
-    if (last) break;
-    size_t left = carry + got - (size_t)used;
-    if (left > CARRY) {
-      result = SW_SCAN_FALLBACK;
-      break;
-    }
-    memcpy(buf[1 - cur] + CARRY - left, data + used, left);
-    base += (uint64_t)used;
-    carry = left;
-    cur = 1 - cur;
-  }
-  free(room);
-  return result;
-}
-
-/* A scan over a mapped log, in the read path's steps (the same rows too
- * long for it fall back). */
+/* A scan over a mapped log, in CHUNK steps. */
 struct mapped_scan {
   struct sw_csv_scan *sc;
-  const struct sw_mapped_log *m;
+  struct sw_mapped_log *m;
   uint32_t line;
   int32_t result;
 };
@@ -291,7 +206,7 @@ struct mapped_scan {
 static void scan_mapped(void *arg) {
   struct mapped_scan *j = arg;
   struct sw_csv_scan *sc = j->sc;
-  const struct sw_mapped_log *m = j->m;
+  struct sw_mapped_log *m = j->m;
   struct frame_state st = {.inq = 0, .line = j->line};
   uint64_t base = m->from, end = m->from;
   j->result = SW_SCAN_DONE;
@@ -305,6 +220,7 @@ static void scan_mapped(void *arg) {
       return;
     }
     base += (uint64_t)used;
+    sw_mapped_log_release(m, base);
     if (sc->stopped) {
       sc->next = base;
       sc->next_line = st.line;
@@ -320,7 +236,9 @@ static void scan_mapped(void *arg) {
 
 int32_t sw_csv_scan_range(struct sw_csv_scan *sc, uint64_t from, uint32_t line) {
   struct sw_mapped_log m;
-  if (!sw_mapped_log_open(sc->fd, from, &m)) return scan_read(sc, from, line);
+  /* A file that cannot be mapped (a filesystem without mmap): the
+   * TypeScript pass reads it. */
+  if (!sw_mapped_log_open(sc->fd, from, &m)) return SW_SCAN_FALLBACK;
   struct mapped_scan job = {.sc = sc, .m = &m, .line = line};
   bool whole = sw_mapped_run(&m, scan_mapped, &job);
   sw_mapped_log_close(&m);

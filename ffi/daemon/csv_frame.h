@@ -98,10 +98,9 @@ struct sw_csv_scan {
 /*
  * Frames the rows from `from` (a row start, on line `line`) to the end of
  * the file, or to the first row starting at s->limit or later, handing each
- * to s->take. Returns SW_SCAN_DONE, SW_SCAN_FALLBACK (take said so, or a
- * row runs on past 1 MiB), SW_SCAN_CUT, or -errno of a read that failed.
- * The file is read through a mapping (mapped/mapped_log.h), or with
- * read(2) where it cannot be mapped.
+ * to s->take, through a mapping of the file (mapped/mapped_log.h).
+ * Returns SW_SCAN_DONE, SW_SCAN_FALLBACK (take said so, a row runs on past
+ * 1 MiB, or the file cannot be mapped) or SW_SCAN_CUT.
  */
 int32_t sw_csv_scan_range(struct sw_csv_scan *s, uint64_t from, uint32_t line);
 

@@ -408,8 +408,8 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
 
 /*
  * Runs the pass from a->offset to the end of a->fd, keeping rows and marks
- * in the arrays given. Returns SW_LEAK_DONE, SW_LEAK_FALLBACK, SW_SCAN_CUT,
- * or -errno of a read that failed.
+ * in the arrays given. Returns SW_LEAK_DONE, SW_LEAK_FALLBACK or
+ * SW_SCAN_CUT.
  */
 SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kind, uint32_t *device, double *id,
                                        double *ptr, double *size, double *row_offset, uint32_t *line,

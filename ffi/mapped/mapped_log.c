@@ -77,6 +77,16 @@ bool sw_mapped_log_open(int fd, uint64_t from, struct sw_mapped_log *m) {
     return true;
 }
 
+void sw_mapped_log_release(struct sw_mapped_log *m, uint64_t upto) {
+    if (!m->map || upto <= m->from) return;
+    size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
+    size_t at = (size_t)(m->bytes - (const uint8_t *)m->map) + (size_t)(upto - m->from);
+    at &= ~(page_size - 1);
+    if (at <= m->released) return;
+    madvise((uint8_t *)m->map + m->released, at - m->released, MADV_DONTNEED);
+    m->released = at;
+}
+
 void sw_mapped_log_close(struct sw_mapped_log *m) {
     if (m->map) munmap(m->map, m->len);
     memset(m, 0, sizeof *m);

@@ -23,6 +23,7 @@ struct sw_mapped_log {
     uint64_t from, size;
     void *map;
     size_t len;
+    size_t released; /* bytes of the mapping let go of */
 };
 
 /* Maps fd's bytes from `from` to its present end; false when the file
@@ -30,6 +31,10 @@ struct sw_mapped_log {
  * nothing and is true. */
 bool sw_mapped_log_open(int fd, uint64_t from, struct sw_mapped_log *m);
 void sw_mapped_log_close(struct sw_mapped_log *m);
+/* Lets go of the pages before file offset `upto`, read and not to be read
+ * again: mapped pages count in the process's memory (its RSS) until then,
+ * which on a 1 GB log would be the whole log. */
+void sw_mapped_log_release(struct sw_mapped_log *m, uint64_t upto);
 
 /* Runs fn(arg) reading `m`; false when the file turned out shorter than
  * its mapping meanwhile (fn was stopped where it read past the new end,
