@@ -30,6 +30,11 @@ import {
   giveScanner,
   MAX_ROW_BYTES,
   REC_END,
+  REC_LINE,
+  REC_MAX_SEPS,
+  REC_NSEP,
+  REC_SEP0,
+  REC_SLOTS,
   REC_START,
   type RowScanner,
   ScanLimit,
@@ -276,6 +281,9 @@ export function readMemscopeBytes(
  * Calls `onRow` for the rows starting at the given byte offsets (as
  * {@link MemscopeRow.offset} reported them), in ascending offset order,
  * reading only around them: the way back to a few rows of a large file.
+ * Each row is read on its own (4 KiB, more for a longer one) and framed
+ * here as the scanner frames rows, without the scanner: compiling it took
+ * more of a check-leaks than reading its leaks' rows back.
  *
  * @example
  * ```ts
@@ -293,60 +301,98 @@ export async function readMemscopeRowsAt(
   onRow: (row: MemscopeRow) => void,
   options: ReadOptions = {},
 ): Promise<void> {
-  const sorted = [...offsets].sort((a, b) => a - b);
-  let header = true;
-  const feed = new RowFeed(
-    { ...options, columns: options.columns ?? [] },
-    labelOf(source, options),
-    (row) => {
-      if (!header) onRow(row);
-    },
-  );
-  const sc = feed.scanner;
+  if (offsets.length === 0) return;
+  const label = labelOf(source, options);
+  const start = await readMemscopeStart(source, {
+    ...options,
+    columns: options.columns ?? [],
+  });
+  // A log without data rows has no row to read back.
+  if (start === undefined) return;
   using opened = await openSource(source);
   const file = opened.file;
   // Not file.stat(): Deno checks fstat against the link's target, which a
   // caller granted only the link may not read; seeking needs no permission.
   const size = await file.seek(0, Deno.SeekMode.End);
-  const at = sc.data(0) - sc.room;
-  const room = sc.room + sc.chunk;
-  // Window of the file in memory: bytes [winStart, winStart + winLen).
-  let winStart = 0, winLen = 0;
-  const load = async (from: number, want: number) => {
-    winStart = from;
-    winLen = 0;
-    await file.seek(from, Deno.SeekMode.Start);
-    while (winLen < want) {
-      const n = await file.read(sc.u8.subarray(at + winLen, at + want));
-      if (n === null) break;
-      winLen += n;
-    }
-  };
-  try {
-    for (const off of [0, ...sorted]) {
-      let want = 64 << 10;
-      for (;;) {
-        if (off < winStart || off >= winStart + winLen) {
-          await load(off, Math.min(want, room));
-        }
-        const a = at + off - winStart;
-        const last = winStart + winLen >= size;
-        sc.delta = winStart - at;
-        sc.line = 0;
-        const before = feed.rows + (feed.header ? 0 : -1);
-        sc.scan(a, at + winLen, last, feed.onRecord, 1);
-        const done = feed.rows + (feed.header ? 0 : -1) > before || last;
-        if (done) break;
-        if (want >= room) throw new ScanLimit("row-too-long", 0);
-        want *= 4;
-        winLen = 0;
+  const rec = new Int32Array(REC_SLOTS);
+  let buf = new Uint8Array(4096);
+  let row = new MemscopeRow(start.columns, buf, rec);
+  for (const off of [...offsets].sort((a, b) => a - b)) {
+    let framed: Framed = "more";
+    for (let want = buf.length;; want *= 4) {
+      if (want > buf.length) {
+        buf = new Uint8Array(want);
+        row = new MemscopeRow(start.columns, buf, rec);
       }
-      header = false;
+      await file.seek(off, Deno.SeekMode.Start);
+      let got = 0;
+      while (got < want) {
+        const n = await file.read(buf.subarray(got, want));
+        if (n === null) break;
+        got += n;
+      }
+      framed = frameOneRow(buf, got, off + got >= size, rec);
+      if (framed !== "more") break;
+      if (want >= MAX_ROW_BYTES) {
+        throw new MemscopeCsvError(
+          `Row at byte ${off} of ${label} runs on for over ${
+            MAX_ROW_BYTES >> 20
+          } MiB (an unbalanced quote?); check the file is a complete msMemScope log`,
+        );
+      }
     }
-  } catch (e) {
-    throw feed.error(e);
-  } finally {
-    feed.release();
+    if (framed === "none") continue;
+    row._set(0, off);
+    onRow(row);
+  }
+}
+
+/** A row framed; none left before the end of the file; or more bytes needed. */
+type Framed = "row" | "none" | "more";
+
+/**
+ * Frames the first row of b[0, n) into the scanner's record layout, as the
+ * scanner does: a quote flips the state, a comma outside quotes separates
+ * (the first 12 kept), a newline outside quotes ends the row, a trailing \r
+ * is left out, empty rows are skipped; at the end of the file (`last`) the
+ * bytes left are a row.
+ */
+function frameOneRow(
+  b: Uint8Array,
+  n: number,
+  last: boolean,
+  rec: Int32Array,
+): Framed {
+  let s = 0;
+  for (;;) {
+    let quoted = false, nsep = 0, e = -1;
+    for (let i = s; i < n; i++) {
+      const c = b[i];
+      if (c === 34) quoted = !quoted;
+      else if (quoted) continue;
+      else if (c === 44) {
+        if (nsep < REC_MAX_SEPS) rec[REC_SEP0 + nsep] = i;
+        nsep++;
+      } else if (c === 10) {
+        e = i;
+        break;
+      }
+    }
+    if (e < 0) {
+      if (!last) return "more";
+      e = n;
+    }
+    let end = e;
+    if (end > s && b[end - 1] === 13) end--;
+    if (end > s) {
+      rec[REC_START] = s;
+      rec[REC_END] = end;
+      rec[REC_LINE] = 0;
+      rec[REC_NSEP] = Math.min(nsep, REC_MAX_SEPS);
+      return "row";
+    }
+    if (e >= n) return last ? "none" : "more";
+    s = e + 1;
   }
 }
 

@@ -3,6 +3,7 @@ import {
   MEMSCOPE_HEADER,
   MemscopeCsvError,
   type MemscopeRecord,
+  type MemscopeRow,
   openEventLog,
   readMemscopeBytes,
   readMemscopeCsv,
@@ -344,4 +345,41 @@ Deno.test("readMemscopeStart of an opened log finds what the scanner finds: BOM,
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
+});
+
+Deno.test("memscope_csv reads back rows that quote commas and newlines, run past 4 KiB, end in CRLF or at the file's end, as a full read gives them", async () => {
+  const stack = `"${"frame.py(12): f, g\n".repeat(600)}"`;
+  const lines = [
+    HEADER,
+    `1,MALLOC,HAL,N/A,100,7,8,0,0x0000124040000000,"{size:64,owner:a ""b"", c}",${stack},`,
+    `2,MSTX,Mark,"one, two\nthree",101,7,8,0,N/A,,,`,
+    `3,FREE,HAL,N/A,102,7,8,0,0x0000124040000000,"{size:64}"\r`,
+    "",
+    `4,MALLOC,PTA,N/A,103,7,9,1,0x0000124040001000,"{size:128,owner:x}",,`,
+  ];
+  const path = tempFile(lines.join("\n"));
+  const show = (r: MemscopeRow) =>
+    [
+      r.offset,
+      r.idText,
+      r.name,
+      r.ptrText,
+      r.timestamp,
+      r.pid,
+      r.tid,
+      r.owner,
+      r.attr,
+    ]
+      .join("|");
+  const full: string[] = [];
+  const offsets: number[] = [];
+  await readMemscopeCsv(path, (r) => {
+    full.push(show(r));
+    offsets.push(r.offset);
+  });
+  assert.equal(full.length, 4);
+  const back: string[] = [];
+  using log = await openEventLog(path);
+  await readMemscopeRowsAt(log, offsets, (r) => back.push(show(r)));
+  assert.deepEqual(back, full);
 });
