@@ -248,12 +248,15 @@ static int64_t read_rows(struct reader *r, uint64_t from) {
         return -1;
     }
     struct mapped_rows job = {.r = r, .m = &m};
-    bool whole = sw_mapped_run(&m, read_mapped, &job);
+    enum sw_mapped_end end = sw_mapped_run(&m, read_mapped, &job);
     sw_mapped_log_close(&m);
-    if (whole) return job.next;
-    sw_fail(r->err, SW_ERR_IO,
-            "Cannot read %s: it got shorter while it was read (cut by whoever writes it); run again once the log is complete",
-            r->label);
+    if (end == SW_MAPPED_WHOLE) return job.next;
+    if (end == SW_MAPPED_CUT)
+        sw_fail(r->err, SW_ERR_IO,
+                "Cannot read %s: it got shorter while it was read (cut by whoever writes it); run again once the log is complete",
+                r->label);
+    else
+        sw_fail(r->err, SW_ERR_IO, "Cannot read %s: %s", r->label, strerror(EIO));
     return -1;
 }
 

@@ -6,6 +6,8 @@
 #include "csv_frame.h"
 #include "mapped_log.h"
 
+#include <errno.h>
+
 #include <stdlib.h>
 #include <unistd.h>
 #if defined(__SSE2__)
@@ -240,9 +242,9 @@ int32_t sw_csv_scan_range(struct sw_csv_scan *sc, uint64_t from, uint32_t line) 
    * TypeScript pass reads it. */
   if (!sw_mapped_log_open(sc->fd, from, &m)) return SW_SCAN_FALLBACK;
   struct mapped_scan job = {.sc = sc, .m = &m, .line = line};
-  bool whole = sw_mapped_run(&m, scan_mapped, &job);
+  enum sw_mapped_end end = sw_mapped_run(&m, scan_mapped, &job);
   sw_mapped_log_close(&m);
-  return whole ? job.result : SW_SCAN_CUT;
+  return end == SW_MAPPED_WHOLE ? job.result : end == SW_MAPPED_CUT ? SW_SCAN_CUT : -EIO;
 }
 
 uint64_t sw_csv_split_point(int fd, uint64_t mid) {

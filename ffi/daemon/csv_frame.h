@@ -100,7 +100,8 @@ struct sw_csv_scan {
  * the file, or to the first row starting at s->limit or later, handing each
  * to s->take, through a mapping of the file (mapped/mapped_log.h).
  * Returns SW_SCAN_DONE, SW_SCAN_FALLBACK (take said so, a row runs on past
- * 1 MiB, or the file cannot be mapped) or SW_SCAN_CUT.
+ * 1 MiB, or the file cannot be mapped), SW_SCAN_CUT, or -EIO (a page of the
+ * file could not be read).
  */
 int32_t sw_csv_scan_range(struct sw_csv_scan *s, uint64_t from, uint32_t line);
 

@@ -408,8 +408,8 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
 
 /*
  * Runs the pass from a->offset to the end of a->fd, keeping rows and marks
- * in the arrays given. Returns SW_LEAK_DONE, SW_LEAK_FALLBACK or
- * SW_SCAN_CUT.
+ * in the arrays given. Returns SW_LEAK_DONE, SW_LEAK_FALLBACK, SW_SCAN_CUT
+ * or -EIO.
  */
 SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kind, uint32_t *device, double *id,
                                        double *ptr, double *size, double *row_offset, uint32_t *line,
@@ -455,6 +455,8 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   if (h) {
     pthread_join(thread, NULL);
     struct sw_csv_scan *s = &p.scan;
+    /* A file cut, or unreadable, under the second half is so for both. */
+    if (result == SW_LEAK_DONE && (h->result == SW_SCAN_CUT || h->result < 0)) result = h->result;
     bool joined = result == SW_LEAK_DONE && s->stopped && s->next == h->from &&
                   h->result == SW_LEAK_DONE && join_halves(&p, h, s->next_line);
     if (!joined && result == SW_LEAK_DONE && s->stopped) {

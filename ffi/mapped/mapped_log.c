@@ -8,29 +8,37 @@
 
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The run this thread is in: where to go back to, and the bytes it reads. */
-static __thread sigjmp_buf *run_exit;
-static __thread const uint8_t *run_lo, *run_hi;
+/* The run this thread is in: where to go back to, and the bytes it reads.
+ * Initial-exec: the handler must not reach the loader (a dlopened
+ * library's other thread-locals are found through it, which may allocate)
+ * and it reads them only while some run is on. */
+#define RUN_TLS __thread __attribute__((tls_model("initial-exec")))
+static RUN_TLS sigjmp_buf *run_exit;
+static RUN_TLS const uint8_t *run_lo, *run_hi;
+static atomic_int runs_on;
 
 static struct sigaction before;
 static pthread_once_t installed = PTHREAD_ONCE_INIT;
 
 static void on_sigbus(int sig, siginfo_t *info, void *context) {
     const uint8_t *at = info->si_addr;
-    if (run_exit && at >= run_lo && at < run_hi) siglongjmp(*run_exit, 1);
+    if (atomic_load_explicit(&runs_on, memory_order_relaxed) > 0 && run_exit && at >= run_lo &&
+        at < run_hi)
+        siglongjmp(*run_exit, 1);
     if (before.sa_flags & SA_SIGINFO) {
         before.sa_sigaction(sig, info, context);
-    } else if (before.sa_handler == SIG_DFL) {
-        /* As if never caught: the access is made again and ends the
-         * process, with the default action. */
+    } else if (before.sa_handler == SIG_DFL || before.sa_handler == SIG_IGN) {
+        /* As if never caught (a fault ignored would be made again
+         * forever): the access is made again and ends the process. */
         signal(SIGBUS, SIG_DFL);
-    } else if (before.sa_handler != SIG_IGN) {
+    } else {
         before.sa_handler(sig);
     }
 }
@@ -46,6 +54,7 @@ static void install(void) {
 
 bool sw_mapped_log_open(int fd, uint64_t from, struct sw_mapped_log *m) {
     memset(m, 0, sizeof *m);
+    m->fd = fd;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
     m->from = from;
@@ -92,8 +101,20 @@ void sw_mapped_log_close(struct sw_mapped_log *m) {
     memset(m, 0, sizeof *m);
 }
 
-bool sw_mapped_run(const struct sw_mapped_log *m, void (*fn)(void *), void *arg) {
+/* How a run that read the mapping ended, by what the file is now. */
+static enum sw_mapped_end end_of(const struct sw_mapped_log *m, bool faulted) {
+    struct stat st;
+    if (fstat(m->fd, &st) == 0 && (uint64_t)st.st_size < m->size) return SW_MAPPED_CUT;
+    return faulted ? SW_MAPPED_FAILED : SW_MAPPED_WHOLE;
+}
+
+enum sw_mapped_end sw_mapped_run(const struct sw_mapped_log *m, void (*fn)(void *), void *arg) {
     pthread_once(&installed, install);
+    /* A fault while SIGBUS is blocked ends the process whatever the
+     * handler: it is let through for the run (sigsetjmp keeps the mask). */
+    sigset_t bus, mask;
+    sigemptyset(&bus);
+    sigaddset(&bus, SIGBUS);
     sigjmp_buf here;
     sigjmp_buf *outer = run_exit;
     const uint8_t *lo = run_lo, *hi = run_hi;
@@ -101,14 +122,19 @@ bool sw_mapped_run(const struct sw_mapped_log *m, void (*fn)(void *), void *arg)
         run_exit = outer;
         run_lo = lo;
         run_hi = hi;
-        return false;
+        atomic_fetch_sub(&runs_on, 1);
+        return end_of(m, true);
     }
+    pthread_sigmask(SIG_UNBLOCK, &bus, &mask);
     run_lo = m->map;
     run_hi = (const uint8_t *)m->map + m->len;
     run_exit = &here;
+    atomic_fetch_add(&runs_on, 1);
     fn(arg);
+    atomic_fetch_sub(&runs_on, 1);
     run_exit = outer;
     run_lo = lo;
     run_hi = hi;
-    return true;
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    return end_of(m, false);
 }

@@ -17,10 +17,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bytes [from, size) of a file, mapped, then at least 64 bytes of zeros. */
+/* Bytes [from, size) of a file as it was when mapped (it may grow after;
+ * those bytes are not read), then at least 64 readable bytes. */
 struct sw_mapped_log {
     const uint8_t *bytes; /* file offset `from` */
     uint64_t from, size;
+    int fd;
     void *map;
     size_t len;
     size_t released; /* bytes of the mapping let go of */
@@ -36,9 +38,13 @@ void sw_mapped_log_close(struct sw_mapped_log *m);
  * which on a 1 GB log would be the whole log. */
 void sw_mapped_log_release(struct sw_mapped_log *m, uint64_t upto);
 
-/* Runs fn(arg) reading `m`; false when the file turned out shorter than
- * its mapping meanwhile (fn was stopped where it read past the new end,
- * and its work is to be dropped). */
-bool sw_mapped_run(const struct sw_mapped_log *m, void (*fn)(void *), void *arg);
+/* How a run over a mapped log ended: it read the bytes mapped; the file
+ * got shorter meanwhile (fn may have been stopped where it read past the
+ * new end, or read zeros where the last page was cut: its work is to be
+ * dropped); a page could not be read (an I/O error). */
+enum sw_mapped_end { SW_MAPPED_WHOLE, SW_MAPPED_CUT, SW_MAPPED_FAILED };
+
+/* Runs fn(arg) reading `m`. */
+enum sw_mapped_end sw_mapped_run(const struct sw_mapped_log *m, void (*fn)(void *), void *arg);
 
 #endif
