@@ -9,6 +9,7 @@
 #define SW_ANALYSIS_H
 
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdbool.h>
 
@@ -163,9 +164,8 @@ struct sw_rows {
     struct sw_strtab strings;    /* frame file names and names */
     struct sw_map block_level;   /* (pid, device code) with allocator rows */
     int32_t max_device;
-    bool has_cpu, has_no_device, sorted;
+    bool has_cpu, has_no_device;
     double skipped, bytes;
-    double last_t, last_id;
     bool block_seen;
     int32_t last_block_pid, last_block_device;
 };
@@ -221,12 +221,33 @@ void sw_positions_push(struct sw_positions *at, size_t k);
 static inline bool sw_rows_untidy_run(double t, double id, double t0, double id0) {
     return t == t0 && (id < id0 || id != id || id0 != id0);
 }
+/* How a list of rows stands in rows.ts order(), noted row by row: rising
+ * in time; in order by time, then ID (sw_rows_before); and, while it
+ * rises, the places of runs of one timestamp to sort by ID. */
+struct sw_list_order {
+    bool rising, sorted;
+    double last_t, last_id; /* the row noted last */
+    struct sw_positions untidy;
+};
+static inline void sw_list_order_init(struct sw_list_order *o) {
+    *o = (struct sw_list_order){.rising = true, .sorted = true, .last_t = -INFINITY,
+                                .last_id = -INFINITY};
+}
+/* Notes the row stamped (t, id) at position k, after those noted. */
+static inline void sw_list_order_note(struct sw_list_order *o, double t, double id, size_t k) {
+    if (o->rising && t < o->last_t) o->rising = o->sorted = false;
+    if (o->rising) {
+        if (sw_rows_before(t, id, o->last_t, o->last_id)) o->sorted = false;
+        if (sw_rows_untidy_run(t, id, o->last_t, o->last_id)) sw_positions_push(&o->untidy, k);
+    }
+    o->last_t = t;
+    o->last_id = id;
+}
 /* sw_rows_order's answer for a list rising in time, but not by time, then
- * ID (sw_rows_before): the runs of one timestamp around the positions `at`
- * (those sw_rows_untidy_run named) sorted by ID, then file order; every
- * other run is in order already. */
+ * ID: the runs of one timestamp around the places `o` noted sorted by ID,
+ * then file order; every other run is in order already. */
 void sw_rows_order_runs(const struct sw_rows *r, uint32_t *list, size_t n,
-                        const struct sw_positions *at);
+                        const struct sw_list_order *o);
 
 /* device_lists.c: the rows cut into one list per device (row indices), put
  * in rows.ts order() for the replay. */
@@ -234,10 +255,7 @@ struct sw_device_lists {
     size_t devices;
     uint32_t **list;
     size_t *n;
-    /* How each list stood when cut: rising in time; in order by time, then
-     * ID; the places of runs to sort by ID where it rose but was not. */
-    bool *rising, *sorted;
-    struct sw_positions *untidy;
+    struct sw_list_order *order; /* how each list stood when cut */
 };
 /* Cuts `order` (NULL: file order) into lists for devices 0..devices-1;
  * rows of no such device are left out. */

@@ -117,7 +117,7 @@ static bool write_snapshot(struct sw_rows *rows, const struct options *o, double
         order = malloc(((size_t)rows->count + 1) * sizeof *order);
         if (!order) abort();
         for (uint32_t i = 0; i < rows->count; i++) order[i] = i;
-        if (!rows->sorted) sw_rows_order(rows, order, rows->count);
+        sw_rows_order(rows, order, rows->count);
         resolve_devices(rows, order, rows->count, cpu);
     }
     /* An empty log still gets device 0: the viewer reads device_traces[0]. */

@@ -8,7 +8,6 @@
  */
 #include "analysis.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -20,9 +19,8 @@ struct share {
     uint32_t **list;
     size_t *count; /* per device, this share's rows */
     size_t *base;  /* per device, where this share's rows go in its list */
-    bool *rising, *sorted;
-    struct sw_positions *untidy;
-    double *first_t, *first_id, *last_t, *last_id;
+    struct sw_list_order *noted; /* per device, this share's rows */
+    double *first_t, *first_id;  /* per device, this share's first row */
 };
 
 static int32_t device_at(const struct share *s, size_t k, uint32_t *i) {
@@ -46,27 +44,18 @@ static void *fill_share(void *arg) {
     if (!at) abort();
     for (size_t d = 0; d < s->devices; d++) {
         at[d] = s->base[d];
-        s->rising[d] = s->sorted[d] = true;
-        s->first_t[d] = s->last_t[d] = -INFINITY;
-        s->first_id[d] = s->last_id[d] = -INFINITY;
+        sw_list_order_init(&s->noted[d]);
     }
     for (size_t k = s->from; k < s->to; k++) {
         uint32_t i;
         int32_t d = device_at(s, k, &i);
         if (d < 0 || (size_t)d >= s->devices) continue;
         const struct sw_row *r = sw_row_at(s->rows, i);
-        double t = r->t, id = r->id;
         if (at[d] == s->base[d]) {
-            s->first_t[d] = t;
-            s->first_id[d] = id;
-        } else if (s->rising[d]) {
-            if (t < s->last_t[d]) s->rising[d] = false;
-            else if (sw_rows_before(t, id, s->last_t[d], s->last_id[d])) s->sorted[d] = false;
-            if (s->rising[d] && sw_rows_untidy_run(t, id, s->last_t[d], s->last_id[d]))
-                sw_positions_push(&s->untidy[d], at[d]);
+            s->first_t[d] = r->t;
+            s->first_id[d] = r->id;
         }
-        s->last_t[d] = t;
-        s->last_id[d] = id;
+        sw_list_order_note(&s->noted[d], r->t, r->id, at[d]);
         s->list[d][at[d]++] = i;
     }
     free(at);
@@ -89,29 +78,19 @@ static void share_init(struct share *s, const struct sw_rows *rows, const uint32
                         .list = list};
     s->count = calloc(devices, sizeof *s->count);
     s->base = calloc(devices, sizeof *s->base);
-    s->rising = malloc(devices * sizeof *s->rising);
-    s->sorted = malloc(devices * sizeof *s->sorted);
-    s->untidy = calloc(devices, sizeof *s->untidy);
+    s->noted = calloc(devices, sizeof *s->noted);
     s->first_t = malloc(devices * sizeof *s->first_t);
     s->first_id = malloc(devices * sizeof *s->first_id);
-    s->last_t = malloc(devices * sizeof *s->last_t);
-    s->last_id = malloc(devices * sizeof *s->last_id);
-    if (!s->count || !s->base || !s->rising || !s->sorted || !s->untidy || !s->first_t ||
-        !s->first_id || !s->last_t || !s->last_id)
-        abort();
+    if (!s->count || !s->base || !s->noted || !s->first_t || !s->first_id) abort();
 }
 
 static void share_free(struct share *s) {
     free(s->count);
     free(s->base);
-    free(s->rising);
-    free(s->sorted);
-    for (size_t d = 0; d < s->devices; d++) free(s->untidy[d].p);
-    free(s->untidy);
+    for (size_t d = 0; d < s->devices; d++) free(s->noted[d].untidy.p);
+    free(s->noted);
     free(s->first_t);
     free(s->first_id);
-    free(s->last_t);
-    free(s->last_id);
 }
 
 void sw_device_lists_split(const struct sw_rows *rows, const uint32_t *order, size_t devices,
@@ -120,10 +99,8 @@ void sw_device_lists_split(const struct sw_rows *rows, const uint32_t *order, si
     out->devices = devices;
     out->n = calloc(devices, sizeof *out->n);
     out->list = calloc(devices, sizeof *out->list);
-    out->rising = malloc(devices * sizeof *out->rising);
-    out->sorted = malloc(devices * sizeof *out->sorted);
-    out->untidy = calloc(devices, sizeof *out->untidy);
-    if (!out->n || !out->list || !out->rising || !out->sorted || !out->untidy) abort();
+    out->order = calloc(devices, sizeof *out->order);
+    if (!out->n || !out->list || !out->order) abort();
     struct share a, b;
     share_init(&a, rows, order, 0, n / 2, devices, out->list);
     share_init(&b, rows, order, n / 2, n, devices, out->list);
@@ -135,20 +112,18 @@ void sw_device_lists_split(const struct sw_rows *rows, const uint32_t *order, si
         if (!out->list[d]) abort();
     }
     both(fill_share, &a, &b);
-    /* The shares joined: the second one's first row of a list follows the
-     * first one's last. */
+    /* The shares joined: the second one's first row of a list noted after
+     * the first one's last, then the rest of what the second one noted. */
     for (size_t d = 0; d < devices; d++) {
-        bool joined = a.count[d] && b.count[d];
-        double t = b.first_t[d], id = b.first_id[d], t0 = a.last_t[d], id0 = a.last_id[d];
-        out->rising[d] = a.rising[d] && b.rising[d] && !(joined && t < t0);
-        out->sorted[d] = out->rising[d] && a.sorted[d] && b.sorted[d] &&
-                         !(joined && sw_rows_before(t, id, t0, id0));
-        if (!out->rising[d]) continue;
-        struct sw_positions *u = &out->untidy[d];
-        *u = a.untidy[d];
-        a.untidy[d] = (struct sw_positions){0};
-        if (joined && sw_rows_untidy_run(t, id, t0, id0)) sw_positions_push(u, b.base[d]);
-        for (size_t k = 0; k < b.untidy[d].n; k++) sw_positions_push(u, b.untidy[d].p[k]);
+        struct sw_list_order *o = &out->order[d], *second = &b.noted[d];
+        *o = a.noted[d];
+        a.noted[d].untidy = (struct sw_positions){0};
+        if (!b.count[d]) continue;
+        sw_list_order_note(o, b.first_t[d], b.first_id[d], b.base[d]);
+        o->rising = o->rising && second->rising;
+        o->sorted = o->sorted && second->sorted;
+        for (size_t k = 0; o->rising && k < second->untidy.n; k++)
+            sw_positions_push(&o->untidy, second->untidy.p[k]);
     }
     share_free(&a);
     share_free(&b);
@@ -156,8 +131,9 @@ void sw_device_lists_split(const struct sw_rows *rows, const uint32_t *order, si
 
 /* Device d's list in time order, from what the cut noted. */
 static void order_list(const struct sw_rows *rows, struct sw_device_lists *by, size_t d) {
-    if (!by->rising[d]) sw_rows_order(rows, by->list[d], by->n[d]);
-    else if (!by->sorted[d]) sw_rows_order_runs(rows, by->list[d], by->n[d], &by->untidy[d]);
+    const struct sw_list_order *o = &by->order[d];
+    if (!o->rising) sw_rows_order(rows, by->list[d], by->n[d]);
+    else if (!o->sorted) sw_rows_order_runs(rows, by->list[d], by->n[d], o);
 }
 
 struct every_other {
@@ -173,7 +149,7 @@ static void *order_odd_devices(void *arg) {
 
 void sw_device_lists_order(const struct sw_rows *rows, struct sw_device_lists *by) {
     size_t unsorted = 0;
-    for (size_t d = 0; d < by->devices; d++) unsorted += !by->sorted[d];
+    for (size_t d = 0; d < by->devices; d++) unsorted += !by->order[d].sorted;
     struct every_other odd = {rows, by};
     pthread_t thread;
     bool two = unsorted > 1 && pthread_create(&thread, NULL, order_odd_devices, &odd) == 0;
@@ -184,11 +160,9 @@ void sw_device_lists_order(const struct sw_rows *rows, struct sw_device_lists *b
 void sw_device_lists_free(struct sw_device_lists *by) {
     for (size_t d = 0; d < by->devices; d++) {
         free(by->list[d]);
-        free(by->untidy[d].p);
+        free(by->order[d].untidy.p);
     }
     free(by->list);
     free(by->n);
-    free(by->rising);
-    free(by->sorted);
-    free(by->untidy);
+    free(by->order);
 }

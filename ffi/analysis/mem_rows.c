@@ -17,9 +17,6 @@ void sw_rows_init(struct sw_rows *r) {
     sw_strtab_init(&r->strings);
     sw_map_init(&r->block_level, 16);
     r->max_device = -1;
-    r->sorted = true;
-    r->last_t = -INFINITY;
-    r->last_id = -INFINITY;
     /* Stack 0 is the empty one. */
     r->stacks_cap = 64;
     r->frame_at = malloc(r->stacks_cap * sizeof *r->frame_at);
@@ -50,13 +47,9 @@ static int32_t to_int32(double v) {
     return (int32_t)(uint32_t)m;
 }
 
-/* The next row's place (a chunk more when one is full), noting whether
- * rows still come in order of time, then ID. */
-static struct sw_row *claim_row(struct sw_rows *r, double t, double id) {
+/* The next row's place (a chunk more when one is full). */
+static struct sw_row *claim_row(struct sw_rows *r) {
     uint32_t i = r->count++;
-    if (sw_rows_before(t, id, r->last_t, r->last_id)) r->sorted = false;
-    r->last_t = t;
-    r->last_id = id;
     if ((i & (SW_ROW_CHUNK - 1)) == 0) {
         r->chunks = realloc(r->chunks, (r->nchunks + 1) * sizeof *r->chunks);
         if (!r->chunks) abort();
@@ -69,7 +62,7 @@ static struct sw_row *claim_row(struct sw_rows *r, double t, double id) {
 
 void sw_rows_append(struct sw_rows *r, int kind, int32_t device, double id, double t,
                     double pid, double addr, double size, int32_t stack) {
-    struct sw_row *row = claim_row(r, t, id);
+    struct sw_row *row = claim_row(r);
     /* -0 and 0 are one key and one value everywhere in the TypeScript. */
     row->id = id + 0.0;
     row->addr = addr + 0.0;
@@ -173,15 +166,15 @@ void sw_rows_take(struct sw_rows *r, struct sw_rows *from) {
     }
     /* The other reader's chunks are taken as they are, not copied (a copy
      * cost a fresh page per 85 rows): this reader's last chunk is filled
-     * up with gaps, stamped as its last row so the order stays known. */
+     * up with gaps, stamped as its last row so a list rising in time
+     * still rises. */
     if (from->count && (r->count & (SW_ROW_CHUNK - 1))) {
-        double t = r->last_t, id = r->last_id;
+        const struct sw_row last = *sw_row_at(r, r->count - 1);
         while (r->count & (SW_ROW_CHUNK - 1))
-            *claim_row(r, t, id) = (struct sw_row){.id = id, .t = t, .meta = K_GAP | ((SW_NO_DEVICE + 2) << 4)};
+            *claim_row(r) = (struct sw_row){.id = last.id, .t = last.t,
+                                            .meta = K_GAP | ((SW_NO_DEVICE + 2) << 4)};
     }
     if (from->count) {
-        const struct sw_row *first = sw_row_at(from, 0);
-        if (sw_rows_before(first->t, first->id, r->last_t, r->last_id)) r->sorted = false;
         size_t taken = (from->count + SW_ROW_CHUNK - 1) >> SW_ROW_SHIFT;
         r->chunks = realloc(r->chunks, (r->nchunks + taken) * sizeof *r->chunks);
         if (!r->chunks) abort();
@@ -191,11 +184,6 @@ void sw_rows_take(struct sw_rows *r, struct sw_rows *from) {
         r->count += from->count;
     }
     free(ids);
-    r->sorted = r->sorted && from->sorted;
-    if (from->count) {
-        r->last_t = from->last_t;
-        r->last_id = from->last_id;
-    }
     if (from->max_device > r->max_device) r->max_device = from->max_device;
     r->has_cpu = r->has_cpu || from->has_cpu;
     r->has_no_device = r->has_no_device || from->has_no_device;

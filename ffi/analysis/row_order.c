@@ -136,7 +136,8 @@ static void merge_halves(const double *ts, const uint32_t *a, size_t half, size_
 }
 
 void sw_rows_order_runs(const struct sw_rows *r, uint32_t *list, size_t n,
-                        const struct sw_positions *at) {
+                        const struct sw_list_order *o) {
+    const struct sw_positions *at = &o->untidy;
     uint32_t *pos = NULL, *rows = NULL;
     double *ids = NULL;
     size_t cap = 0, done = 0; /* runs end before list[done] are in order */
@@ -187,21 +188,16 @@ void sw_positions_push(struct sw_positions *at, size_t k) {
  * the list does not rise.
  */
 static bool order_runs_in_place(const struct sw_rows *r, uint32_t *list, size_t n) {
-    struct sw_positions untidy = {0};
-    bool sorted = true;
-    for (size_t k = 1; k < n; k++) {
-        const struct sw_row *row = sw_row_at(r, list[k]), *before = sw_row_at(r, list[k - 1]);
-        if (row->t < before->t) {
-            free(untidy.p);
-            return false;
-        }
-        if (sw_rows_before(row->t, row->id, before->t, before->id)) sorted = false;
-        if (sw_rows_untidy_run(row->t, row->id, before->t, before->id)) sw_positions_push(&untidy, k);
+    struct sw_list_order o;
+    sw_list_order_init(&o);
+    for (size_t k = 0; k < n && o.rising; k++) {
+        const struct sw_row *row = sw_row_at(r, list[k]);
+        sw_list_order_note(&o, row->t, row->id, k);
     }
     /* As the general path: a list in order by time, then ID is left as it is. */
-    if (!sorted) sw_rows_order_runs(r, list, n, &untidy);
-    free(untidy.p);
-    return true;
+    if (o.rising && !o.sorted) sw_rows_order_runs(r, list, n, &o);
+    free(o.untidy.p);
+    return o.rising;
 }
 
 void sw_rows_order(const struct sw_rows *r, uint32_t *list, size_t n) {
