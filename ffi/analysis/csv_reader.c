@@ -1,9 +1,9 @@
 /*
- * csv_reader.c: an event log read through a mapping (mapped/mapped_log.h;
+ * csv_reader.c: an event log read through a mapping (reading/mapped_log.h;
  * the pages read are let go of as it goes, so the log never counts in the
- * process's memory), framed into rows 16 bytes at a time (quotes, commas
- * and newlines found with SSE2; a newline inside quotes belongs to its
- * row), the header first.
+ * process's memory), framed into rows 64 bytes at a time (reading/
+ * csv_masks.h: a newline inside quotes belongs to its row), the header
+ * first.
  *
  * A large file is read by two threads, each from its half: the second
  * starts after the first newline past the middle, taken as a row start;
@@ -17,9 +17,9 @@
  * here from the offsets, with its messages.
  */
 #include "analysis.h"
+#include "csv_masks.h"
 #include "mapped_log.h"
 
-#include <emmintrin.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -123,7 +123,7 @@ static bool row(struct reader *r, const uint8_t *s, const uint8_t *e, int nsep) 
  * handled (unfinished, or past r->limit: r->reached), or -1 on a refusal.
  */
 static long frame(struct reader *r, const uint8_t *buf, size_t n, uint64_t base, bool eof) {
-    const __m128i quote = _mm_set1_epi8('"'), comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n');
+    const bool avx2 = sw_csv_avx2();
     size_t start = 0;
     uint64_t inq = 0; /* all ones while inside quotes */
     int nsep = 0;
@@ -136,30 +136,9 @@ static long frame(struct reader *r, const uint8_t *buf, size_t n, uint64_t base,
     int event_sep = r->header && r->cols.event > 0 ? r->cols.event : -1;
     bool skip = false;
     for (size_t p = 0; p < n; p += 64) {
-        uint64_t mq = 0, mc = 0, mn = 0;
-        for (int k = 0; k < 4; k++) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(buf + p + 16 * k));
-            mq |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) << (16 * k);
-            mc |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, comma)) << (16 * k);
-            mn |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)) << (16 * k);
-        }
-        if (n - p < 64) {
-            uint64_t keep = (1ull << (n - p)) - 1;
-            mq &= keep;
-            mc &= keep;
-            mn &= keep;
-        }
-        /* Bit i of x: an odd number of quotes at or before byte i (as
-         * simdjson finds the bytes inside strings). */
-        uint64_t x = mq;
-        x ^= x << 1;
-        x ^= x << 2;
-        x ^= x << 4;
-        x ^= x << 8;
-        x ^= x << 16;
-        x ^= x << 32;
-        uint64_t inside = x ^ inq;
-        inq = (uint64_t)-(int64_t)(inside >> 63);
+        struct sw_csv_masks k = sw_csv_masks(buf + p, n - p < 64 ? n - p : 64, avx2);
+        uint64_t mc = k.comma, mn = k.newline;
+        uint64_t inside = sw_csv_inside(k.quote, &inq);
         uint64_t ends = mn & ~inside;
         uint64_t m = (mc & ~inside) | ends;
         while (m) {

@@ -4,15 +4,12 @@
  */
 #define _GNU_SOURCE
 #include "csv_frame.h"
+#include "csv_masks.h"
 #include "mapped_log.h"
 
 #include <errno.h>
-
 #include <stdlib.h>
 #include <unistd.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 static bool blank(uint8_t c) { return c == ' ' || (c >= 9 && c <= 13); }
 
@@ -51,65 +48,9 @@ double sw_csv_parse_decimal(const uint8_t *s, const uint8_t *e) {
   return neg ? -n : n;
 }
 
-/* Bits of the 64 bytes at p that are quotes, newlines and commas (fewer
- * bytes when n < 64). */
-struct masks {
-  uint64_t quote, newline, comma;
-};
-
-static inline struct masks masks_tail(const uint8_t *p, size_t n) {
-  struct masks m = {0, 0, 0};
-  for (size_t i = 0; i < n && i < 64; i++) {
-    m.quote |= (uint64_t)(p[i] == '"') << i;
-    m.newline |= (uint64_t)(p[i] == '\n') << i;
-    m.comma |= (uint64_t)(p[i] == ',') << i;
-  }
-  return m;
-}
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-__attribute__((target("avx2"))) static struct masks masks_avx2(const uint8_t *p) {
-  const __m256i q = _mm256_set1_epi8('"'), nl = _mm256_set1_epi8('\n'), c = _mm256_set1_epi8(',');
-  __m256i a = _mm256_loadu_si256((const __m256i *)p), b = _mm256_loadu_si256((const __m256i *)(p + 32));
-  struct masks m;
-  m.quote = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, q)) |
-            (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, q)) << 32;
-  m.newline = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, nl)) |
-              (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, nl)) << 32;
-  m.comma = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, c)) |
-            (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, c)) << 32;
-  return m;
-}
-#endif
-
-#if defined(__SSE2__)
-static inline struct masks masks_sse2(const uint8_t *p) {
-  const __m128i q = _mm_set1_epi8('"'), nl = _mm_set1_epi8('\n'), c = _mm_set1_epi8(',');
-  struct masks m = {0, 0, 0};
-  for (int i = 0; i < 4; i++) {
-    __m128i x = _mm_loadu_si128((const __m128i *)(p + 16 * i));
-    m.quote |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, q)) << (16 * i);
-    m.newline |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, nl)) << (16 * i);
-    m.comma |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, c)) << (16 * i);
-  }
-  return m;
-}
-#endif
-
-/* Bit i: an odd number of quotes at or before byte i. */
-static inline uint64_t prefix_xor(uint64_t x) {
-  x ^= x << 1;
-  x ^= x << 2;
-  x ^= x << 4;
-  x ^= x << 8;
-  x ^= x << 16;
-  x ^= x << 32;
-  return x;
-}
-
 /*
- * Frames the rows of buf[0, len) (file bytes from `base`) as the WebAssembly
+ * Frames the rows of buf[0, len) (file bytes from `base`, 64 bytes past
+ * them readable) as the WebAssembly
  * scanner does: every quote flips the state, a newline outside quotes ends a
  * row, a trailing \r is left out, empty rows are skipped. Returns how many
  * bytes were consumed (whole rows); *state carries quote parity and lines.
@@ -121,29 +62,16 @@ struct frame_state {
 
 static int64_t frame(struct sw_csv_scan *sc, const uint8_t *buf, size_t len, uint64_t base, bool last,
                      struct frame_state *st) {
-#if defined(__x86_64__)
-  const bool avx2 = __builtin_cpu_supports("avx2");
-#endif
+  const bool avx2 = sw_csv_avx2();
   struct sw_csv_row r = {.s = buf, .nsep = 0};
   uint32_t line = st->line, rowline = st->line;
   uint64_t inq = st->inq;
   const uint8_t *start = buf;
   for (size_t at = 0; at < len; at += 64) {
-    size_t n = len - at < 64 ? len - at : 64;
     const uint8_t *b = buf + at;
-    struct masks k;
-    if (n < 64) k = masks_tail(b, n);
-#if defined(__x86_64__)
-    else if (avx2) k = masks_avx2(b);
-#endif
-#if defined(__SSE2__)
-    else k = masks_sse2(b);
-#else
-    else k = masks_tail(b, n);
-#endif
+    struct sw_csv_masks k = sw_csv_masks(b, len - at < 64 ? len - at : 64, avx2);
     uint64_t mq = k.quote, mn = k.newline, mc = k.comma;
-    uint64_t inside = prefix_xor(mq) ^ inq;
-    inq ^= 0 - (uint64_t)(__builtin_popcountll(mq) & 1);
+    uint64_t inside = sw_csv_inside(mq, &inq);
     uint64_t m = (mc & ~inside) | mn;
     while (m) {
       unsigned bit = (unsigned)__builtin_ctzll(m);

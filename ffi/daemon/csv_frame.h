@@ -98,7 +98,7 @@ struct sw_csv_scan {
 /*
  * Frames the rows from `from` (a row start, on line `line`) to the end of
  * the file, or to the first row starting at s->limit or later, handing each
- * to s->take, through a mapping of the file (mapped/mapped_log.h).
+ * to s->take, through a mapping of the file (reading/mapped_log.h).
  * Returns SW_SCAN_DONE, SW_SCAN_FALLBACK (take said so, a row runs on past
  * 1 MiB, or the file cannot be mapped), SW_SCAN_CUT, or -EIO (a page of the
  * file could not be read).

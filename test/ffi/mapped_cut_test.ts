@@ -1,5 +1,5 @@
 /**
- * Logs read through a mapping (ffi/mapped/mapped_log.c): a log cut shorter
+ * Logs read through a mapping (ffi/reading/mapped_log.c): a log cut shorter
  * while it is mapped makes the run reading it say so (within its last page
  * too), on whichever thread reads it, where the bare mapping would end the
  * process with SIGBUS; a page of zeros follows a page-sized log; and a

@@ -1,5 +1,5 @@
 /*
- * mapped_cut: ffi/mapped/mapped_log.c against a log cut shorter while it is
+ * mapped_cut: ffi/reading/mapped_log.c against a log cut shorter while it is
  * mapped, as its writer or a person may cut it.
  *
  *   mapped_cut DIR
@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../mapped/mapped_log.c"
+#include "../../reading/mapped_log.c"
 
 static volatile uint64_t sink;
 static size_t page;
