@@ -7,7 +7,6 @@
 #include "mapped_log.h"
 
 #include <pthread.h>
-#include <setjmp.h>
 #include <stdatomic.h>
 #include <signal.h>
 #include <string.h>
@@ -15,23 +14,38 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The run this thread is in: where to go back to, and the bytes it reads.
- * Initial-exec: the handler must not reach the loader (a dlopened
- * library's other thread-locals are found through it, which may allocate)
- * and it reads them only while some run is on. */
+/* The run this thread is in: the bytes it reads, and whether a read of
+ * them faulted. Initial-exec: the handler must not reach the loader (a
+ * dlopened library's other thread-locals are found through it, which may
+ * allocate) and it reads them only while some run is on. */
 #define RUN_TLS __thread __attribute__((tls_model("initial-exec")))
-static RUN_TLS sigjmp_buf *run_exit;
 static RUN_TLS const uint8_t *run_lo, *run_hi;
+static RUN_TLS bool run_faulted;
 static atomic_int runs_on;
 
 static struct sigaction before;
 static pthread_once_t installed = PTHREAD_ONCE_INIT;
 
+/*
+ * A fault on the running thread's own mapping (its file cut shorter) is
+ * answered by putting zeros over the rest of the mapping and returning: the
+ * read is made again and gets 0, the run reads zeros to its end and its
+ * work is dropped. Not a jump out of the handler: returning restores all
+ * the thread's state (a siglongjmp left Deno's thread with the protection
+ * keys the kernel sets for a handler, and V8 then faulted on its own
+ * memory).
+ */
 static void on_sigbus(int sig, siginfo_t *info, void *context) {
     const uint8_t *at = info->si_addr;
-    if (atomic_load_explicit(&runs_on, memory_order_relaxed) > 0 && run_exit && at >= run_lo &&
-        at < run_hi)
-        siglongjmp(*run_exit, 1);
+    if (atomic_load_explicit(&runs_on, memory_order_relaxed) > 0 && run_lo && at >= run_lo &&
+        at < run_hi) {
+        uintptr_t page = (uintptr_t)at & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+        if (mmap((void *)page, (size_t)((uintptr_t)run_hi - page), PROT_READ,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
+            run_faulted = true;
+            return;
+        }
+    }
     if (before.sa_flags & SA_SIGINFO) {
         before.sa_sigaction(sig, info, context);
     } else if (before.sa_handler == SIG_DFL || before.sa_handler == SIG_IGN) {
@@ -111,30 +125,23 @@ static enum sw_mapped_end end_of(const struct sw_mapped_log *m, bool faulted) {
 enum sw_mapped_end sw_mapped_run(const struct sw_mapped_log *m, void (*fn)(void *), void *arg) {
     pthread_once(&installed, install);
     /* A fault while SIGBUS is blocked ends the process whatever the
-     * handler: it is let through for the run (sigsetjmp keeps the mask). */
+     * handler: it is let through for the run. */
     sigset_t bus, mask;
     sigemptyset(&bus);
     sigaddset(&bus, SIGBUS);
-    sigjmp_buf here;
-    sigjmp_buf *outer = run_exit;
-    const uint8_t *lo = run_lo, *hi = run_hi;
-    if (sigsetjmp(here, 1)) {
-        run_exit = outer;
-        run_lo = lo;
-        run_hi = hi;
-        atomic_fetch_sub(&runs_on, 1);
-        return end_of(m, true);
-    }
     pthread_sigmask(SIG_UNBLOCK, &bus, &mask);
+    const uint8_t *lo = run_lo, *hi = run_hi;
+    bool faulted = run_faulted;
     run_lo = m->map;
     run_hi = (const uint8_t *)m->map + m->len;
-    run_exit = &here;
+    run_faulted = false;
     atomic_fetch_add(&runs_on, 1);
     fn(arg);
     atomic_fetch_sub(&runs_on, 1);
-    run_exit = outer;
+    enum sw_mapped_end end = end_of(m, run_faulted);
     run_lo = lo;
     run_hi = hi;
+    run_faulted = faulted;
     pthread_sigmask(SIG_SETMASK, &mask, NULL);
-    return end_of(m, false);
+    return end;
 }

@@ -6,8 +6,9 @@
  *
  * A mapping answers a file cut shorter while it is read (a log's writer
  * cutting a half-written row, or a person truncating it) with SIGBUS, which
- * would end the process: reading is done inside sw_mapped_run, which turns
- * that signal into a false return. Built into the daemon and analysis
+ * would end the process: reading is done inside sw_mapped_run, whose
+ * handler puts zeros where the file was cut and has the run say so. Built
+ * into the daemon and analysis
  * libraries, never into the hook: a training job's signals are its own.
  */
 #ifndef STOMPWATCH_MAPPED_LOG_H
@@ -39,9 +40,9 @@ void sw_mapped_log_close(struct sw_mapped_log *m);
 void sw_mapped_log_release(struct sw_mapped_log *m, uint64_t upto);
 
 /* How a run over a mapped log ended: it read the bytes mapped; the file
- * got shorter meanwhile (fn may have been stopped where it read past the
- * new end, or read zeros where the last page was cut: its work is to be
- * dropped); a page could not be read (an I/O error). */
+ * got shorter meanwhile (where fn read past the new end it read zeros: its
+ * work is to be dropped); a page could not be read (an I/O error, read as
+ * zeros too). */
 enum sw_mapped_end { SW_MAPPED_WHOLE, SW_MAPPED_CUT, SW_MAPPED_FAILED };
 
 /* Runs fn(arg) reading `m`. */
