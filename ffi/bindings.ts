@@ -224,6 +224,12 @@ const leakSymbols = {
     // Off the event loop: the devices' windows are replayed at once.
     nonblocking: true,
   },
+  // The listed leaks' rows, read back for their details.
+  stompwatch_rows_at: {
+    parameters: ["buffer", "buffer", "buffer", "buffer"],
+    result: "i32",
+    nonblocking: true,
+  },
   stompwatch_leak_scan: {
     parameters: [
       "buffer",
@@ -1010,6 +1016,65 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     bytes: Number(v.getBigUint64(200, true)),
     devices,
   };
+}
+
+/** rows_at.c's answers beside SCAN_CUT and -errno. */
+const ROWS = { DONE: 0, UNMAPPED: 1, FULL: 3, TOO_LONG: 4 } as const;
+
+/** What {@link rowsAt} copied: row k is bytes[ends[k-1], ends[k]) of its batch. */
+export type RowsAtResult =
+  | { batches: Array<{ bytes: Uint8Array; ends: Uint32Array }> }
+  | { tooLong: number }
+  | { unmapped: true };
+
+/**
+ * The bytes of the rows of the log open on `fd` that start at `offsets`
+ * (ascending), each through the end of its first row that is not empty
+ * (ffi/daemon/rows_at.c), in one call off the event loop per batch of 1 MiB
+ * or one row. `{ tooLong: k }`: the row at offsets[k] runs on past
+ * `maxRow` bytes; `{ unmapped }`: the file cannot be mapped (read it
+ * yourself). Throws an Error with the reason when the file is cut or a
+ * read fails.
+ *
+ * @example
+ * ```ts ignore
+ * const r = await rowsAt(fd, Float64Array.of(120, 4096), 16 << 20);
+ * ```
+ */
+export async function rowsAt(
+  fd: number,
+  offsets: Float64Array,
+  maxRow: number,
+): Promise<RowsAtResult> {
+  const args = new Uint8Array(48);
+  const v = new DataView(args.buffer);
+  v.setInt32(0, fd, true);
+  v.setBigUint64(8, BigInt(offsets.length), true);
+  v.setBigUint64(32, BigInt(maxRow), true);
+  const batches: Array<{ bytes: Uint8Array; ends: Uint32Array }> = [];
+  let room = 1 << 20;
+  for (;;) {
+    const first = Number(v.getBigUint64(16, true));
+    const bytes = new Uint8Array(room);
+    const ends = new Uint32Array(offsets.length - first);
+    v.setBigUint64(24, BigInt(room), true);
+    v.setBigUint64(40, 0n, true);
+    const status = await callsOf(leakSymbols).stompwatch_rows_at(
+      args,
+      offsets,
+      bytes,
+      ends,
+    );
+    const done = Number(v.getBigUint64(16, true));
+    if (done > first) {
+      batches.push({ bytes, ends: ends.subarray(0, done - first) });
+    }
+    if (status === ROWS.DONE) return { batches };
+    if (status === ROWS.UNMAPPED) return { unmapped: true };
+    if (status === ROWS.TOO_LONG) return { tooLong: done };
+    if (status !== ROWS.FULL) throw scanFailure(status);
+    room = Math.max(1 << 20, Number(v.getBigUint64(40, true)));
+  }
 }
 
 /** One device's window for {@link leakReplay}: IDs of its marks A, B, C. */

@@ -255,16 +255,63 @@ Deno.test("memscope_csv reads rows back at the offsets it reported", async () =>
   await readMemscopeCsv(path, (r) => {
     if (r.id % 997 === 0) offsets.set(r.offset, r.id);
   });
-  const seen: string[] = [];
-  await readMemscopeRowsAt(
-    path,
-    [...offsets.keys()].reverse(),
-    (r) => seen.push(`${r.offset}:${r.name}`),
+  using log = await openEventLog(path);
+  for (const source of [path, log]) {
+    const seen: string[] = [];
+    await readMemscopeRowsAt(
+      source,
+      [...offsets.keys()].reverse(),
+      (r) => seen.push(`${r.offset}:${r.name}`),
+    );
+    assert.deepEqual(
+      seen,
+      [...offsets].map(([off, id]) => `${off}:m${id}`),
+    );
+  }
+});
+
+Deno.test("memscope_csv reads back more than a batch of rows, a row longer than a batch, and refuses one past 16 MiB, from a path and an opened log alike", async () => {
+  const row = (id: number, stack: number) =>
+    `${id},MALLOC,HAL,N/A,${id},1,1,0,0x${
+      id.toString(16).padStart(16, "0")
+    },"{size:${id}}","${"s".repeat(stack)}",\n`;
+  // 300 rows of 12 KB (3.6 MB, several 1 MiB batches), then one of 3 MiB.
+  let text = `${HEADER}\n`;
+  for (let id = 1; id <= 300; id++) text += row(id, 12 << 10);
+  text += row(301, 3 << 20) + row(302, 10);
+  const path = tempFile(text);
+  const show = (r: MemscopeRow) =>
+    [r.offset, r.idText, r.attr, r.column("Call Stack(Python)").length]
+      .join("|");
+  const offsets: number[] = [];
+  const full: string[] = [];
+  await readMemscopeCsv(path, (r) => {
+    offsets.push(r.offset);
+    full.push(show(r));
+  });
+  assert.equal(full.length, 302);
+  using log = await openEventLog(path);
+  for (const source of [path, log]) {
+    const back: string[] = [];
+    await readMemscopeRowsAt(source, offsets, (r) => back.push(show(r)));
+    assert.deepEqual(back, full);
+  }
+
+  // A quote left open runs the row on to the end of a 17 MiB file.
+  const open = tempFile(
+    `${HEADER}\n${row(1, 10)}2,MALLOC,HAL,N/A,2,1,1,0,0x1,"{size:1}\n${
+      "x".repeat(17 << 20)
+    }\n${row(3, 10)}`,
   );
-  assert.deepEqual(
-    seen,
-    [...offsets].map(([off, id]) => `${off}:m${id}`),
-  );
+  const at = (HEADER + "\n" + row(1, 10)).length;
+  using openLog = await openEventLog(open);
+  for (const source of [open, openLog]) {
+    await assert.rejects(
+      () => readMemscopeRowsAt(source, [at], () => {}),
+      MemscopeCsvError,
+      `Row at byte ${at} of ${open} runs on for over 16 MiB`,
+    );
+  }
 });
 
 Deno.test("memscope_csv finds where the data rows start as a full read does, whatever the header's length", async () => {
@@ -378,8 +425,16 @@ Deno.test("memscope_csv reads back rows that quote commas and newlines, run past
     offsets.push(r.offset);
   });
   assert.equal(full.length, 4);
-  const back: string[] = [];
+  // An opened log is copied natively; a path is read in TypeScript. An
+  // offset at an empty line reads the row after it.
+  const blank = lines.join("\n").indexOf("\r\n\n") + 2;
   using log = await openEventLog(path);
-  await readMemscopeRowsAt(log, offsets, (r) => back.push(show(r)));
-  assert.deepEqual(back, full);
+  for (const source of [log, path]) {
+    const back: string[] = [];
+    await readMemscopeRowsAt(source, offsets, (r) => back.push(show(r)));
+    assert.deepEqual(back, full);
+    const after: string[] = [];
+    await readMemscopeRowsAt(source, [blank], (r) => after.push(show(r)));
+    assert.deepEqual(after, [full[3]]);
+  }
 });

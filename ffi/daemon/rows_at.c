@@ -1,0 +1,114 @@
+/*
+ * rows_at.c: the bytes of the rows that start at given offsets of an event
+ * log, copied in one call off the event loop. check_leaks reads its listed
+ * leaks' rows back for what its arrays do not hold; a seek and a read
+ * awaited per row from JavaScript cost it about 45 us a row, 45 ms for a
+ * thousand leaks, a third of a whole check of a memory-heavy log.
+ *
+ * Each copy runs from its offset through the end of the first row that is
+ * not empty (a newline outside quotes, a trailing \r allowed), or to the end
+ * of the file: the TypeScript framer (analysis/memscope_csv/read.ts
+ * frameOneRow) then frames the copy exactly as it would the file there.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "csv_frame.h"
+#include "mapped_log.h"
+#include "sw_common.h"
+
+/* What a call answers, beside SW_SCAN_FALLBACK (the file cannot be mapped:
+ * the caller reads it itself), SW_SCAN_CUT and -EIO. */
+enum { ROWS_DONE = 0, ROWS_FULL = 3, ROWS_TOO_LONG = 4 };
+
+/* Shared with ffi/bindings.ts rowsAt, field for field. */
+struct sw_rows_at_args {
+  int32_t fd;
+  int32_t status;
+  uint64_t count;   /* offsets, ascending */
+  uint64_t done;    /* in and out: rows copied by earlier calls, then this one */
+  uint64_t cap;     /* bytes of out */
+  uint64_t max_row; /* a row longer than this answers ROWS_TOO_LONG */
+  uint64_t need;    /* out, with ROWS_FULL and nothing copied: room the next row needs */
+};
+
+_Static_assert(offsetof(struct sw_rows_at_args, done) == 16, "layout");
+_Static_assert(offsetof(struct sw_rows_at_args, need) == 40, "layout");
+_Static_assert(sizeof(struct sw_rows_at_args) == 48, "layout");
+
+struct copy_job {
+  struct sw_rows_at_args *a;
+  struct sw_mapped_log *m;
+  const double *offsets;
+  uint8_t *out;
+  uint32_t *ends;
+};
+
+/* Where the copy of the row at `at` ends (a file offset), or 0 when it runs
+ * on past max_row. */
+static uint64_t copy_end(const struct sw_mapped_log *m, uint64_t at, uint64_t max_row) {
+  const uint8_t *p = m->bytes + (at - m->from), *end = m->bytes + (m->size - m->from);
+  const uint8_t *limit = end - p > (ptrdiff_t)max_row ? p + max_row : end;
+  const uint8_t *s = p;
+  bool quoted = false;
+  for (const uint8_t *q = p; q < limit; q++) {
+    if (*q == '"') quoted = !quoted;
+    if (quoted || *q != '\n') continue;
+    /* An empty row (nothing, or a lone \r) is skipped, as the framer does:
+     * the quote state starts afresh with the next one. */
+    if (q > s && !(q == s + 1 && *s == '\r')) return at + (uint64_t)(q + 1 - p);
+    s = q + 1;
+  }
+  return limit == end ? m->size : 0;
+}
+
+static void copy_rows(void *arg) {
+  struct copy_job *j = arg;
+  struct sw_rows_at_args *a = j->a;
+  uint64_t used = 0, first = a->done;
+  a->status = ROWS_DONE;
+  for (; a->done < a->count; a->done++) {
+    uint64_t at = (uint64_t)j->offsets[a->done];
+    if (at < j->m->from) { /* not ascending: the mapping starts past it */
+      a->status = -EINVAL;
+      return;
+    }
+    uint64_t end = at < j->m->size ? copy_end(j->m, at, a->max_row) : at;
+    if (at < j->m->size && end == 0) {
+      a->status = ROWS_TOO_LONG;
+      return;
+    }
+    if (end - at > a->cap - used) {
+      if (a->done == first) a->need = end - at;
+      a->status = ROWS_FULL;
+      return;
+    }
+    memcpy(j->out + used, j->m->bytes + (at - j->m->from), (size_t)(end - at));
+    used += end - at;
+    j->ends[a->done - first] = (uint32_t)used;
+    /* The pages behind are not read again. */
+    sw_mapped_log_release(j->m, at);
+  }
+}
+
+/*
+ * Copies the rows at offsets[done...] into out, one after another, ends[k]
+ * the end in out of the k-th copied. Returns ROWS_DONE, ROWS_FULL (call
+ * again for the rest), ROWS_TOO_LONG (the row at offsets[done]),
+ * SW_SCAN_FALLBACK, SW_SCAN_CUT, -EIO or -EINVAL (offsets not ascending). An offset at or past the end of the
+ * file copies nothing.
+ */
+SW_EXPORT int32_t stompwatch_rows_at(struct sw_rows_at_args *a, const double *offsets, uint8_t *out, uint32_t *ends) {
+  if (a->done >= a->count) return ROWS_DONE;
+  if (a->cap > UINT32_MAX) a->cap = UINT32_MAX;
+  struct sw_mapped_log m;
+  if (!sw_mapped_log_open(a->fd, (uint64_t)offsets[a->done], &m)) return SW_SCAN_FALLBACK;
+  struct copy_job job = {a, &m, offsets, out, ends};
+  enum sw_mapped_end end = sw_mapped_run(&m, copy_rows, &job);
+  sw_mapped_log_close(&m);
+  return end == SW_MAPPED_WHOLE ? a->status : end == SW_MAPPED_CUT ? SW_SCAN_CUT : -EIO;
+}
