@@ -23,6 +23,14 @@ double sw_csv_digits_value(const uint8_t *s, const uint8_t *e) {
 }
 
 double sw_csv_parse_decimal(const uint8_t *s, const uint8_t *e) {
+  /* Nearly every field is 1 to 15 plain digits: one loop reads and checks
+   * them, and gives what the general way below gives. */
+  if (e > s && e - s <= 15) {
+    uint64_t n = 0;
+    const uint8_t *p = s;
+    for (; p < e && (unsigned)(*p - '0') <= 9; p++) n = n * 10 + (uint64_t)(*p - '0');
+    if (p == e) return (double)n;
+  }
   while (s < e && blank(*s)) s++;
   while (e > s && blank(e[-1])) e--;
   bool neg = false;
@@ -60,9 +68,9 @@ struct frame_state {
   uint32_t line;
 };
 
-static int64_t frame(struct sw_csv_scan *sc, const uint8_t *buf, size_t len, uint64_t base, bool last,
-                     struct frame_state *st) {
-  const bool avx2 = sw_csv_avx2();
+static inline __attribute__((always_inline)) int64_t frame_with(struct sw_csv_scan *sc, const uint8_t *buf,
+                                                                size_t len, uint64_t base, bool last,
+                                                                struct frame_state *st, const bool avx2) {
   struct sw_csv_row r = {.s = buf, .nsep = 0};
   uint32_t line = st->line, rowline = st->line;
   uint64_t inq = st->inq;
@@ -116,6 +124,24 @@ static int64_t frame(struct sw_csv_scan *sc, const uint8_t *buf, size_t len, uin
     st->line = line;
   }
   return start - buf;
+}
+
+/* The step inlined in each: a call per 64 bytes to the AVX2 masks cost a
+ * tenth of a pass. */
+#if defined(__x86_64__)
+__attribute__((target("avx2"), flatten)) static int64_t frame_avx2(struct sw_csv_scan *sc, const uint8_t *buf,
+                                                                   size_t len, uint64_t base, bool last,
+                                                                   struct frame_state *st) {
+  return frame_with(sc, buf, len, base, last, st, true);
+}
+#endif
+
+static int64_t frame(struct sw_csv_scan *sc, const uint8_t *buf, size_t len, uint64_t base, bool last,
+                     struct frame_state *st) {
+#if defined(__x86_64__)
+  if (sw_csv_avx2()) return frame_avx2(sc, buf, len, base, last, st);
+#endif
+  return frame_with(sc, buf, len, base, last, st, false);
 }
 
 /* The steps a log is framed in, and the longest row the native passes

@@ -58,6 +58,34 @@ static uint32_t mix(double key) {
 }
 
 /*
+ * Puts order[0, n) in (ID, row) order when the IDs are whole numbers within
+ * a range not much wider than n, as a log's IDs are (a counter, a few rows
+ * written out of turn): counted into place, in row order among equal IDs.
+ * False when they are not, or memory is short (the caller sorts).
+ */
+static bool order_by_counting(struct picked *order, size_t n, double lo, double hi) {
+  if (!(hi - lo <= 2.0 * (double)n + 1024)) return false;
+  size_t range = (size_t)(hi - lo) + 1;
+  for (size_t k = 0; k < n; k++)
+    if (order[k].id != __builtin_floor(order[k].id)) return false;
+  uint32_t *at = calloc(range + 1, sizeof *at);
+  struct picked *out = malloc(n * sizeof *out);
+  if (!at || !out) {
+    free(at);
+    free(out);
+    return false;
+  }
+  for (size_t k = 0; k < n; k++) at[(size_t)(order[k].id - lo) + 1]++;
+  for (size_t v = 1; v <= range; v++) at[v] += at[v - 1];
+  /* order is in row order: equal IDs keep it. */
+  for (size_t k = 0; k < n; k++) out[at[(size_t)(order[k].id - lo)]++] = order[k];
+  memcpy(order, out, n * sizeof *out);
+  free(at);
+  free(out);
+  return true;
+}
+
+/*
  * Writes the indices of the blocks still pending after the window into
  * a->out, ordered by ID; returns how many, -1 when out of memory, or
  * -(2 + i) for row i, the first (in file order) MALLOC of the window with no
@@ -72,41 +100,44 @@ SW_EXPORT int64_t stompwatch_leak_replay(struct sw_leak_replay_args *a, const ui
   a->ptr = ptr;
   a->size = size;
   a->out = out;
-  size_t n = 0;
+  /* Room for every row: only the pages the window's rows fill are touched. */
+  struct picked *order = malloc((a->rows ? a->rows : 1) * sizeof *order);
+  if (!order) return -1;
+  size_t n = 0, mallocs = 0;
+  bool sorted = true;
+  double prev = -__builtin_inf(), lo = __builtin_inf(), hi = -__builtin_inf();
   for (uint64_t i = 0; i < a->rows; i++) {
     if (a->device[i] != a->dev) continue;
     double x = a->id[i];
-    if (x < a->a || x > (a->kind[i] == MALLOC ? a->b : a->c)) continue;
-    if (a->kind[i] == MALLOC && a->size[i] != a->size[i]) return -(int64_t)(2 + i);
-    n++;
+    bool is_malloc = a->kind[i] == MALLOC;
+    if (x < a->a || x > (is_malloc ? a->b : a->c)) continue;
+    if (is_malloc && a->size[i] != a->size[i]) {
+      free(order);
+      return -(int64_t)(2 + i);
+    }
+    mallocs += is_malloc;
+    if (x < prev) sorted = false;
+    prev = x;
+    if (x < lo) lo = x;
+    if (x > hi) hi = x;
+    order[n++] = (struct picked){x, (uint32_t)i};
   }
-  struct picked *order = malloc((n ? n : 1) * sizeof *order);
+  /* (ID, row) pairs are all distinct: any sort gives the one order. */
+  if (!sorted && !order_by_counting(order, n, lo, hi)) qsort(order, n, sizeof *order, by_id_then_row);
+  /* Only MALLOC rows add a Ptr: the table is sized for them. */
   size_t cap = 16;
-  while (cap < n * 2) cap *= 2;
+  while (cap < mallocs * 2) cap *= 2;
   double *keys = malloc(cap * sizeof *keys);
   int32_t *head = malloc(cap * sizeof *head);
   uint8_t *used = calloc(cap, 1);
   int32_t *next = malloc((n ? n : 1) * sizeof *next);
   uint8_t *pending = calloc(n ? n : 1, 1);
   int64_t result = -1;
-  if (!order || !keys || !head || !used || !next || !pending) goto done;
-  size_t k = 0;
-  bool sorted = true;
-  double prev = -__builtin_inf();
-  for (uint64_t i = 0; i < a->rows; i++) {
-    if (a->device[i] != a->dev) continue;
-    double x = a->id[i];
-    if (x < a->a || x > (a->kind[i] == MALLOC ? a->b : a->c)) continue;
-    if (x < prev) sorted = false;
-    prev = x;
-    order[k++] = (struct picked){x, (uint32_t)i};
-  }
-  /* (ID, row) pairs are all distinct: any sort gives the one order. */
-  if (!sorted) qsort(order, n, sizeof *order, by_id_then_row);
+  if (!keys || !head || !used || !next || !pending) goto done;
   memset(head, 0xff, cap * sizeof *head);
   const size_t mask = cap - 1;
   int64_t last_malloc = -1;
-  for (k = 0; k < n; k++) {
+  for (size_t k = 0; k < n; k++) {
     uint32_t i = order[k].row;
     double p = a->ptr[i];
     size_t s = mix(p) & mask;
@@ -127,7 +158,7 @@ SW_EXPORT int64_t stompwatch_leak_replay(struct sw_leak_replay_args *a, const ui
     }
   }
   result = 0;
-  for (k = 0; k < n; k++)
+  for (size_t k = 0; k < n; k++)
     if (pending[k]) a->out[result++] = order[k].row;
 done:
   free(order);

@@ -191,6 +191,31 @@ Deno.test("check_leaks lists a block once when its ID is duplicated: the later r
   }
 });
 
+Deno.test("check_leaks keeps file order among rows of one ID when the IDs are out of order, their range narrow or wide", async () => {
+  // The rows of the test above, shuffled but for the order of equal IDs;
+  // C far from A makes the IDs too sparse to be counted into place.
+  for (const c of [30, 5000]) {
+    const r = await check([
+      mark(10),
+      malloc(13, "0x5000", 1 * MB),
+      malloc(12, "0x3000", 1 * MB),
+      free(13, "0x5000"),
+      mark(c),
+      malloc(11, "0x1000", 1 * MB),
+      malloc(13, "0x6000", 8 * MB),
+      free(c - 5, "0x4000"),
+      malloc(12, "0x4000", 4 * MB),
+      mark(20),
+      malloc(11, "0x2000", 2 * MB),
+    ]);
+    assert.deepEqual(
+      r.devices[0].leaks.map((l) => [l.id, l.ptr, l.bytes]),
+      [[11, "0x2000", 2 * MB], [13, "0x6000", 8 * MB]],
+      `C at ${c}`,
+    );
+  }
+});
+
 Deno.test("check_leaks checks each device on its own and skips N/A", async () => {
   const r = await check([
     ...window(malloc(11, "0x1000")),
