@@ -19,6 +19,7 @@ import type {
   SnapshotSummary,
 } from "../analysis/snapshot/convert.ts";
 import { createSnapshotFileNative } from "../analysis/snapshot/native.ts";
+import { partFileOf } from "../analysis/snapshot/file.ts";
 import { nativeSnapshotAllowed } from "../ffi/bindings.ts";
 
 /** A mistake in the command line or the input, said in one line. */
@@ -47,6 +48,28 @@ const VALUED = [
   "--pid",
   "--max-entries",
 ];
+
+/**
+ * Until disposed, Ctrl-C or a kill removes the part file of `output` and
+ * ends the command as the signal would have (128 + its number): Deno ends
+ * on a signal without running `finally` blocks, which left the part file.
+ */
+function removingPartOnSignal(output: string): Disposable {
+  const { part } = partFileOf(output);
+  const handlers = ([["SIGINT", 130], ["SIGTERM", 143]] as const).map(
+    ([signal, code]) => {
+      const stop = () => {
+        try {
+          Deno.removeSync(part);
+        } catch { /* not made yet, or gone */ }
+        Deno.exit(code);
+      };
+      Deno.addSignalListener(signal, stop);
+      return () => Deno.removeSignalListener(signal, stop);
+    },
+  );
+  return { [Symbol.dispose]: () => handlers.forEach((remove) => remove()) };
+}
 
 /** The TypeScript converter, loaded only where the native one may not be. */
 async function convertInTypeScript(
@@ -120,6 +143,7 @@ export async function snapshotCli(
   // Opened here for its refusals (missing, unreadable, not a file); the
   // converter reads the path it names.
   using log = await openEventLog(input);
+  using _ = removingPartOnSignal(output);
   let summary;
   let bytes: number;
   try {
@@ -129,6 +153,8 @@ export async function snapshotCli(
         maxEntries,
         pid,
         labels: [log.label],
+        // Off the event loop, so that Ctrl-C is heard while it runs.
+        background: true,
       })
       : await convertInTypeScript(log, output, format, {
         device,

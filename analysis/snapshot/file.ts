@@ -54,24 +54,20 @@ export async function createNewFile<T>(
   path: string,
   write: (file: Deno.FsFile, part: string) => T | Promise<T>,
 ): Promise<T> {
-  if (await exists(path)) {
+  const { dir, part } = partFileOf(path);
+  if (await exists(path, dir)) {
     throw new Deno.errors.AlreadyExists(
       `Cannot write ${path}: a file of that name exists and is never replaced; pick a new name`,
     );
   }
-  const slash = path.lastIndexOf("/");
-  const dir = slash < 0 ? "." : path.slice(0, slash) || "/";
-  const part = `${dir}/.${path.slice(slash + 1)}.${Deno.pid}.part`;
   let file: Deno.FsFile;
   try {
+    // A part of this name is left by an earlier process of the same pid
+    // that was killed: this process owns the name now.
+    await Deno.remove(part).catch(() => {});
     file = await Deno.open(part, { write: true, createNew: true, mode: 0o600 });
   } catch (e) {
-    const why = e instanceof Deno.errors.NotFound
-      ? `${dir} does not exist; create it or pick another place`
-      : e instanceof Deno.errors.PermissionDenied
-      ? `${dir} is not writable; pick another place`
-      : (e as Error).message.split("\n")[0].replace(/: open '.*$/, "");
-    throw new Error(`Cannot write ${path}: ${why}`);
+    throw new Error(`Cannot write ${path}: ${placeRefusal(e, dir)}`);
   }
   try {
     const result = await write(file, part);
@@ -97,11 +93,51 @@ export async function createNewFile<T>(
   }
 }
 
-async function exists(path: string): Promise<boolean> {
+/**
+ * Where `path` is written first: a hidden part file beside it, named after
+ * it and this process; a shorter name where that one would pass the 255
+ * bytes a file name may have.
+ *
+ * @example
+ * ```ts
+ * import { partFileOf } from "./file.ts";
+ * partFileOf("out/s.pickle").part; // "out/.s.pickle.<pid>.part"
+ * ```
+ */
+export function partFileOf(path: string): { dir: string; part: string } {
+  const slash = path.lastIndexOf("/");
+  const dir = slash < 0 ? "." : path.slice(0, slash) || "/";
+  const name = `.${path.slice(slash + 1)}.${Deno.pid}.part`;
+  const fits = new TextEncoder().encode(name).length <= 255;
+  return {
+    dir,
+    part: `${dir}/${fits ? name : `.stompwatch.${Deno.pid}.part`}`,
+  };
+}
+
+/** Why a file cannot be made in `dir`, from the error of trying. */
+function placeRefusal(e: unknown, dir: string): string {
+  if (e instanceof Deno.errors.NotFound) {
+    return `${dir} does not exist; create it or pick another place`;
+  }
+  if (e instanceof Deno.errors.PermissionDenied) {
+    return `${dir} is not writable; pick another place`;
+  }
+  // Deno's own refusal (devices, /proc, a place not granted) names flags
+  // a stompwatch user cannot pass.
+  if (e instanceof Deno.errors.NotCapable) {
+    return `stompwatch does not write files in ${dir} (devices and system places are refused); name a new file in a directory of your own`;
+  }
+  return (e as Error).message.split("\n")[0].replace(/: open '.*$/, "");
+}
+
+/** Whether `path` names something; only "not found" means no. */
+async function exists(path: string, dir: string): Promise<boolean> {
   try {
     await Deno.lstat(path);
     return true;
-  } catch {
-    return false;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw new Error(`Cannot write ${path}: ${placeRefusal(e, dir)}`);
   }
 }

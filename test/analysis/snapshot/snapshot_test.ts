@@ -5,7 +5,14 @@
  */
 import assert from "node:assert/strict";
 import { EVENT_LOG_HEADER } from "../../../analysis/memscope_csv/mod.ts";
-import { stompwatch, tempDir, workload } from "../../e2e/_harness.ts";
+import {
+  STOMPWATCH,
+  stompwatch,
+  tempDir,
+  workload,
+} from "../../e2e/_harness.ts";
+import { writeMemscopeLog } from "../../../bench/_memscope_gen.ts";
+import { createNewFile, partFileOf } from "../../../analysis/snapshot/file.ts";
 import { checkSnapshots, FIXTURES, fixtures } from "./_check.ts";
 
 const MiB = 1 << 20;
@@ -222,6 +229,10 @@ Deno.test("snapshot refuses bad input in one line, and never replaces a file", a
       ["--input", path, "-o", `${dir}/a`, "--bogus"],
       /^stompwatch: Unknown option: --bogus; snapshot takes --input/,
     ],
+    [
+      ["--input", path, "-o", "/dev/stdout"],
+      /^stompwatch: Cannot write \/dev\/stdout: stompwatch does not write files in \/dev \(devices and system places are refused\); name a new file in a directory of your own$/m,
+    ],
   ];
   for (const [args, re] of cases) {
     const r = await snapshot(args);
@@ -255,10 +266,60 @@ Deno.test("snapshot refuses bad input in one line, and never replaces a file", a
     /a file of that name exists and is never replaced; pick a new name/,
   );
   assert.equal(Deno.readTextFileSync(kept), "precious");
+  // A name of 250 bytes: its part file takes a shorter name.
+  const long = `${dir}/${"n".repeat(243)}.pickle`;
+  const named = await snapshot(["--input", path, "-o", long]);
+  assert.equal(named.code, 0, named.stderr);
   assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), [
     "kept.pickle",
+    long.slice(dir.length + 1),
     "notes.csv",
   ]);
+});
+
+Deno.test("a snapshot file is made over a part file an earlier process of the same pid left, never over the file itself", async () => {
+  const dir = tempDir();
+  const path = `${dir}/s.json`;
+  const { part } = partFileOf(path);
+  Deno.writeTextFileSync(part, "left by a killed process");
+  const made = await createNewFile(path, (file) => {
+    file.writeSync(new TextEncoder().encode("{}"));
+  });
+  assert.equal(made, undefined);
+  assert.equal(Deno.readTextFileSync(path), "{}");
+  assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["s.json"]);
+  await assert.rejects(
+    () => createNewFile(path, () => {}),
+    /a file of that name exists and is never replaced/,
+  );
+  assert.equal(Deno.readTextFileSync(path), "{}");
+});
+
+Deno.test("snapshot stopped by Ctrl-C or a kill while it writes leaves neither the snapshot nor its part file", async () => {
+  const dir = tempDir();
+  const input = `${dir}/big.csv`;
+  await writeMemscopeLog(input, 400_000);
+  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    const out = `${dir}/s_${signal}.pickle`;
+    const child = new Deno.Command(STOMPWATCH, {
+      args: ["snapshot", "--input", input, "-o", out],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    // Signalled once the part file is there, while the rows are converted.
+    let seen = false;
+    const deadline = Date.now() + 20_000;
+    while (!seen && Date.now() < deadline) {
+      seen = [...Deno.readDirSync(dir)].some((e) => e.name.endsWith(".part"));
+      if (!seen) await new Promise((r) => setTimeout(r, 1));
+    }
+    assert.ok(seen, `no part file appeared before ${signal}`);
+    child.kill(signal);
+    assert.equal((await child.status).code, code, signal);
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), [
+      "big.csv",
+    ]);
+  }
 });
 
 Deno.test("check_snapshot.py catches what the viewer throws on", async () => {
