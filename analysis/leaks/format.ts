@@ -29,7 +29,32 @@ export function pythonFloat(x: number): string {
 }
 
 /**
- * The real tool's printed lines for a result, line for line: while it
+ * Text from the log as a terminal may show it: control characters (C0, DEL,
+ * C1, the line and paragraph separators) as `\xNN` or `\uNNNN`, so that a
+ * Device Id or Ptr in a crafted log cannot move the cursor, recolour the
+ * terminal or end a line. Any other text is as written.
+ *
+ * @example
+ * ```ts
+ * import { shownText } from "./format.ts";
+ * shownText("0\x1b[2J"); // "0\\x1b[2J"
+ * ```
+ */
+export function shownText(text: string): string {
+  return text.replace(
+    /[\x00-\x1f\x7f-\x9f\u2028\u2029]/g,
+    (c) => {
+      const code = c.charCodeAt(0);
+      return code > 0xff
+        ? `\\u${code.toString(16)}`
+        : `\\x${code.toString(16).padStart(2, "0")}`;
+    },
+  );
+}
+
+/**
+ * The real tool's printed lines for a result, line for line (text from the
+ * log through {@link shownText}): while it
  * analyses, `INFO: Starting to analyze data for device {d}...` per device,
  * followed at once by the reason a device could not be checked; then, when
  * any device was checked, an empty line, `Leak Analysis Results for the
@@ -47,38 +72,39 @@ export function formatCheckLeaks(result: CheckLeaksResult): string[] {
   const pool = result.eventType === "HAL" ? "Hal" : result.eventType;
   const lines: string[] = [];
   const results: string[] = [];
-  for (const d of result.devices) {
-    lines.push(`INFO: Starting to analyze data for device ${d.device}...`);
+  for (const { device: written, ...d } of result.devices) {
+    const device = shownText(written);
+    lines.push(`INFO: Starting to analyze data for device ${device}...`);
     switch (d.status) {
       case "too-few-marks":
         lines.push(
-          `ERROR: Device ${d.device} has fewer than 3 data points. Please re-collect the data points.`,
+          `ERROR: Device ${device} has fewer than 3 data points. Please re-collect the data points.`,
         );
         break;
       case "start-out-of-bounds":
         lines.push(
-          `INFO: Start index ${result.startIndexText} is out of bounds. Device ${d.device} has a total of ${d.marks} MSTX events.`,
+          `INFO: Start index ${result.startIndexText} is out of bounds. Device ${device} has a total of ${d.marks} MSTX events.`,
         );
         break;
       case "clean":
         results.push(
-          `No ${pool.toLowerCase()} memory leaks detected on device ${d.device}.`,
+          `No ${pool.toLowerCase()} memory leaks detected on device ${device}.`,
         );
         break;
       case "leaks":
         results.push(
-          `====== ERROR: Detected memory leaks on device ${d.device} ======`,
+          `====== ERROR: Detected memory leaks on device ${device} ======`,
         );
         for (const l of d.leaks) {
           results.push(
-            `Direct ${pool} memory leak of ${
-              pythonFloat(l.mb)
-            } Mb(s) at ${l.ptr} in Index ${l.index}.`,
+            `Direct ${pool} memory leak of ${pythonFloat(l.mb)} Mb(s) at ${
+              shownText(l.ptr)
+            } in Index ${shownText(l.index)}.`,
           );
         }
         if (d.unlisted) {
           results.push(
-            `... and ${d.unlisted} more leak(s) on device ${d.device} not listed (raise --max-leaks to see them).`,
+            `... and ${d.unlisted} more leak(s) on device ${device} not listed (raise --max-leaks to see them).`,
           );
         }
         break;

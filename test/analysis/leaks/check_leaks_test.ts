@@ -244,6 +244,25 @@ Deno.test("check_leaks checks each device on its own and skips N/A", async () =>
   ]);
 });
 
+Deno.test("check_leaks prints the control characters of a crafted Device Id, Ptr and ID as escapes, never raw", async () => {
+  const dev = '"0\x1b[2J"';
+  const r = await check([
+    mark(10, dev),
+    mark(20, dev),
+    mark(30, dev),
+    `12\t,MALLOC,HAL,N/A,12000,10,11,${dev},"0x1\x1b]0;x\x07",` +
+    `"{size:${MB}}",,`,
+  ]);
+  assert.deepEqual(r.devices.map((d) => d.device), ["0\x1b[2J"]);
+  const lines = formatCheckLeaks(r);
+  assert.deepEqual(lines, [
+    analyzing("0\\x1b[2J"),
+    ...RESULTS,
+    "====== ERROR: Detected memory leaks on device 0\\x1b[2J ======",
+    "Direct Hal memory leak of 1.0 Mb(s) at 0x1\\x1b]0;x\\x07 in Index 12\\x09.",
+  ]);
+});
+
 Deno.test("check_leaks analyses every device any row names, in order of first appearance, as msMemScope prints them", async () => {
   const r = await check([
     `1,OP_LAUNCH,ATEN_START,aten.mm,1000,10,11,3,N/A,,,`,
