@@ -939,13 +939,13 @@ const LEAK_ARGS_SIZE = 224 + 256 * LEAK_DEVICE_BYTES;
 /** csv_frame.h SW_SCAN_CUT: the log got shorter while a pass read it. */
 const SCAN_CUT = 2;
 
+/** Why a log could not be read whole: it was cut while it was read. */
+export const LOG_CUT_REASON =
+  "it got shorter while it was read (cut by whoever writes it); run again once the log is complete";
+
 /** The error of a native pass that failed: SCAN_CUT, or -errno. */
 function scanFailure(status: number): Error {
-  return new Error(
-    status === SCAN_CUT
-      ? "it got shorter while it was read (cut by whoever writes it); run again once the log is complete"
-      : systemText(-status),
-  );
+  return new Error(status === SCAN_CUT ? LOG_CUT_REASON : systemText(-status));
 }
 
 /**
@@ -1507,8 +1507,24 @@ export async function compareRead(
   });
   v.setUint32(72, levels, true);
   const status = await callsOf(compareSymbols).stompwatch_compare_read(args);
-  if (status < 0 || status === SCAN_CUT) throw scanFailure(status);
+  if (status < 0 || status === SCAN_CUT) {
+    throw new CompareReadError(
+      scanFailure(status).message,
+      v.getUint32(76, true),
+    );
+  }
   return status === 0 ? new NativeComparison(args) : undefined;
+}
+
+/** One of {@link compareRead}'s logs could not be read: which, and why. */
+export class CompareReadError extends Error {
+  override name = "CompareReadError";
+  /** 0 for the base log, 1 for the other. */
+  readonly log: number;
+  constructor(message: string, log: number) {
+    super(message);
+    this.log = log;
+  }
 }
 
 /**

@@ -17,7 +17,7 @@ import {
   openEventLog,
   readMemscopeStart,
 } from "../memscope_csv/mod.ts";
-import { compareRead } from "../../ffi/bindings.ts";
+import { compareRead, CompareReadError } from "../../ffi/bindings.ts";
 import { COMPARE_COLUMNS, type CompareLevel, type Framework } from "./_step.ts";
 import type { CompareColumns } from "./columns.ts";
 import { comparableFramework } from "./compare.ts";
@@ -84,8 +84,9 @@ export async function nativeCompare(
       levelBits,
     );
   } catch (e) {
+    const which = e instanceof CompareReadError ? [paths[e.log]] : paths;
     throw new MemscopeCsvError(
-      `Cannot read ${paths[0]} or ${paths[1]}: ${(e as Error).message}`,
+      `Cannot read ${which.join(" or ")}: ${(e as Error).message}`,
     );
   }
   if (read === undefined) return undefined;

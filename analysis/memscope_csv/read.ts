@@ -51,7 +51,11 @@ import {
 } from "./header.ts";
 import { MemscopeRow } from "./row.ts";
 import { eventLogFd, type EventLogFile } from "./open.ts";
-import { rowsAt, type RowsAtResult } from "../../ffi/bindings.ts";
+import {
+  LOG_CUT_REASON,
+  rowsAt,
+  type RowsAtResult,
+} from "../../ffi/bindings.ts";
 
 /**
  * Where rows come from: a path, opened and closed by the reader, or a file
@@ -214,9 +218,13 @@ export async function readMemscopeCsv(
   onRow: (row: MemscopeRow) => void,
   options: ReadOptions = {},
 ): Promise<ReadSummary> {
-  const feed = new RowFeed(options, labelOf(source, options), onRow);
+  const label = labelOf(source, options);
+  const feed = new RowFeed(options, label, onRow);
   using opened = await openSource(source);
   const file = opened.file;
+  // Reads end early, not in an error, where the file was cut meanwhile.
+  const sizeAtStart = await file.seek(0, Deno.SeekMode.End);
+  await file.seek(0, Deno.SeekMode.Start);
   const loop = feed.loop();
   // The next chunk is read while this one is scanned.
   let pending: Promise<number | null> = file.read(loop.target(0));
@@ -232,6 +240,9 @@ export async function readMemscopeCsv(
     throw feed.error(e);
   } finally {
     feed.release();
+  }
+  if (loop.bytes < sizeAtStart) {
+    throw new MemscopeCsvError(`Cannot read ${label}: ${LOG_CUT_REASON}`);
   }
   return feed.finish(loop.bytes);
 }

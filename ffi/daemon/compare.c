@@ -35,7 +35,7 @@ struct sw_compare_args {
   int32_t col[2][CMP_COLS];
   uint32_t line[2];
   uint32_t levels;
-  uint32_t handle; /* out of read, in of the rest */
+  uint32_t handle; /* out of read (the log that failed, when one did), in of the rest */
   uint64_t offset[2];
   /* Out of read: what each log's StepLog counts. */
   uint64_t aligned[2], device_rows[2];
@@ -143,7 +143,9 @@ SW_EXPORT int32_t stompwatch_compare_read(struct sw_compare_args *a) {
   read_log(&j->log[0]);
   if (threaded) pthread_join(other, NULL);
   else read_log(&j->log[1]);
-  int32_t result = j->log[0].fd != SW_SCAN_DONE ? j->log[0].fd : j->log[1].fd;
+  int failed = j->log[0].fd != SW_SCAN_DONE ? 0 : 1;
+  int32_t result = j->log[failed].fd;
+  a->handle = (uint32_t)failed;
   if (result == SW_SCAN_DONE) {
     pthread_mutex_lock(&jobs_lock);
     result = SW_SCAN_FALLBACK; /* no free handle: the TypeScript pass */

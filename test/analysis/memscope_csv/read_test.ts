@@ -438,3 +438,26 @@ Deno.test("memscope_csv reads back rows that quote commas and newlines, run past
     assert.deepEqual(after, [full[3]]);
   }
 });
+
+Deno.test("memscope_csv says a log was cut while it was read, rather than give the rows before the cut as the whole log", async () => {
+  let text = `${HEADER}\n`;
+  const row = `1,MSTX,Mark,"step",5,1,1,0,N/A,${"x".repeat(100)},,\n`;
+  text += row.repeat(Math.ceil((20 << 20) / row.length));
+  const path = tempFile(text);
+  using log = await openEventLog(path);
+  for (const source of [path, log]) {
+    Deno.writeTextFileSync(path, text);
+    let cut = false;
+    await assert.rejects(
+      () =>
+        readMemscopeCsv(source, () => {
+          if (!cut) Deno.truncateSync(path, 10 << 20);
+          cut = true;
+        }),
+      (e: Error) =>
+        e instanceof MemscopeCsvError &&
+        e.message ===
+          `Cannot read ${path}: it got shorter while it was read (cut by whoever writes it); run again once the log is complete`,
+    );
+  }
+});
