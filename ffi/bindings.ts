@@ -244,6 +244,7 @@ const leakSymbols = {
       "buffer",
       "buffer",
       "buffer",
+      "buffer",
     ],
     result: "i32",
     nonblocking: true,
@@ -918,6 +919,12 @@ export interface LeakScanInput {
   /** ASCII, as the log spells them. */
   eventType: string;
   mstxInfo: string;
+  /**
+   * A pass after the first: the first pass's devices, in order (they keep
+   * their indices), and each one's window as A, B, C (NaN: none); only
+   * memory rows inside a window are kept.
+   */
+  windows?: { devices: readonly string[]; abc: Float64Array };
 }
 
 /** What {@link leakScan} found; `fallback`: run the TypeScript pass. */
@@ -934,7 +941,9 @@ export interface LeakScanResult {
 }
 
 const LEAK_DEVICE_BYTES = 64;
-const LEAK_ARGS_SIZE = 224 + 256 * LEAK_DEVICE_BYTES;
+/** leak_scan.c's offset of the device names, and the size of its arguments. */
+const LEAK_NAMES_AT = 232;
+const LEAK_ARGS_SIZE = LEAK_NAMES_AT + 256 * LEAK_DEVICE_BYTES;
 
 /** csv_frame.h SW_SCAN_CUT: the log got shorter while a pass read it. */
 const SCAN_CUT = 2;
@@ -974,6 +983,14 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
   v.setUint32(152, text.length, true);
   v.setUint32(168, mstx.length, true);
   v.setUint32(172, input.mstxInfo.includes('"') ? 1 : 0, true);
+  const windows = input.windows;
+  if (windows) {
+    v.setUint32(212, windows.devices.length, true);
+    v.setUint32(216, windows.devices.length, true);
+    windows.devices.forEach((d, k) =>
+      args.set(encoder.encode(d), LEAK_NAMES_AT + k * LEAK_DEVICE_BYTES)
+    );
+  }
   // Empty texts still need memory the C side may read zero bytes from.
   const some = (b: Uint8Array) => b.length ? b : new Uint8Array(1);
   const status = await callsOf(leakSymbols).stompwatch_leak_scan(
@@ -989,12 +1006,13 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     input.markId,
     some(text),
     some(mstx),
+    windows?.abc ?? new Float64Array(1),
   );
   if (status < 0 || status === SCAN_CUT) throw scanFailure(status);
   const count = v.getUint32(212, true);
   const devices: string[] = [];
   for (let k = 0; k < count; k++) {
-    const at = 224 + k * LEAK_DEVICE_BYTES;
+    const at = LEAK_NAMES_AT + k * LEAK_DEVICE_BYTES;
     const end = args.indexOf(0, at);
     devices.push(
       new TextDecoder().decode(

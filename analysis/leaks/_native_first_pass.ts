@@ -5,24 +5,74 @@
  * reader (its errors are the ones a person sees); the rows from there on
  * natively. Undefined where the native pass cannot give the same answer
  * for certain (it says so rather than guess): the caller then runs the
- * TypeScript pass.
+ * TypeScript pass. Also the second native pass, of a log whose memory rows
+ * passed the row budget: the rows inside the windows only.
  *
  * @module
  */
-import { eventLogFd } from "../memscope_csv/open.ts";
+import { eventLogFd, type EventLogFile } from "../memscope_csv/open.ts";
 import { MemscopeCsvError } from "../memscope_csv/header.ts";
 import {
   type EventLogSource,
   readMemscopeStart,
 } from "../memscope_csv/read.ts";
-import { leakScan } from "../../ffi/bindings.ts";
+import {
+  leakScan,
+  type LeakScanInput,
+  type LeakScanResult,
+} from "../../ffi/bindings.ts";
 import type { FirstPass } from "./_first_pass.ts";
-import { LEAK_COLUMNS, LeakRows, PtrKeys } from "./_leak_rows.ts";
+import { LEAK_COLUMNS, LeakRows, PtrKeys, type Window } from "./_leak_rows.ts";
 import type { CheckedOptions } from "./options.ts";
 
 /** MEMSCOPE_HEADER positions of LEAK_COLUMNS, in the order leak_scan.c reads them. */
 const HEADER_AT = [0, 1, 2, 3, 7, 8, 9];
 
+/** A native pass over the log into `rows`, with its marks. */
+async function scan(
+  source: { file: EventLogFile; label: string },
+  fd: number,
+  options: CheckedOptions,
+  rows: LeakRows,
+  windows?: LeakScanInput["windows"],
+): Promise<
+  {
+    found: LeakScanResult;
+    markDevice: Uint32Array;
+    markId: Float64Array;
+    header: string[];
+  } | undefined
+> {
+  const start = await readMemscopeStart(source, { columns: LEAK_COLUMNS });
+  if (start === undefined) return undefined;
+  const size = await source.file.seek(0, Deno.SeekMode.End);
+  // A mark row has at least 8 fields, 19 bytes: room for every row that
+  // could be one (address space only, until written).
+  const markRoom = Math.ceil(size / 16) + 1;
+  const markDevice = new Uint32Array(markRoom);
+  const markId = new Float64Array(markRoom);
+  const scan = leakScan({
+    fd,
+    columns: HEADER_AT.map((k) => start.columns.at[k]),
+    offset: start.offset,
+    line: start.line,
+    rows,
+    budget: options.rowBudget,
+    markDevice,
+    markId,
+    eventType: options.eventType,
+    mstxInfo: options.mstxInfo,
+    windows,
+  });
+  try {
+    const found = await scan;
+    return { found, markDevice, markId, header: start.columns.names };
+  } catch (e) {
+    throw new MemscopeCsvError(
+      `Cannot read ${source.label}: ${(e as Error).message}`,
+    );
+  }
+}
 /**
  * The first pass natively, or undefined to run the TypeScript one.
  *
@@ -38,36 +88,12 @@ export async function nativeFirstPass(
   if (typeof source === "string") return undefined;
   const fd = eventLogFd(source.file);
   if (fd === undefined) return undefined;
-  const start = await readMemscopeStart(source, { columns: LEAK_COLUMNS });
-  if (start === undefined) return undefined;
   const size = await source.file.seek(0, Deno.SeekMode.End);
   // As the TypeScript pass sizes them: untouched room costs address space.
   const spare = new LeakRows(options.rowBudget, Math.ceil(size / 64));
-  // A mark row has at least 8 fields, 19 bytes: room for every row that
-  // could be one (address space only, until written).
-  const markRoom = Math.ceil(size / 16) + 1;
-  const markDevice = new Uint32Array(markRoom);
-  const markId = new Float64Array(markRoom);
-  const scan = leakScan({
-    fd,
-    columns: HEADER_AT.map((k) => start.columns.at[k]),
-    offset: start.offset,
-    line: start.line,
-    rows: spare,
-    budget: options.rowBudget,
-    markDevice,
-    markId,
-    eventType: options.eventType,
-    mstxInfo: options.mstxInfo,
-  });
-  let found: Awaited<typeof scan>;
-  try {
-    found = await scan;
-  } catch (e) {
-    throw new MemscopeCsvError(
-      `Cannot read ${source.label}: ${(e as Error).message}`,
-    );
-  }
+  const pass = await scan(source, fd, options, spare);
+  if (pass === undefined) return undefined;
+  const { found, markDevice, markId, header } = pass;
   if (found.fallback || new Set(found.devices).size !== found.devices.length) {
     return undefined;
   }
@@ -88,7 +114,39 @@ export async function nativeFirstPass(
     summary: {
       rows: found.dataRows,
       bytes: found.bytes,
-      header: start.columns.names,
+      header,
     },
   };
+}
+
+/**
+ * A second native pass, once the windows are known, for a log whose memory
+ * rows passed the row budget: the rows inside the windows alone, into
+ * `rows` (the first pass's arrays); undefined when they pass the budget
+ * too (or the native pass cannot give the same answer), for the passes in
+ * parts.
+ *
+ * @example
+ * ```ts ignore
+ * const rows = await nativeWindowPass(log, checked, first, windows);
+ * ```
+ */
+export async function nativeWindowPass(
+  source: EventLogSource,
+  options: CheckedOptions,
+  { devices, spare }: Pick<FirstPass, "devices" | "spare">,
+  windows: Map<number, Window>,
+): Promise<LeakRows | undefined> {
+  if (typeof source === "string") return undefined;
+  const fd = eventLogFd(source.file);
+  if (fd === undefined) return undefined;
+  const abc = new Float64Array(devices.length * 3).fill(NaN);
+  for (const [k, w] of windows) abc.set([w.a, w.b, w.c], 3 * k);
+  spare.clear();
+  const pass = await scan(source, fd, options, spare, { devices, abc });
+  if (pass === undefined || pass.found.fallback || pass.found.overflow) {
+    return undefined;
+  }
+  spare.length = pass.found.rowsKept;
+  return spare;
 }

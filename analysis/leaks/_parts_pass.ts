@@ -39,17 +39,21 @@ export interface PartsInput {
   spare: LeakRows;
 }
 
-/** Reads the log in parts until every part fits, collecting into `found`. */
+/**
+ * Reads the log in parts until every part fits, collecting into `found`;
+ * returns how many times it read the log.
+ */
 export async function passesInParts(
   input: PartsInput,
   found: FoundLeaks,
-): Promise<void> {
+): Promise<number> {
   const { source, eventType, rowBudget, index, windows, ptrs, superseded } =
     input;
   // Reused, not made anew: two sets of full arrays would double the peak.
-  let rows = input.spare;
+  let rows = input.spare, reads = 0;
   for (let parts = 1, part = 0; part < parts;) {
     rows.clear();
+    reads++;
     let fits = true, inWindow = 0;
     await readMemscopeCsv(source, (row) => {
       const ev = row.event;
@@ -94,4 +98,5 @@ export async function passesInParts(
     await found.collect(rows, windows);
     part++;
   }
+  return reads;
 }

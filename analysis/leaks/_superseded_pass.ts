@@ -20,16 +20,21 @@ export interface SupersededInput {
   windows: Map<number, Window>;
 }
 
-/** Byte offsets of the in-window MALLOC rows a later same-ID row replaces. */
+/**
+ * Byte offsets of the in-window MALLOC rows a later same-ID row replaces,
+ * and how many times the log was read for them.
+ */
 export async function supersededRows(
   input: SupersededInput,
-): Promise<Set<number>> {
+): Promise<{ superseded: Set<number>; reads: number }> {
   const { source, eventType, rowBudget, index, windows } = input;
   const out = new Set<number>();
   let device = new Uint32Array(1024), id = new Float64Array(1024);
   let offset = new Float64Array(1024);
+  let reads = 0;
   for (let parts = 1, part = 0; part < parts;) {
     let n = 0, fits = true, seen = 0;
+    reads++;
     await readMemscopeCsv(source, (row) => {
       if (row.event !== "MALLOC" || row.eventType !== eventType) return;
       const k = index.get(row.device);
@@ -75,5 +80,5 @@ export async function supersededRows(
     }
     part++;
   }
-  return out;
+  return { superseded: out, reads };
 }

@@ -20,7 +20,7 @@
 // command loads only what it runs, as start-up is part of every check.
 import type { Window } from "./_leak_rows.ts";
 import type { FirstPass } from "./_first_pass.ts";
-import { nativeFirstPass } from "./_native_first_pass.ts";
+import { nativeFirstPass, nativeWindowPass } from "./_native_first_pass.ts";
 import { FoundLeaks } from "./_found.ts";
 import { leakDetails } from "./_details.ts";
 import { type CheckLeaksOptions, checkOptions } from "./options.ts";
@@ -93,7 +93,8 @@ export async function checkLeaksFile(
   const checked = checkOptions(options);
   const { mstxInfo, startIndex, eventType, maxLeaks, rowBudget } = checked;
   using log = await openEventLog(path);
-  const first = await nativeFirstPass(log, checked) ??
+  const native = await nativeFirstPass(log, checked);
+  const first = native ??
     await (await import("./_first_pass.ts")).firstPass(log, checked);
   const { devices, index, ptrs } = first;
   const { results, windows } = deviceWindows(first, startIndex);
@@ -101,15 +102,22 @@ export async function checkLeaksFile(
   // Leaks are listed by device (in order of appearance), then ID.
   const rank = Int32Array.from(devices.keys());
   const found = new FoundLeaks(rank, maxLeaks);
-  if (windows.size && first.rows !== undefined) {
-    await found.collect(first.rows, windows);
+  let passes = 1;
+  // Past the budget, the rows inside the windows alone, natively; past it
+  // again, the passes in parts.
+  const inWindows = windows.size && first.rows === undefined && native
+    ? (passes++, await nativeWindowPass(log, checked, first, windows))
+    : first.rows;
+  if (windows.size && inWindows !== undefined) {
+    await found.collect(inWindows, windows);
   } else if (windows.size) {
     const { supersededRows } = await import("./_superseded_pass.ts");
     const { passesInParts } = await import("./_parts_pass.ts");
     const input = { source: log, eventType, rowBudget, index, windows };
-    const superseded = await supersededRows(input);
+    const { superseded, reads } = await supersededRows(input);
     const spare = first.spare;
-    await passesInParts({ ...input, ptrs, superseded, spare }, found);
+    passes += reads +
+      await passesInParts({ ...input, ptrs, superseded, spare }, found);
   }
 
   const listed = found.listed();
@@ -132,5 +140,6 @@ export async function checkLeaksFile(
     leakedBytes: results.reduce((n, d) => n + d.leakedBytes, 0),
     rows: first.summary.rows,
     bytes: first.summary.bytes,
+    passes,
   };
 }

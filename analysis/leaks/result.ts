@@ -63,4 +63,10 @@ export interface CheckLeaksResult {
   /** Data rows and bytes read (first pass). */
   rows: number;
   bytes: number;
+  /**
+   * Whole reads of the log: 1 when its memory rows fit the row budget, 2
+   * when those inside the windows did, more when they were read in parts
+   * (the ID passes for duplicated IDs included).
+   */
+  passes: number;
 }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,7 +62,14 @@ struct sw_leak_scan_args {
   uint32_t mstx_has_quote;
   /* Out: counts, the devices (each DEVICE_BYTES, NUL-padded), errno. */
   uint64_t rows_kept, marks, data_rows, bytes;
-  uint32_t overflow, devices, unused[2];
+  uint32_t overflow, devices;
+  /* A pass after the first, once the windows are known: the rows kept are
+   * those of the first `window_devices` devices inside their window (A..B
+   * for MALLOC, A..C for FREE), each a triple of `windows` (NaN: none).
+   * Such a pass is given the first pass's devices in (`devices`, and their
+   * names), so that each keeps its index. */
+  uint32_t window_devices, unused;
+  const double *windows;
   uint8_t device_names[MAX_DEVICES * DEVICE_BYTES];
 };
 
@@ -74,8 +82,9 @@ _Static_assert(offsetof(struct sw_leak_scan_args, event_type) == 144, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, mstx) == 160, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, rows_kept) == 176, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, overflow) == 208, "layout");
-_Static_assert(offsetof(struct sw_leak_scan_args, device_names) == 224, "layout");
-_Static_assert(sizeof(struct sw_leak_scan_args) == 224 + MAX_DEVICES * DEVICE_BYTES, "layout");
+_Static_assert(offsetof(struct sw_leak_scan_args, window_devices) == 216, "layout");
+_Static_assert(offsetof(struct sw_leak_scan_args, device_names) == 232, "layout");
+_Static_assert(sizeof(struct sw_leak_scan_args) == 232 + MAX_DEVICES * DEVICE_BYTES, "layout");
 
 /* Hex digit values of lowercase hex, 16 (never a digit) for anything else. */
 static const uint8_t HEX[256] = {
@@ -143,9 +152,21 @@ static double malloc_size(const struct sw_csv_field *f) {
   return __builtin_nan("");
 }
 
+/* Rows kept by each half of a split pass, told every KEPT_STEP rows: once
+ * the two together pass the row budget, the pass is over budget, whatever
+ * the join would make of them, and neither keeps more (on a 1 GB log each
+ * half would otherwise fill its arrays for nothing). */
+struct kept_count {
+  _Atomic uint64_t n[2];
+  uint64_t budget;
+};
+#define KEPT_STEP 4096
+
 struct pass {
   struct sw_csv_scan scan; /* first: the framer hands take_row this */
   struct sw_leak_scan_args *a;
+  struct kept_count *kept; /* a split pass's, where the budget is the cap */
+  int side;
   uint8_t device_len[MAX_DEVICES];
   /* The last row's Device Id and its index: rows come in runs of one. */
   int last_device;
@@ -204,6 +225,12 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
   if (id != id) return true;
   if (malloc_row || free_row) {
     if (a->overflow) return true;
+    if (a->window_devices) {
+      /* A device first seen after the first pass (the log grew) has none. */
+      if ((uint32_t)k >= a->window_devices) return true;
+      const double *w = a->windows + 3 * k;
+      if (!(id >= w[0] && id <= (malloc_row ? w[1] : w[2]))) return true;
+    }
     struct sw_csv_field pf = sw_csv_field_of(r, a->col[C_PTR]);
     double key;
     if (!ptr_key(&pf, &key)) return false;
@@ -212,6 +239,13 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
       if (a->cap < a->budget) return false;
       a->overflow = 1;
       return true;
+    }
+    if (p->kept && n % KEPT_STEP == 0) {
+      atomic_store_explicit(&p->kept->n[p->side], n, memory_order_relaxed);
+      if (n + atomic_load_explicit(&p->kept->n[!p->side], memory_order_relaxed) > p->kept->budget) {
+        a->overflow = 1;
+        return true;
+      }
     }
     a->kind[n] = malloc_row ? 1 : 2;
     a->device[n] = (uint32_t)k;
@@ -258,6 +292,10 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
 /* A pass over `a`'s file, its rows framed by csv_frame.c. */
 static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
   *p = (struct pass){.a = a, .last_device = -3};
+  /* Devices given in (a later pass's, the first pass's devices in order)
+   * keep their indices, in both halves. */
+  for (uint32_t k = 0; k < a->devices && k < MAX_DEVICES; k++)
+    p->device_len[k] = (uint8_t)strnlen((const char *)a->device_names + k * DEVICE_BYTES, DEVICE_BYTES - 1);
   p->scan = (struct sw_csv_scan){.fd = a->fd, .take = take_row, .ctx = p, .limit = UINT64_MAX};
 }
 
@@ -308,7 +346,7 @@ static struct half *half_new(const struct sw_leak_scan_args *a, uint64_t split) 
   struct sw_leak_scan_args *b = &h->args;
   *b = *a;
   b->rows_kept = b->marks = b->data_rows = b->bytes = 0;
-  b->overflow = b->devices = 0;
+  b->overflow = 0; /* b->devices: those given in, as a's */
   uint64_t rows = a->cap < a->budget / 2 + 1 ? a->cap : a->budget / 2 + 1;
   size_t n = rows ? rows : 1, m = a->mark_cap ? a->mark_cap : 1;
   b->kind = malloc(n);
@@ -367,6 +405,8 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
     map[k] = j < a->devices ? (int)j : (int)devices++;
   }
   uint64_t total = a->rows_kept + b->rows_kept;
+  /* The halves together passed the budget (struct kept_count). */
+  if (b->overflow) a->overflow = 1;
   if (devices > MAX_DEVICES || a->marks + b->marks > a->mark_cap) return false;
   if (!a->overflow && total > a->cap && a->cap < a->budget) return false;
   for (uint32_t k = 0; k < b->devices; k++) {
@@ -414,7 +454,7 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
 SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kind, uint32_t *device, double *id,
                                        double *ptr, double *size, double *row_offset, uint32_t *line,
                                        uint32_t *mark_device, double *mark_id, const uint8_t *event_type,
-                                       const uint8_t *mstx) {
+                                       const uint8_t *mstx, const double *windows) {
   /* Arrays come as arguments: a grant of this library alone may pass them
    * so, not as pointers written into the struct. */
   a->kind = kind;
@@ -428,6 +468,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   a->mark_id = mark_id;
   a->event_type = event_type;
   a->mstx = mstx;
+  a->windows = windows;
   for (int c = 0; c < C_COUNT; c++)
     if (a->col[c] >= SW_CSV_MAX_SEPS) return SW_LEAK_FALLBACK;
   if (!sw_csv_ascii(a->event_type, a->event_type + a->event_type_len) || !sw_csv_ascii(a->mstx, a->mstx + a->mstx_len))
@@ -451,6 +492,11 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     }
     if (h) p.scan.limit = split;
   }
+  struct kept_count kept = {.budget = a->budget};
+  if (h && a->cap >= a->budget) {
+    p.kept = h->pass.kept = &kept;
+    h->pass.side = 1;
+  }
   int32_t result = scan_range(&p, a->offset, a->first_line);
   if (h) {
     pthread_join(thread, NULL);
@@ -460,6 +506,8 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     bool joined = result == SW_LEAK_DONE && s->stopped && s->next == h->from &&
                   h->result == SW_LEAK_DONE && join_halves(&p, h, s->next_line);
     if (!joined && result == SW_LEAK_DONE && s->stopped) {
+      /* Alone from here: the second half's rows are counted again. */
+      p.kept = NULL;
       s->limit = UINT64_MAX;
       s->stopped = false;
       result = scan_range(&p, s->next, s->next_line);
