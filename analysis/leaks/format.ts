@@ -42,6 +42,8 @@ export function pythonFloat(x: number): string {
  */
 export function shownText(text: string): string {
   return text.replace(
+    // Control characters are what this finds.
+    // deno-lint-ignore no-control-regex
     /[\x00-\x1f\x7f-\x9f\u2028\u2029]/g,
     (c) => {
       const code = c.charCodeAt(0);
