@@ -19,7 +19,7 @@ import type {
   SnapshotSummary,
 } from "../analysis/snapshot/convert.ts";
 import { createSnapshotFileNative } from "../analysis/snapshot/native.ts";
-import { partFileOf } from "../analysis/snapshot/file.ts";
+import { removePartsInProgress } from "../analysis/snapshot/file.ts";
 import { nativeSnapshotAllowed } from "../ffi/bindings.ts";
 
 /** A mistake in the command line or the input, said in one line. */
@@ -50,18 +50,15 @@ const VALUED = [
 ];
 
 /**
- * Until disposed, Ctrl-C or a kill removes the part file of `output` and
+ * Until disposed, Ctrl-C or a kill removes the part file being written and
  * ends the command as the signal would have (128 + its number): Deno ends
  * on a signal without running `finally` blocks, which left the part file.
  */
-function removingPartOnSignal(output: string): Disposable {
-  const { part } = partFileOf(output);
+function removingPartOnSignal(): Disposable {
   const handlers = ([["SIGINT", 130], ["SIGTERM", 143]] as const).map(
     ([signal, code]) => {
       const stop = () => {
-        try {
-          Deno.removeSync(part);
-        } catch { /* not made yet, or gone */ }
+        removePartsInProgress();
         Deno.exit(code);
       };
       Deno.addSignalListener(signal, stop);
@@ -143,7 +140,7 @@ export async function snapshotCli(
   // Opened here for its refusals (missing, unreadable, not a file); the
   // converter reads the path it names.
   using log = await openEventLog(input);
-  using _ = removingPartOnSignal(output);
+  using _ = removingPartOnSignal();
   let summary;
   let bytes: number;
   try {

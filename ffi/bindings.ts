@@ -1064,7 +1064,7 @@ export async function rowsAt(
   offsets: Float64Array,
   maxRow: number,
 ): Promise<RowsAtResult> {
-  const args = new Uint8Array(48);
+  const args = new Uint8Array(56);
   const v = new DataView(args.buffer);
   v.setInt32(0, fd, true);
   v.setBigUint64(8, BigInt(offsets.length), true);
@@ -1074,9 +1074,11 @@ export async function rowsAt(
   for (;;) {
     const first = Number(v.getBigUint64(16, true));
     const bytes = new Uint8Array(room);
-    const ends = new Uint32Array(offsets.length - first);
+    // Rows of a batch: a thousand or so fill 1 MiB; the rest wait.
+    const ends = new Uint32Array(Math.min(offsets.length - first, 8192));
     v.setBigUint64(24, BigInt(room), true);
     v.setBigUint64(40, 0n, true);
+    v.setBigUint64(48, BigInt(ends.length), true);
     const status = await callsOf(leakSymbols).stompwatch_rows_at(
       args,
       offsets,

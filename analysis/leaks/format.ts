@@ -30,9 +30,11 @@ export function pythonFloat(x: number): string {
 
 /**
  * Text from the log as a terminal may show it: control characters (C0, DEL,
- * C1, the line and paragraph separators) as `\xNN` or `\uNNNN`, so that a
- * Device Id or Ptr in a crafted log cannot move the cursor, recolour the
- * terminal or end a line. Any other text is as written.
+ * C1, the line and paragraph separators) and the bidirectional marks as
+ * `\xNN` or `\uNNNN`, and a backslash as `\\`, so that a Device Id or Ptr
+ * in a crafted log can neither drive the terminal (move the cursor,
+ * recolour it, end a line) nor pass for other text. Any other text is as
+ * written.
  *
  * @example
  * ```ts
@@ -44,10 +46,12 @@ export function shownText(text: string): string {
   return text.replace(
     // Control characters are what this finds.
     // deno-lint-ignore no-control-regex
-    /[\x00-\x1f\x7f-\x9f\u2028\u2029]/g,
+    /[\x00-\x1f\x7f-\x9f\\\u200e\u200f\u2028-\u202e\u2066-\u2069]/g,
     (c) => {
       const code = c.charCodeAt(0);
-      return code > 0xff
+      return c === "\\"
+        ? "\\\\"
+        : code > 0xff
         ? `\\u${code.toString(16)}`
         : `\\x${code.toString(16).padStart(2, "0")}`;
     },

@@ -222,9 +222,12 @@ export async function readMemscopeCsv(
   const feed = new RowFeed(options, label, onRow);
   using opened = await openSource(source);
   const file = opened.file;
-  // Reads end early, not in an error, where the file was cut meanwhile.
-  const sizeAtStart = await file.seek(0, Deno.SeekMode.End);
-  await file.seek(0, Deno.SeekMode.Start);
+  // Reads end early, not in an error, where the file was cut meanwhile. A
+  // stream that cannot seek (a library caller's pipe) cannot be cut.
+  const sizeAtStart = await file.seek(0, Deno.SeekMode.End).then(
+    async (size) => (await file.seek(0, Deno.SeekMode.Start), size),
+    () => 0,
+  );
   const loop = feed.loop();
   // The next chunk is read while this one is scanned.
   let pending: Promise<number | null> = file.read(loop.target(0));

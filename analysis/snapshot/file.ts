@@ -55,6 +55,21 @@ export async function createNewFile<T>(
   write: (file: Deno.FsFile, part: string) => T | Promise<T>,
 ): Promise<T> {
   const { dir, part } = partFileOf(path);
+  // Taken before anything is awaited: a write begun meanwhile picks another.
+  partsInProgress.add(part);
+  try {
+    return await writePart(path, { dir, part }, write);
+  } finally {
+    partsInProgress.delete(part);
+  }
+}
+
+/** createNewFile's work, once `part` is this call's own. */
+async function writePart<T>(
+  path: string,
+  { dir, part }: { dir: string; part: string },
+  write: (file: Deno.FsFile, part: string) => T | Promise<T>,
+): Promise<T> {
   if (await exists(path, dir)) {
     throw new Deno.errors.AlreadyExists(
       `Cannot write ${path}: a file of that name exists and is never replaced; pick a new name`,
@@ -62,8 +77,8 @@ export async function createNewFile<T>(
   }
   let file: Deno.FsFile;
   try {
-    // A part of this name is left by an earlier process of the same pid
-    // that was killed: this process owns the name now.
+    // A part of this name that this process is not writing was left by an
+    // earlier process of the same pid, killed: the name is this one's now.
     await Deno.remove(part).catch(() => {});
     file = await Deno.open(part, { write: true, createNew: true, mode: 0o600 });
   } catch (e) {
@@ -93,10 +108,35 @@ export async function createNewFile<T>(
   }
 }
 
+/** Part files this process is writing now, each name once. */
+const partsInProgress = new Set<string>();
+
+/**
+ * Removes the part files this process is writing: for a command stopped by
+ * a signal, which ends without running `finally` blocks.
+ *
+ * @example
+ * ```ts
+ * import { removePartsInProgress } from "./file.ts";
+ * Deno.addSignalListener("SIGINT", () => {
+ *   removePartsInProgress();
+ *   Deno.exit(130);
+ * });
+ * ```
+ */
+export function removePartsInProgress(): void {
+  for (const part of partsInProgress) {
+    try {
+      Deno.removeSync(part);
+    } catch { /* linked and removed already */ }
+  }
+}
+
 /**
  * Where `path` is written first: a hidden part file beside it, named after
  * it and this process; a shorter name where that one would pass the 255
- * bytes a file name may have.
+ * bytes a file name may have; a number added while this process writes a
+ * part of that name already.
  *
  * @example
  * ```ts
@@ -107,12 +147,14 @@ export async function createNewFile<T>(
 export function partFileOf(path: string): { dir: string; part: string } {
   const slash = path.lastIndexOf("/");
   const dir = slash < 0 ? "." : path.slice(0, slash) || "/";
-  const name = `.${path.slice(slash + 1)}.${Deno.pid}.part`;
-  const fits = new TextEncoder().encode(name).length <= 255;
-  return {
-    dir,
-    part: `${dir}/${fits ? name : `.stompwatch.${Deno.pid}.part`}`,
-  };
+  const name = `.${path.slice(slash + 1)}.${Deno.pid}`;
+  const fits = new TextEncoder().encode(name).length <= 240;
+  const stem = `${dir}/${fits ? name : `.stompwatch.${Deno.pid}`}`;
+  // Two writes at once in this process (one path twice, or two long names
+  // in one directory) never share a part file.
+  let part = `${stem}.part`;
+  for (let n = 1; partsInProgress.has(part); n++) part = `${stem}.${n}.part`;
+  return { dir, part };
 }
 
 /** Why a file cannot be made in `dir`, from the error of trying. */

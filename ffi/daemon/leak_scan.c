@@ -167,6 +167,7 @@ struct pass {
   struct sw_leak_scan_args *a;
   struct kept_count *kept; /* a split pass's, where the budget is the cap */
   int side;
+  bool over_by_count; /* `kept` set a->overflow */
   uint8_t device_len[MAX_DEVICES];
   /* The last row's Device Id and its index: rows come in runs of one. */
   int last_device;
@@ -244,6 +245,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
       atomic_store_explicit(&p->kept->n[p->side], n, memory_order_relaxed);
       if (n + atomic_load_explicit(&p->kept->n[!p->side], memory_order_relaxed) > p->kept->budget) {
         a->overflow = 1;
+        p->over_by_count = true;
         return true;
       }
     }
@@ -393,7 +395,8 @@ static void *copy_plain(void *arg) {
  */
 static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   struct sw_leak_scan_args *a = p->a, *b = &h->args;
-  /* Every refusal first: a refused join leaves the first half as it was. */
+  /* Every refusal first: a refused join leaves the first half as it was,
+   * but for an overflow the two halves' counts showed, which stands. */
   int map[MAX_DEVICES];
   uint32_t devices = a->devices;
   for (uint32_t k = 0; k < b->devices; k++) {
@@ -415,7 +418,6 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
     p->device_len[map[k]] = h->pass.device_len[k];
   }
   a->devices = devices;
-  if (a->marks + b->marks > a->mark_cap) return false;
   for (uint64_t i = 0; i < b->marks; i++) {
     a->mark_device[a->marks] = (uint32_t)map[b->mark_device[i]];
     a->mark_id[a->marks++] = b->mark_id[i];
@@ -483,19 +485,21 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
    * and the first thread reads on alone. */
   struct half *h = NULL;
   pthread_t thread;
+  const uint32_t given = a->devices;
+  struct kept_count kept = {.budget = a->budget};
   if (file_size > a->offset && file_size - a->offset >= SPLIT_MIN) {
     uint64_t split = sw_csv_split_point(a->fd, a->offset + (file_size - a->offset) / 2);
     if (split) h = half_new(a, split);
+    if (h && a->cap >= a->budget) {
+      p.kept = h->pass.kept = &kept;
+      h->pass.side = 1;
+    }
     if (h && pthread_create(&thread, NULL, half_main, h) != 0) {
       half_free(h);
       h = NULL;
+      p.kept = NULL;
     }
     if (h) p.scan.limit = split;
-  }
-  struct kept_count kept = {.budget = a->budget};
-  if (h && a->cap >= a->budget) {
-    p.kept = h->pass.kept = &kept;
-    h->pass.side = 1;
   }
   int32_t result = scan_range(&p, a->offset, a->first_line);
   if (h) {
@@ -505,7 +509,16 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     if (result == SW_LEAK_DONE && (h->result == SW_SCAN_CUT || h->result < 0)) result = h->result;
     bool joined = result == SW_LEAK_DONE && s->stopped && s->next == h->from &&
                   h->result == SW_LEAK_DONE && join_halves(&p, h, s->next_line);
-    if (!joined && result == SW_LEAK_DONE && s->stopped) {
+    if (!joined && result == SW_LEAK_DONE && s->stopped && p.over_by_count && s->next != h->from) {
+      /* The second half began inside a quoted field: the rows it counted
+       * were not rows, and the overflow they made is no fact. Read the file
+       * again, alone (a quoted newline across the middle is rare). */
+      a->rows_kept = a->marks = a->data_rows = 0;
+      a->overflow = 0;
+      a->devices = given;
+      pass_init(&p, a);
+      result = scan_range(&p, a->offset, a->first_line);
+    } else if (!joined && result == SW_LEAK_DONE && s->stopped) {
       /* Alone from here: the second half's rows are counted again. */
       p.kept = NULL;
       s->limit = UINT64_MAX;

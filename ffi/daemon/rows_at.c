@@ -34,11 +34,12 @@ struct sw_rows_at_args {
   uint64_t cap;     /* bytes of out */
   uint64_t max_row; /* a row longer than this answers ROWS_TOO_LONG */
   uint64_t need;    /* out, with ROWS_FULL and nothing copied: room the next row needs */
+  uint64_t ends;    /* room in ends: rows one call copies at most */
 };
 
 _Static_assert(offsetof(struct sw_rows_at_args, done) == 16, "layout");
 _Static_assert(offsetof(struct sw_rows_at_args, need) == 40, "layout");
-_Static_assert(sizeof(struct sw_rows_at_args) == 48, "layout");
+_Static_assert(sizeof(struct sw_rows_at_args) == 56, "layout");
 
 struct copy_job {
   struct sw_rows_at_args *a;
@@ -82,8 +83,8 @@ static void copy_rows(void *arg) {
       a->status = ROWS_TOO_LONG;
       return;
     }
-    if (end - at > a->cap - used) {
-      if (a->done == first) a->need = end - at;
+    if (end - at > a->cap - used || a->done - first == a->ends) {
+      if (a->done == first && a->ends) a->need = end - at;
       a->status = ROWS_FULL;
       return;
     }

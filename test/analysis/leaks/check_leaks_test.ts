@@ -245,7 +245,8 @@ Deno.test("check_leaks checks each device on its own and skips N/A", async () =>
 });
 
 Deno.test("check_leaks prints the control characters of a crafted Device Id, Ptr and ID as escapes, never raw", async () => {
-  const dev = '"0\x1b[2J"';
+  // A real ESC, then the text of one (a backslash), then a bidi override.
+  const dev = '"0\x1b[2J\\x1b\u202e"';
   const r = await check([
     mark(10, dev),
     mark(20, dev),
@@ -253,12 +254,13 @@ Deno.test("check_leaks prints the control characters of a crafted Device Id, Ptr
     `12\t,MALLOC,HAL,N/A,12000,10,11,${dev},"0x1\x1b]0;x\x07",` +
     `"{size:${MB}}",,`,
   ]);
-  assert.deepEqual(r.devices.map((d) => d.device), ["0\x1b[2J"]);
+  assert.deepEqual(r.devices.map((d) => d.device), ["0\x1b[2J\\x1b\u202e"]);
   const lines = formatCheckLeaks(r);
+  const shown = "0\\x1b[2J\\\\x1b\\u202e";
   assert.deepEqual(lines, [
-    analyzing("0\\x1b[2J"),
+    analyzing(shown),
     ...RESULTS,
-    "====== ERROR: Detected memory leaks on device 0\\x1b[2J ======",
+    `====== ERROR: Detected memory leaks on device ${shown} ======`,
     "Direct Hal memory leak of 1.0 Mb(s) at 0x1\\x1b]0;x\\x07 in Index 12\\x09.",
   ]);
 });
@@ -493,6 +495,45 @@ Deno.test("check_leaks counts each memory row once against the budget when its s
   });
   assert.equal(tight.passes, 1);
   assert.deepEqual(tight, one);
+});
+
+Deno.test("check_leaks does not count against its budget the rows its second thread framed inside a quoted field across the middle", async () => {
+  // 37 MB: 13k real MALLOC rows, then one op row whose quoted Call Stack
+  // holds 9k lines that look like MALLOC rows and straddles the middle,
+  // where the second thread begins. 13k rows fit a budget of 16,384.
+  const hex = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
+  const op = (id: number) =>
+    `${id},OP_LAUNCH,ATEN_START,aten.mm,${id}000,10,11,0,N/A,,,`;
+  const pad = (bytes: number, from: number) => {
+    const out: string[] = [];
+    for (let n = 0, id = from; n < bytes; n += out.at(-1)!.length + 1) {
+      out.push(op(id++));
+    }
+    return out;
+  };
+  const fake = Array.from({ length: 9000 }, (_, i) => {
+    const id = 100_000 + i;
+    return `${id},MALLOC,HAL,N/A,${id}000,10,11,0,${
+      hex(0x9000000 + id * 256)
+    },{size:1},,`;
+  }).join("\n");
+  const before = [mark(1), mark(900_000), mark(950_000)].concat(
+    pad(17 << 20, 2_000_000),
+  );
+  for (let id = 1000; id < 14_000; id++) {
+    before.push(malloc(id, hex(0x100000 + id * 256), 1));
+  }
+  const straddle =
+    `7,OP_LAUNCH,ATEN_START,aten.mm,7000,10,11,0,N/A,,,"${fake}"`;
+  const at = HEADER.length + 1 + before.join("\n").length + 1 + 51;
+  const after = pad(at - fake.length + 40_000, 5_000_000);
+  const path = tempLog(before.concat([straddle], after));
+  const size = Deno.statSync(path).size;
+  assert.ok(size > 33 << 20 && at < size / 2 && size / 2 < at + fake.length);
+  for (const rowBudget of [2_000_000, 16_384]) {
+    const r = await checkLeaksFile(path, { mstxInfo: "step", rowBudget });
+    assert.deepEqual([r.passes, r.leakCount], [1, 13_000], `${rowBudget}`);
+  }
 });
 
 Deno.test("check_leaks on the real compare example, with three marks added around its step", async () => {

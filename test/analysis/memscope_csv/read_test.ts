@@ -252,8 +252,10 @@ Deno.test("memscope_csv reads rows back at the offsets it reported", async () =>
   }
   const path = tempFile(text);
   const offsets = new Map<number, number>();
+  const every: number[] = [];
   await readMemscopeCsv(path, (r) => {
     if (r.id % 997 === 0) offsets.set(r.offset, r.id);
+    every.push(r.offset);
   });
   using log = await openEventLog(path);
   for (const source of [path, log]) {
@@ -267,6 +269,10 @@ Deno.test("memscope_csv reads rows back at the offsets it reported", async () =>
       seen,
       [...offsets].map(([off, id]) => `${off}:m${id}`),
     );
+    // Every row: more rows than one native batch holds.
+    const names: string[] = [];
+    await readMemscopeRowsAt(source, every, (r) => names.push(r.name));
+    assert.deepEqual(names, every.map((_, i) => `m${i + 1}`));
   }
 });
 

@@ -293,6 +293,28 @@ Deno.test("a snapshot file is made over a part file an earlier process of the sa
     /a file of that name exists and is never replaced/,
   );
   assert.equal(Deno.readTextFileSync(path), "{}");
+
+  // Two writes at once in one process: of one path, one wins whole and the
+  // other is refused; of two names too long for their own part names, both.
+  const write = (to: string, text: string) =>
+    createNewFile(to, async (file) => {
+      await new Promise((r) => setTimeout(r, 20));
+      file.writeSync(new TextEncoder().encode(text));
+    });
+  const both = await Promise.allSettled([
+    write(`${dir}/t.json`, "first"),
+    write(`${dir}/t.json`, "second"),
+  ]);
+  assert.deepEqual(both.map((r) => r.status).sort(), ["fulfilled", "rejected"]);
+  const won = both[0].status === "fulfilled" ? "first" : "second";
+  assert.equal(Deno.readTextFileSync(`${dir}/t.json`), won);
+  const [a, b] = ["a", "b"].map((c) => `${dir}/${c.repeat(245)}`);
+  await Promise.all([write(a, "a"), write(b, "b")]);
+  assert.deepEqual([a, b].map((f) => Deno.readTextFileSync(f)), ["a", "b"]);
+  assert.deepEqual(
+    [...Deno.readDirSync(dir)].filter((e) => e.name.endsWith(".part")),
+    [],
+  );
 });
 
 Deno.test("snapshot stopped by Ctrl-C or a kill while it writes leaves neither the snapshot nor its part file", async () => {
