@@ -467,3 +467,16 @@ Deno.test("memscope_csv says a log was cut while it was read, rather than give t
     );
   }
 });
+
+Deno.test("memscope_csv reads a log from a pipe, which cannot be cut or seek, as from a file", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_csv_" });
+  const text = `${HEADER}\n1,MSTX,Mark,"step",5,1,1,0,N/A,,,\n` +
+    `2,MALLOC,HAL,N/A,6,1,1,0,0x0000124040000000,"{size:64}",,\n`;
+  const fifo = `${dir}/pipe.csv`;
+  new Deno.Command("mkfifo", { args: [fifo] }).outputSync();
+  const writing = Deno.writeTextFile(fifo, text);
+  const ids: number[] = [];
+  await readMemscopeCsv(fifo, (r) => ids.push(r.id));
+  await writing;
+  assert.deepEqual(ids, [1, 2]);
+});
