@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { shownText } from "../analysis/shown_text.ts";
 import { parseCommandArgs } from "./_args.ts";
 // Straight from the files, not the folder's face (which also holds the
 // daemon's live leak tracking): a command loads only what it runs.
@@ -22,7 +23,7 @@ const CLI_NAMES: OptionNames = {
   startIndex: "--start-index",
   eventType: "--event-type",
   maxLeaks: "--max-leaks",
-  show: (v) => String(v),
+  show: (v) => shownText(String(v)),
   numbersAsText: true,
 };
 

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { shownText } from "../analysis/shown_text.ts";
 import { parseCommandArgs } from "./_args.ts";
 // Straight from the files, not the folders' faces: a command loads only
 // what it runs (the TypeScript converter only where the native one may not
@@ -171,7 +172,9 @@ export async function snapshotCli(
     throw e;
   }
   const lines = [
-    `stompwatch: wrote ${output}: ${summary.entries} trace entries, ${summary.segments} live segment${
+    `stompwatch: wrote ${
+      shownText(output)
+    }: ${summary.entries} trace entries, ${summary.segments} live segment${
       summary.segments === 1 ? "" : "s"
     }, ${summary.devices} device${summary.devices === 1 ? "" : "s"}${
       summary.cpuDevice !== undefined

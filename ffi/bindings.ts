@@ -921,10 +921,11 @@ export interface LeakScanInput {
   mstxInfo: string;
   /**
    * A pass after the first: the first pass's devices, in order (they keep
-   * their indices), and each one's window as A, B, C (NaN: none); only
-   * memory rows inside a window are kept.
+   * their indices), each one's window as A, B, C (NaN: none), and where the
+   * first pass's rows ended; only memory rows inside a window are kept, and
+   * no row from `end` on.
    */
-  windows?: { devices: readonly string[]; abc: Float64Array };
+  windows?: { devices: readonly string[]; abc: Float64Array; end: number };
 }
 
 /** What {@link leakScan} found; `fallback`: run the TypeScript pass. */
@@ -942,7 +943,7 @@ export interface LeakScanResult {
 
 const LEAK_DEVICE_BYTES = 64;
 /** leak_scan.c's offset of the device names, and the size of its arguments. */
-const LEAK_NAMES_AT = 232;
+const LEAK_NAMES_AT = 240;
 const LEAK_ARGS_SIZE = LEAK_NAMES_AT + 256 * LEAK_DEVICE_BYTES;
 
 /** csv_frame.h SW_SCAN_CUT: the log got shorter while a pass read it. */
@@ -987,6 +988,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
   if (windows) {
     v.setUint32(212, windows.devices.length, true);
     v.setUint32(216, windows.devices.length, true);
+    v.setBigUint64(232, BigInt(windows.end), true);
     windows.devices.forEach((d, k) =>
       args.set(encoder.encode(d), LEAK_NAMES_AT + k * LEAK_DEVICE_BYTES)
     );

@@ -134,7 +134,7 @@ export async function nativeFirstPass(
 export async function nativeWindowPass(
   source: EventLogSource,
   options: CheckedOptions,
-  { devices, spare }: Pick<FirstPass, "devices" | "spare">,
+  { devices, spare, summary }: Pick<FirstPass, "devices" | "spare" | "summary">,
   windows: Map<number, Window>,
 ): Promise<LeakRows | undefined> {
   if (typeof source === "string") return undefined;
@@ -143,7 +143,9 @@ export async function nativeWindowPass(
   const abc = new Float64Array(devices.length * 3).fill(NaN);
   for (const [k, w] of windows) abc.set([w.a, w.b, w.c], 3 * k);
   spare.clear();
-  const pass = await scan(source, fd, options, spare, { devices, abc });
+  // As far as the first pass read: a log still written has grown since.
+  const end = summary.bytes;
+  const pass = await scan(source, fd, options, spare, { devices, abc, end });
   if (pass === undefined || pass.found.fallback || pass.found.overflow) {
     return undefined;
   }

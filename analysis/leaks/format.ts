@@ -4,6 +4,7 @@
  * @module
  */
 import type { CheckLeaksResult } from "./result.ts";
+import { shownText } from "../shown_text.ts";
 
 /**
  * A float as Python's `str()` writes it (`18.0`, `1.9073486328125e-06`): the
@@ -26,36 +27,6 @@ export function pythonFloat(x: number): string {
   }
   const s = String(x);
   return s.includes(".") || s.includes("e") ? s : `${s}.0`;
-}
-
-/**
- * Text from the log as a terminal may show it: control characters (C0, DEL,
- * C1, the line and paragraph separators) and the bidirectional marks as
- * `\xNN` or `\uNNNN`, and a backslash as `\\`, so that a Device Id or Ptr
- * in a crafted log can neither drive the terminal (move the cursor,
- * recolour it, end a line) nor pass for other text. Any other text is as
- * written.
- *
- * @example
- * ```ts
- * import { shownText } from "./format.ts";
- * shownText("0\x1b[2J"); // "0\\x1b[2J"
- * ```
- */
-export function shownText(text: string): string {
-  return text.replace(
-    // Control characters are what this finds.
-    // deno-lint-ignore no-control-regex
-    /[\x00-\x1f\x7f-\x9f\\\u200e\u200f\u2028-\u202e\u2066-\u2069]/g,
-    (c) => {
-      const code = c.charCodeAt(0);
-      return c === "\\"
-        ? "\\\\"
-        : code > 0xff
-        ? `\\u${code.toString(16)}`
-        : `\\x${code.toString(16).padStart(2, "0")}`;
-    },
-  );
 }
 
 /**

@@ -54,6 +54,12 @@ export async function createNewFile<T>(
   path: string,
   write: (file: Deno.FsFile, part: string) => T | Promise<T>,
 ): Promise<T> {
+  const name = path.slice(path.lastIndexOf("/") + 1);
+  if (name === "" || name === "." || name === "..") {
+    throw new Error(
+      `Cannot write ${path}: it names a directory, not a file; name a new file in it`,
+    );
+  }
   const { dir, part } = partFileOf(path);
   // Taken before anything is awaited: a write begun meanwhile picks another.
   partsInProgress.add(part);
@@ -170,7 +176,34 @@ function placeRefusal(e: unknown, dir: string): string {
   if (e instanceof Deno.errors.NotCapable) {
     return `stompwatch does not write files in ${dir} (devices and system places are refused); name a new file in a directory of your own`;
   }
-  return (e as Error).message.split("\n")[0].replace(/: open '.*$/, "");
+  return systemReason(e);
+}
+
+/**
+ * What the system said, as the end of a sentence: without Deno's
+ * `(os error N)` and the call and path it adds, and with what to do where
+ * that is plain.
+ *
+ * @example
+ * ```ts
+ * import { systemReason } from "./file.ts";
+ * systemReason(new Error("No space left on device (os error 28)"));
+ * // "no space left on device; free some space or pick another place"
+ * ```
+ */
+export function systemReason(e: unknown): string {
+  const text = String((e as Error)?.message ?? e).split("\n")[0]
+    .replace(/: (open|lstat|write|link) '.*$/, "")
+    .replace(/ \(os error \d+\)$/, "");
+  const reason = text.charAt(0).toLowerCase() + text.slice(1);
+  const advice = /no space left|quota/i.test(text)
+    ? "free some space or pick another place"
+    : /read-only file system/i.test(text)
+    ? "pick a place that can be written"
+    : /file name too long/i.test(text)
+    ? "pick a shorter name"
+    : "";
+  return advice ? `${reason}; ${advice}` : reason;
 }
 
 /** Whether `path` names something; only "not found" means no. */

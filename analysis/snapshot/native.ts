@@ -14,7 +14,7 @@ import {
 } from "../../ffi/bindings.ts";
 import { MemscopeCsvError } from "../memscope_csv/header.ts";
 import type { SnapshotOptions, SnapshotSummary } from "./convert.ts";
-import { createNewFile } from "./file.ts";
+import { createNewFile, systemReason } from "./file.ts";
 
 /**
  * Creates the snapshot file `path` of the event logs `inputs` (one, or
@@ -63,10 +63,15 @@ export async function createSnapshotFileNative(
       ? await convertSnapshotNativeAsync(req)
       : convertSnapshotNative(req);
     if (!r.ok) {
+      // The converter writes the part file: the file it stands for is
+      // named here, with what the system said.
+      const io = /^Cannot write the snapshot: (.*)$/.exec(r.message);
       throw r.kind === "csv"
         ? new MemscopeCsvError(r.message)
         : r.kind === "range"
         ? new RangeError(r.message)
+        : io
+        ? new Error(`Cannot write ${path}: ${systemReason(new Error(io[1]))}`)
         : new Error(r.message);
     }
     return { summary: r.summary, bytes: r.bytes };

@@ -70,6 +70,9 @@ struct sw_leak_scan_args {
    * names), so that each keeps its index. */
   uint32_t window_devices, unused;
   const double *windows;
+  /* Rows starting here or later are not read (0: to the end): a later
+   * pass reads the file as far as the first did, however it grew since. */
+  uint64_t end;
   uint8_t device_names[MAX_DEVICES * DEVICE_BYTES];
 };
 
@@ -83,8 +86,9 @@ _Static_assert(offsetof(struct sw_leak_scan_args, mstx) == 160, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, rows_kept) == 176, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, overflow) == 208, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, window_devices) == 216, "layout");
-_Static_assert(offsetof(struct sw_leak_scan_args, device_names) == 232, "layout");
-_Static_assert(sizeof(struct sw_leak_scan_args) == 232 + MAX_DEVICES * DEVICE_BYTES, "layout");
+_Static_assert(offsetof(struct sw_leak_scan_args, end) == 232, "layout");
+_Static_assert(offsetof(struct sw_leak_scan_args, device_names) == 240, "layout");
+_Static_assert(sizeof(struct sw_leak_scan_args) == 240 + MAX_DEVICES * DEVICE_BYTES, "layout");
 
 /* Hex digit values of lowercase hex, 16 (never a digit) for anything else. */
 static const uint8_t HEX[256] = {
@@ -298,7 +302,7 @@ static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
    * keep their indices, in both halves. */
   for (uint32_t k = 0; k < a->devices && k < MAX_DEVICES; k++)
     p->device_len[k] = (uint8_t)strnlen((const char *)a->device_names + k * DEVICE_BYTES, DEVICE_BYTES - 1);
-  p->scan = (struct sw_csv_scan){.fd = a->fd, .take = take_row, .ctx = p, .limit = UINT64_MAX};
+  p->scan = (struct sw_csv_scan){.fd = a->fd, .take = take_row, .ctx = p, .limit = a->end ? a->end : UINT64_MAX};
 }
 
 /* Frames the rows from `from` (a row start, on line `line`) on; see
@@ -521,7 +525,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     } else if (!joined && result == SW_LEAK_DONE && s->stopped) {
       /* Alone from here: the second half's rows are counted again. */
       p.kept = NULL;
-      s->limit = UINT64_MAX;
+      s->limit = a->end ? a->end : UINT64_MAX;
       s->stopped = false;
       result = scan_range(&p, s->next, s->next_line);
     }

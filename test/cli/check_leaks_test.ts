@@ -180,6 +180,10 @@ Deno.test("check-leaks refuses each bad input with one line that says what to do
       /Invalid --event-type value: GPU; use one of HAL, PTA, ATB, MINDSPORE, HOST, HOST_PINNED/,
     ],
     [
+      ["--input", LEAKY, ...step, "--event-type", "\x1b[2J"],
+      /Invalid --event-type value: \\x1b\[2J; use one of /,
+    ],
+    [
       ["--input", LEAKY, ...step, "--verbose"],
       /Unknown option: --verbose; check-leaks takes --input, /,
     ],

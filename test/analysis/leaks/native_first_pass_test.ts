@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { firstPass } from "../../../analysis/leaks/_first_pass.ts";
-import { nativeFirstPass } from "../../../analysis/leaks/_native_first_pass.ts";
+import {
+  nativeFirstPass,
+  nativeWindowPass,
+} from "../../../analysis/leaks/_native_first_pass.ts";
 import { checkOptions } from "../../../analysis/leaks/options.ts";
 import {
   MEMSCOPE_HEADER,
@@ -205,4 +208,38 @@ Deno.test("the native first pass leaves to the TypeScript pass what it cannot re
     const { native } = await bothPasses(path, { mstxInfo: "step" });
     assert.equal(native, undefined);
   }
+});
+
+Deno.test("the native pass over the windows reads a log as far as the first pass read it, however it grew since", async () => {
+  const ptr = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
+  const rows = [mark(10), mark(20), mark(30)];
+  for (let id = 11; id < 20; id++) {
+    rows.push(mem("MALLOC", id, ptr(0x1000 * id), '"{size:64}"'));
+  }
+  const path = tempLog([HEADER, ...rows, ""].join("\n"));
+  const checked = checkOptions({ mstxInfo: "step" });
+  using log = await openEventLog(path);
+  const first = (await nativeFirstPass(log, checked))!;
+  assert.equal(first.rows?.length, 9);
+  // Rows of the window written after the first pass.
+  Deno.writeTextFileSync(
+    path,
+    [15, 16, 17].map((id) => mem("MALLOC", id, ptr(0x9000 * id), '"{size:1}"'))
+      .join("\n") + "\n",
+    { append: true },
+  );
+  const windows = new Map([[0, { a: 10, b: 20, c: 30 }]]);
+  const again = await nativeWindowPass(log, checked, first, windows);
+  assert.equal(again?.length, 9);
+  assert.deepEqual([...again!.id.subarray(0, 9)], [
+    11,
+    12,
+    13,
+    14,
+    15,
+    16,
+    17,
+    18,
+    19,
+  ]);
 });

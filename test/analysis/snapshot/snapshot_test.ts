@@ -12,7 +12,11 @@ import {
   workload,
 } from "../../e2e/_harness.ts";
 import { writeMemscopeLog } from "../../../bench/_memscope_gen.ts";
-import { createNewFile, partFileOf } from "../../../analysis/snapshot/file.ts";
+import {
+  createNewFile,
+  partFileOf,
+  systemReason,
+} from "../../../analysis/snapshot/file.ts";
 import { checkSnapshots, FIXTURES, fixtures } from "./_check.ts";
 
 const MiB = 1 << 20;
@@ -230,6 +234,14 @@ Deno.test("snapshot refuses bad input in one line, and never replaces a file", a
       /^stompwatch: Unknown option: --bogus; snapshot takes --input/,
     ],
     [
+      ["--input", path, "-o", `${dir}/..`],
+      /^stompwatch: Cannot write \S+\/\.\.: it names a directory, not a file; name a new file in it$/m,
+    ],
+    [
+      ["--input", path, "-o", `${dir}/${"c".repeat(256)}`],
+      /^stompwatch: Cannot write \S+: file name too long; pick a shorter name$/m,
+    ],
+    [
       ["--input", path, "-o", "/dev/stdout"],
       /^stompwatch: Cannot write \/dev\/stdout: stompwatch does not write files in \/dev \(devices and system places are refused\); name a new file in a directory of your own$/m,
     ],
@@ -266,6 +278,11 @@ Deno.test("snapshot refuses bad input in one line, and never replaces a file", a
     /a file of that name exists and is never replaced; pick a new name/,
   );
   assert.equal(Deno.readTextFileSync(kept), "precious");
+  // A name with a control character is printed escaped.
+  const esc = await snapshot(["--input", path, "-o", `${dir}/e\x1b[2J`]);
+  assert.equal(esc.code, 0, esc.stderr);
+  assert.match(esc.stdout, /^stompwatch: wrote \S+\/e\\x1b\[2J: /);
+  Deno.removeSync(`${dir}/e\x1b[2J`);
   // A name of 250 bytes: its part file takes a shorter name.
   const long = `${dir}/${"n".repeat(243)}.pickle`;
   const named = await snapshot(["--input", path, "-o", long]);
@@ -315,6 +332,27 @@ Deno.test("a snapshot file is made over a part file an earlier process of the sa
     [...Deno.readDirSync(dir)].filter((e) => e.name.endsWith(".part")),
     [],
   );
+});
+
+Deno.test("a file that cannot be written is refused with what the system said and what to do, without Deno's error numbers", () => {
+  const cases: Array<[string, string]> = [
+    [
+      "No space left on device (os error 28)",
+      "no space left on device; free some space or pick another place",
+    ],
+    [
+      "Read-only file system (os error 30): open '/mnt/x'",
+      "read-only file system; pick a place that can be written",
+    ],
+    [
+      "File name too long (os error 36): lstat '/tmp/cccc'",
+      "file name too long; pick a shorter name",
+    ],
+    ["Input/output error (os error 5)", "input/output error"],
+  ];
+  for (const [message, said] of cases) {
+    assert.equal(systemReason(new Error(message)), said);
+  }
 });
 
 Deno.test("snapshot stopped by Ctrl-C or a kill while it writes leaves neither the snapshot nor its part file", async () => {
