@@ -1,7 +1,9 @@
 /**
- * The two rules every file stompwatch writes follows: its name carries the
- * local time as msMemScope stamps its files (`YYYYmmddHHMMSS`), and every
- * byte handed to the file system is written, however few one call takes.
+ * The rules every file stompwatch writes follows: its name carries the
+ * local time as msMemScope stamps its files (`YYYYmmddHHMMSS`), every byte
+ * handed to the file system is written, however few one call takes, and
+ * the hidden part file it is written to first is known to the process, so
+ * that a command stopped by a signal removes it.
  *
  * @module
  */
@@ -43,5 +45,57 @@ export function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
     const n = file.writeSync(bytes.subarray(written));
     if (n <= 0) throw new Error("the file system accepted no bytes");
     written += n;
+  }
+}
+
+/** Part files this process is writing now, each name once. */
+const partsInProgress = new Set<string>();
+
+/**
+ * Marks `part` as a part file this process is writing, until disposed.
+ *
+ * @example
+ * ```ts
+ * import { holdPart } from "./files.ts";
+ * using _ = holdPart("out/.memory_compare.42.part");
+ * ```
+ */
+export function holdPart(part: string): Disposable {
+  partsInProgress.add(part);
+  return { [Symbol.dispose]: () => partsInProgress.delete(part) };
+}
+
+/**
+ * Whether this process is writing `part` now: a second write must take
+ * another name.
+ *
+ * @example
+ * ```ts
+ * import { partHeld } from "./files.ts";
+ * partHeld("out/.s.pickle.42.part"); // false
+ * ```
+ */
+export function partHeld(part: string): boolean {
+  return partsInProgress.has(part);
+}
+
+/**
+ * Removes the part files this process is writing: for a command stopped by
+ * a signal, which ends without running `finally` blocks.
+ *
+ * @example
+ * ```ts
+ * import { removePartsInProgress } from "./files.ts";
+ * Deno.addSignalListener("SIGINT", () => {
+ *   removePartsInProgress();
+ *   Deno.exit(130);
+ * });
+ * ```
+ */
+export function removePartsInProgress(): void {
+  for (const part of partsInProgress) {
+    try {
+      Deno.removeSync(part);
+    } catch { /* linked and removed already */ }
   }
 }

@@ -19,6 +19,7 @@ import {
   rowAt,
 } from "../analysis/compare/columns.ts";
 import { parseCompareInput, parseCompareLevel } from "./compare_options.ts";
+import { removingPartsOnSignal } from "./_signals.ts";
 
 /** Options of {@linkcode runCompare}. */
 export interface RunCompareOptions {
@@ -59,6 +60,7 @@ export async function runCompare(
 ): Promise<CompareResult> {
   const [basePath, comparePath] = parseCompareInput(options.input);
   const levels = parseCompareLevel(options.level);
+  using _ = removingPartsOnSignal();
   using native = await nativeCompare([basePath, comparePath], levels);
   const compared = native ?? compareSteps(
     await readStep(basePath, levels),

@@ -20,7 +20,7 @@ import type {
   SnapshotSummary,
 } from "../analysis/snapshot/convert.ts";
 import { createSnapshotFileNative } from "../analysis/snapshot/native.ts";
-import { removePartsInProgress } from "../analysis/snapshot/file.ts";
+import { removingPartsOnSignal } from "./_signals.ts";
 import { nativeSnapshotAllowed } from "../ffi/bindings.ts";
 
 /** A mistake in the command line or the input, said in one line. */
@@ -49,25 +49,6 @@ const VALUED = [
   "--pid",
   "--max-entries",
 ];
-
-/**
- * Until disposed, Ctrl-C or a kill removes the part file being written and
- * ends the command as the signal would have (128 + its number): Deno ends
- * on a signal without running `finally` blocks, which left the part file.
- */
-function removingPartOnSignal(): Disposable {
-  const handlers = ([["SIGINT", 130], ["SIGTERM", 143]] as const).map(
-    ([signal, code]) => {
-      const stop = () => {
-        removePartsInProgress();
-        Deno.exit(code);
-      };
-      Deno.addSignalListener(signal, stop);
-      return () => Deno.removeSignalListener(signal, stop);
-    },
-  );
-  return { [Symbol.dispose]: () => handlers.forEach((remove) => remove()) };
-}
 
 /** The TypeScript converter, loaded only where the native one may not be. */
 async function convertInTypeScript(
@@ -141,7 +122,7 @@ export async function snapshotCli(
   // Opened here for its refusals (missing, unreadable, not a file); the
   // converter reads the path it names.
   using log = await openEventLog(input);
-  using _ = removingPartOnSignal();
+  using _ = removingPartsOnSignal();
   let summary;
   let bytes: number;
   try {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { writeAll } from "../files.ts";
+import { holdPart, partHeld, writeAll } from "../files.ts";
 import { JsonWriter, PickleWriter, type SnapshotWriter } from "./emit.ts";
 
 /**
@@ -62,12 +62,8 @@ export async function createNewFile<T>(
   }
   const { dir, part } = partFileOf(path);
   // Taken before anything is awaited: a write begun meanwhile picks another.
-  partsInProgress.add(part);
-  try {
-    return await writePart(path, { dir, part }, write);
-  } finally {
-    partsInProgress.delete(part);
-  }
+  using _held = holdPart(part);
+  return await writePart(path, { dir, part }, write);
 }
 
 /** createNewFile's work, once `part` is this call's own. */
@@ -114,30 +110,6 @@ async function writePart<T>(
   }
 }
 
-/** Part files this process is writing now, each name once. */
-const partsInProgress = new Set<string>();
-
-/**
- * Removes the part files this process is writing: for a command stopped by
- * a signal, which ends without running `finally` blocks.
- *
- * @example
- * ```ts
- * import { removePartsInProgress } from "./file.ts";
- * Deno.addSignalListener("SIGINT", () => {
- *   removePartsInProgress();
- *   Deno.exit(130);
- * });
- * ```
- */
-export function removePartsInProgress(): void {
-  for (const part of partsInProgress) {
-    try {
-      Deno.removeSync(part);
-    } catch { /* linked and removed already */ }
-  }
-}
-
 /**
  * Where `path` is written first: a hidden part file beside it, named after
  * it and this process; a shorter name where that one would pass the 255
@@ -159,7 +131,7 @@ export function partFileOf(path: string): { dir: string; part: string } {
   // Two writes at once in this process (one path twice, or two long names
   // in one directory) never share a part file.
   let part = `${stem}.part`;
-  for (let n = 1; partsInProgress.has(part); n++) part = `${stem}.${n}.part`;
+  for (let n = 1; partHeld(part); n++) part = `${stem}.${n}.part`;
   return { dir, part };
 }
 

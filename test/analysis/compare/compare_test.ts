@@ -6,6 +6,7 @@ import {
   stepFromBytes,
   writeCompareCsv,
 } from "../../../analysis/compare/mod.ts";
+import { removePartsInProgress } from "../../../analysis/files.ts";
 
 const FIXTURES =
   new URL("../../../../shared/fixtures/msmemscope/", import.meta.url).pathname;
@@ -339,5 +340,24 @@ Deno.test("a second compare in the same second takes the next second's name and 
     [...Deno.readDirSync(`${dir}/compare`)].map((e) => e.name).sort(),
     ["memory_compare_20260101000000.csv", "memory_compare_20260101000001.csv"],
   );
+  Deno.removeSync(dir, { recursive: true });
+});
+
+Deno.test("compare's part file is known to the process while it is written, so that a signal's handler removes it and nothing is published", async () => {
+  const dir = tempDir();
+  const at = new Date(2026, 0, 1, 0, 0, 0);
+  const parts = () =>
+    [...Deno.readDirSync(`${dir}/compare`)].map((e) => e.name);
+  let during: string[] = [];
+  function* lines() {
+    yield new TextEncoder().encode("OP_LAUNCH,mm,0,512,512,0\n");
+    during = parts();
+    // What Ctrl-C's handler does (cli/_signals.ts) before it exits.
+    removePartsInProgress();
+    yield new TextEncoder().encode("OP_LAUNCH,sum,0,64,64,0\n");
+  }
+  await assert.rejects(() => writeCompareCsv(dir, lines(), { at }));
+  assert.deepEqual(during, [`.memory_compare.${Deno.pid}.part`]);
+  assert.deepEqual(parts(), []);
   Deno.removeSync(dir, { recursive: true });
 });
