@@ -51,7 +51,7 @@ async function scan(
   const markRoom = Math.ceil(size / 16) + 1;
   const markDevice = new Uint32Array(markRoom);
   const markId = new Float64Array(markRoom);
-  const scan = leakScan({
+  const pending = leakScan({
     fd,
     columns: HEADER_AT.map((k) => start.columns.at[k]),
     offset: start.offset,
@@ -65,7 +65,7 @@ async function scan(
     windows,
   });
   try {
-    const found = await scan;
+    const found = await pending;
     return { found, markDevice, markId, header: start.columns.names };
   } catch (e) {
     throw new MemscopeCsvError(
@@ -73,6 +73,7 @@ async function scan(
     );
   }
 }
+
 /**
  * The first pass natively, or undefined to run the TypeScript one.
  *
