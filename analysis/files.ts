@@ -52,31 +52,23 @@ export function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
 const partsInProgress = new Set<string>();
 
 /**
- * Marks `part` as a part file this process is writing, until disposed.
+ * Takes the name of a part file this process is about to write, `stem` +
+ * `.part`, or with a number before `.part` while this process writes one of
+ * that name already (two writes at once never share a part file); held
+ * until disposed.
  *
  * @example
  * ```ts
  * import { holdPart } from "./files.ts";
- * using _ = holdPart("out/.memory_compare.42.part");
+ * using held = holdPart("out/.memory_compare.42");
+ * console.log(held.part); // "out/.memory_compare.42.part"
  * ```
  */
-export function holdPart(part: string): Disposable {
+export function holdPart(stem: string): { part: string } & Disposable {
+  let part = `${stem}.part`;
+  for (let n = 1; partsInProgress.has(part); n++) part = `${stem}.${n}.part`;
   partsInProgress.add(part);
-  return { [Symbol.dispose]: () => partsInProgress.delete(part) };
-}
-
-/**
- * Whether this process is writing `part` now: a second write must take
- * another name.
- *
- * @example
- * ```ts
- * import { partHeld } from "./files.ts";
- * partHeld("out/.s.pickle.42.part"); // false
- * ```
- */
-export function partHeld(part: string): boolean {
-  return partsInProgress.has(part);
+  return { part, [Symbol.dispose]: () => partsInProgress.delete(part) };
 }
 
 /**

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { fileStamp, holdPart, partHeld, writeAll } from "../files.ts";
+import { fileStamp, holdPart, writeAll } from "../files.ts";
 import { csvField } from "../memscope_csv/mod.ts";
 import type { CompareRow } from "./compare.ts";
 
@@ -61,12 +61,8 @@ export async function writeCompareCsv(
 ): Promise<string> {
   const dir = `${outputDir.replace(/\/+$/, "") || "/"}/compare`;
   await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
-  // Its own name, while another compare of this process writes there.
-  let part = `${dir}/.memory_compare.${Deno.pid}.part`;
-  for (let n = 1; partHeld(part); n++) {
-    part = `${dir}/.memory_compare.${Deno.pid}.${n}.part`;
-  }
-  using _held = holdPart(part);
+  using held = holdPart(`${dir}/.memory_compare.${Deno.pid}`);
+  const part = held.part;
   const encoder = new TextEncoder();
   try {
     {

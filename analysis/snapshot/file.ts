@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { holdPart, partHeld, writeAll } from "../files.ts";
+import { holdPart, writeAll } from "../files.ts";
 import { JsonWriter, PickleWriter, type SnapshotWriter } from "./emit.ts";
 
 /**
@@ -60,10 +60,10 @@ export async function createNewFile<T>(
       `Cannot write ${path}: it names a directory, not a file; name a new file in it`,
     );
   }
-  const { dir, part } = partFileOf(path);
+  const { dir, stem } = partStemOf(path);
   // Taken before anything is awaited: a write begun meanwhile picks another.
-  using _held = holdPart(part);
-  return await writePart(path, { dir, part }, write);
+  using held = holdPart(stem);
+  return await writePart(path, { dir, part: held.part }, write);
 }
 
 /** createNewFile's work, once `part` is this call's own. */
@@ -112,27 +112,22 @@ async function writePart<T>(
 
 /**
  * Where `path` is written first: a hidden part file beside it, named after
- * it and this process; a shorter name where that one would pass the 255
- * bytes a file name may have; a number added while this process writes a
- * part of that name already.
+ * it and this process (the stem, to which `holdPart` adds `.part`); a
+ * shorter name where that one would pass the 255 bytes a file name may
+ * have.
  *
  * @example
  * ```ts
- * import { partFileOf } from "./file.ts";
- * partFileOf("out/s.pickle").part; // "out/.s.pickle.<pid>.part"
+ * import { partStemOf } from "./file.ts";
+ * partStemOf("out/s.pickle").stem; // "out/.s.pickle.<pid>"
  * ```
  */
-export function partFileOf(path: string): { dir: string; part: string } {
+export function partStemOf(path: string): { dir: string; stem: string } {
   const slash = path.lastIndexOf("/");
   const dir = slash < 0 ? "." : path.slice(0, slash) || "/";
   const name = `.${path.slice(slash + 1)}.${Deno.pid}`;
   const fits = new TextEncoder().encode(name).length <= 240;
-  const stem = `${dir}/${fits ? name : `.stompwatch.${Deno.pid}`}`;
-  // Two writes at once in this process (one path twice, or two long names
-  // in one directory) never share a part file.
-  let part = `${stem}.part`;
-  for (let n = 1; partHeld(part); n++) part = `${stem}.${n}.part`;
-  return { dir, part };
+  return { dir, stem: `${dir}/${fits ? name : `.stompwatch.${Deno.pid}`}` };
 }
 
 /** Why a file cannot be made in `dir`, from the error of trying. */

@@ -14,7 +14,7 @@ import {
 import { writeMemscopeLog } from "../../../bench/_memscope_gen.ts";
 import {
   createNewFile,
-  partFileOf,
+  partStemOf,
   systemReason,
 } from "../../../analysis/snapshot/file.ts";
 import { checkSnapshots, FIXTURES, fixtures } from "./_check.ts";
@@ -297,7 +297,7 @@ Deno.test("snapshot refuses bad input in one line, and never replaces a file", a
 Deno.test("a snapshot file is made over a part file an earlier process of the same pid left, never over the file itself", async () => {
   const dir = tempDir();
   const path = `${dir}/s.json`;
-  const { part } = partFileOf(path);
+  const part = `${partStemOf(path).stem}.part`;
   Deno.writeTextFileSync(part, "left by a killed process");
   const made = await createNewFile(path, (file) => {
     file.writeSync(new TextEncoder().encode("{}"));
