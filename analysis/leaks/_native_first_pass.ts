@@ -28,10 +28,25 @@ import type { CheckedOptions } from "./options.ts";
 /** MEMSCOPE_HEADER positions of LEAK_COLUMNS, in the order leak_scan.c reads them. */
 const HEADER_AT = [0, 1, 2, 3, 7, 8, 9];
 
-/** A native pass over the log into `rows`, with its marks. */
+/** The descriptor a native pass reads, where the source is a file it can read. */
+function nativeFd(
+  source: EventLogSource,
+): { log: { file: EventLogFile; label: string }; fd: number } | undefined {
+  if (typeof source === "string") return undefined;
+  const fd = eventLogFd(source.file);
+  return fd === undefined ? undefined : { log: source, fd };
+}
+
+/**
+ * A native pass over the log into `rows`, with its marks; `size`: how far
+ * it may read, which sizes the room for marks.
+ */
 async function scan(
-  source: { file: EventLogFile; label: string },
-  fd: number,
+  { log: source, fd }: {
+    log: { file: EventLogFile; label: string };
+    fd: number;
+  },
+  size: number,
   options: CheckedOptions,
   rows: LeakRows,
   windows?: LeakScanInput["windows"],
@@ -45,7 +60,6 @@ async function scan(
 > {
   const start = await readMemscopeStart(source, { columns: LEAK_COLUMNS });
   if (start === undefined) return undefined;
-  const size = await source.file.seek(0, Deno.SeekMode.End);
   // A mark row has at least 8 fields, 19 bytes: room for every row that
   // could be one (address space only, until written).
   const markRoom = Math.ceil(size / 16) + 1;
@@ -86,13 +100,12 @@ export async function nativeFirstPass(
   source: EventLogSource,
   options: CheckedOptions,
 ): Promise<FirstPass | undefined> {
-  if (typeof source === "string") return undefined;
-  const fd = eventLogFd(source.file);
-  if (fd === undefined) return undefined;
-  const size = await source.file.seek(0, Deno.SeekMode.End);
+  const native = nativeFd(source);
+  if (native === undefined) return undefined;
+  const size = await native.log.file.seek(0, Deno.SeekMode.End);
   // As the TypeScript pass sizes them: untouched room costs address space.
   const spare = new LeakRows(options.rowBudget, Math.ceil(size / 64));
-  const pass = await scan(source, fd, options, spare);
+  const pass = await scan(native, size, options, spare);
   if (pass === undefined) return undefined;
   const { found, markDevice, markId, header } = pass;
   if (found.fallback || new Set(found.devices).size !== found.devices.length) {
@@ -138,15 +151,14 @@ export async function nativeWindowPass(
   { devices, spare, summary }: Pick<FirstPass, "devices" | "spare" | "summary">,
   windows: Map<number, Window>,
 ): Promise<LeakRows | undefined> {
-  if (typeof source === "string") return undefined;
-  const fd = eventLogFd(source.file);
-  if (fd === undefined) return undefined;
+  const native = nativeFd(source);
+  if (native === undefined) return undefined;
   const abc = new Float64Array(devices.length * 3).fill(NaN);
   for (const [k, w] of windows) abc.set([w.a, w.b, w.c], 3 * k);
   spare.clear();
   // As far as the first pass read: a log still written has grown since.
   const end = summary.bytes;
-  const pass = await scan(source, fd, options, spare, { devices, abc, end });
+  const pass = await scan(native, end, options, spare, { devices, abc, end });
   if (pass === undefined || pass.found.fallback || pass.found.overflow) {
     return undefined;
   }
