@@ -295,6 +295,9 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
   return true;
 }
 
+/* Where a scan of `a` stops: no row starting there or later is read. */
+static uint64_t rows_end(const struct sw_leak_scan_args *a) { return a->end ? a->end : UINT64_MAX; }
+
 /* A pass over `a`'s file, its rows framed by csv_frame.c. */
 static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
   *p = (struct pass){.a = a, .last_device = -3};
@@ -302,7 +305,7 @@ static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
    * keep their indices, in both halves. */
   for (uint32_t k = 0; k < a->devices && k < MAX_DEVICES; k++)
     p->device_len[k] = (uint8_t)strnlen((const char *)a->device_names + k * DEVICE_BYTES, DEVICE_BYTES - 1);
-  p->scan = (struct sw_csv_scan){.fd = a->fd, .take = take_row, .ctx = p, .limit = a->end ? a->end : UINT64_MAX};
+  p->scan = (struct sw_csv_scan){.fd = a->fd, .take = take_row, .ctx = p, .limit = rows_end(a)};
 }
 
 /* Frames the rows from `from` (a row start, on line `line`) on; see
@@ -525,7 +528,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     } else if (!joined && result == SW_LEAK_DONE && s->stopped) {
       /* Alone from here: the second half's rows are counted again. */
       p.kept = NULL;
-      s->limit = a->end ? a->end : UINT64_MAX;
+      s->limit = rows_end(a);
       s->stopped = false;
       result = scan_range(&p, s->next, s->next_line);
     }

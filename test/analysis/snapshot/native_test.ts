@@ -317,11 +317,15 @@ Deno.test("native snapshot reads a large log in two halves to the same bytes, al
   assert.match(r.error ?? "", /Row at line \d+ of .* runs on for over 16 MiB/);
 });
 
+/** The same numbers from the same seed, run after run (an LCG). */
+function seeded(seed: number): () => number {
+  return () => (seed = (seed * 1103515245 + 12345) % 2147483648);
+}
+
 Deno.test("native snapshot orders a long list out of time order as the TypeScript converter does: ties, NaN IDs, rows stamped 0, in halves sorted apart and merged", async () => {
   const T = 1764753083997498000;
   const lines = [HEADER];
-  let seed = 7;
-  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
+  const next = seeded(7);
   // Over 2^17 rows of one device, so the list is ordered in two halves.
   const n = 300_000;
   const order = Array.from({ length: n }, (_, i) => i);
@@ -353,8 +357,7 @@ Deno.test("native snapshot orders a long list out of time order as the TypeScrip
 Deno.test("native snapshot orders lists that rise in time but not in ID within one microsecond as the TypeScript converter does: short and long runs, NaN IDs, two devices interleaved", async () => {
   const T = 1764753083997498000;
   const lines = [HEADER];
-  let seed = 11;
-  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
+  const next = seeded(11);
   let row = 0;
   for (let step = 0; step < 3000; step++) {
     // Runs of 1 to 80 rows stamped within one microsecond (runs past 32
