@@ -71,7 +71,7 @@ export async function createSnapshotFileNative(
         : r.kind === "range"
         ? new RangeError(r.message)
         : io
-        ? new Error(`Cannot write ${path}: ${systemReason(new Error(io[1]))}`)
+        ? new Error(`Cannot write ${path}: ${systemReason(io[1])}`)
         : new Error(r.message);
     }
     return { summary: r.summary, bytes: r.bytes };
