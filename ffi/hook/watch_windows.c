@@ -25,6 +25,9 @@
 #include "staged_copy.h"
 
 #define MAX_LOCAL ((int)(2 * SW_WATCH_MAX))
+/* Extents of one op that overlap one block, at most (framework_ops.c
+ * passes 64). */
+#define MAX_CUTS 64
 /* Each checksum staging buffer, one chunk: half a Zen 3 core's L2, so the
  * hasher reads what the copy engine wrote moments before from cache, and
  * the SW_STAGED_AHEAD + 1 buffers take 1 MiB of page-locked memory. Larger
@@ -91,14 +94,21 @@ struct sampling {
   uint8_t *staging; /* serial checksum copies, STAGING_BYTES */
   struct sw_stager *stager; /* pipelined copies */
   /* Around a framework op (framework_ops.c): the byte extents it may write,
-   * n_allowed >= 0; -1 around runtime op launches. A host block is then also
-   * checksummed outside those extents, so the daemon can tell a change the
-   * op was allowed to make from one beside it in the same block. */
+   * n_allowed >= 0; -1 around runtime op launches. A block they cover in
+   * part is then also checksummed outside them, host or device memory
+   * alike, so the daemon can tell a change the op was allowed to make from
+   * one beside it in the same block. */
   int n_allowed;
   const uint64_t *allowed;
   /* The framework said the extents are host memory (CPU tensors): a
    * --watch window opened on one is read in place. */
   int allowed_host;
+  /* The sample in progress: the parts of its block the op may write, as
+   * [from, to) offsets into the block sorted by from (they may overlap),
+   * and whether the bytes outside them are being hashed. */
+  int outside_on;
+  int n_cuts;
+  uint64_t cuts[MAX_CUTS][2];
   struct sw_hasher outside;
 };
 static __thread struct sampling *t_sampling;
@@ -224,6 +234,22 @@ static void close_watch(struct local_watch *w) {
   sw_emit(SW_REC_WATCH_CLOSED, 0, sw_current_device(), 0, w->addr, w->len, 0, w->id, NULL, NULL, 0);
 }
 
+/* Feeds the sample's hashers the block's bytes [off, off + n), held at
+ * `bytes`; chunks come in order. The outside hasher takes those of them
+ * that no extent of the op covers. */
+static void hash_chunk(struct sampling *t, uint64_t off, const uint8_t *bytes, uint64_t n) {
+  sw_hasher_update(&t->hasher, bytes, n);
+  if (!t->outside_on) return;
+  uint64_t at = off;
+  const uint64_t end = off + n;
+  for (int k = 0; k < t->n_cuts && at < end; k++) {
+    const uint64_t from = t->cuts[k][0], to = t->cuts[k][1];
+    if (from > at) sw_hasher_update(&t->outside, bytes + (at - off), (from < end ? from : end) - at);
+    if (to > at) at = to;
+  }
+  if (at < end) sw_hasher_update(&t->outside, bytes + (at - off), end - at);
+}
+
 /* A staged copy's chunks: staging buffers for a checksum, DUMP_DATA
  * records for full content. */
 struct staged_sample {
@@ -241,7 +267,7 @@ static int place_in_staging(void *ctx, struct sw_chunk *c) {
 static void hash_staging(void *ctx, const struct sw_chunk *c, aclError err) {
   (void)err;
   struct staged_sample *s = ctx;
-  sw_hasher_update(&s->t->hasher, c->dst, c->n);
+  hash_chunk(s->t, c->off, c->dst, c->n);
 }
 
 static int place_in_record(void *ctx, struct sw_chunk *c) {
@@ -273,7 +299,7 @@ static void fill_record(struct sw_record *r, const struct local_watch *w, uint64
 static void commit_record(void *ctx, const struct sw_chunk *c, aclError err) {
   struct staged_sample *s = ctx;
   struct sw_record *r = c->rec;
-  sw_hasher_update(&s->t->hasher, c->dst, c->n);
+  hash_chunk(s->t, c->off, c->dst, c->n);
   fill_record(r, s->w, s->dump_seq, c->off, c->n, err);
   sw_commit(r, c->pos);
 }
@@ -318,7 +344,7 @@ static int copy_out(const struct sw_real *real, struct sampling *t, struct local
   }
   int failed = 0;
   if (host && !content) { /* host memory is read where it lies: no copy */
-    sw_hasher_update(&t->hasher, (const void *)(uintptr_t)w->addr, w->len);
+    hash_chunk(t, 0, (const uint8_t *)(uintptr_t)w->addr, w->len);
     return 0;
   }
   for (uint64_t off = 0; off < w->len; off += chunk_max) {
@@ -326,7 +352,7 @@ static int copy_out(const struct sw_real *real, struct sampling *t, struct local
     void *src = (void *)(uintptr_t)(w->addr + off);
     if (!content) {
       failed |= device_copy(real, t->staging, src, n) != ACL_SUCCESS;
-      sw_hasher_update(&t->hasher, t->staging, n);
+      hash_chunk(t, off, t->staging, n);
       continue;
     }
     uint64_t pos;
@@ -337,7 +363,7 @@ static int copy_out(const struct sw_real *real, struct sampling *t, struct local
     if (host) memcpy(r + 1, src, n);
     else err = device_copy(real, r + 1, src, n);
     failed |= err != ACL_SUCCESS;
-    sw_hasher_update(&t->hasher, r + 1, n);
+    hash_chunk(t, off, (const uint8_t *)(r + 1), n);
     r->size = size;
     fill_record(r, w, dump_seq, off, n, err);
     sw_commit(r, pos);
@@ -345,40 +371,33 @@ static int copy_out(const struct sw_real *real, struct sampling *t, struct local
   return failed ? -2 : 0;
 }
 
-/* Checksums the bytes of a host block that lie outside every extent the
- * current framework op may write (the extents are few: a sort by hand) into
- * *out. Returns 0, computing nothing, when no extent overlaps the block or
- * the extents cover it whole: the daemon's overlap test then says it all. */
-static int outside_checksum(struct sampling *t, const struct local_watch *w, uint32_t algo, uint64_t *out) {
-  enum { MAX_CUTS = 64 };
-  uint64_t cut[MAX_CUTS][2];
-  int n = 0;
+/* Plans the outside checksum of block w for the current framework op:
+ * the extents it may write, cut to the block and sorted (they are few: a
+ * sort by hand). Off, computing nothing, when no extent overlaps the block
+ * or the extents cover it whole: the daemon's overlap test then says it
+ * all. */
+static void plan_outside(struct sampling *t, const struct local_watch *w, uint32_t algo) {
   const uint64_t lo = w->addr, hi = w->addr + w->len;
+  int n = 0;
+  t->outside_on = 0;
   for (int i = 0; i < t->n_allowed && n < MAX_CUTS; i++) {
     uint64_t a = t->allowed[2 * i], b = a + t->allowed[2 * i + 1];
     if (b <= lo || a >= hi) continue;
-    cut[n][0] = a < lo ? lo : a;
-    cut[n][1] = b > hi ? hi : b;
-    for (int k = n++; k > 0 && cut[k][0] < cut[k - 1][0]; k--) {
-      uint64_t s0 = cut[k][0], s1 = cut[k][1];
-      cut[k][0] = cut[k - 1][0], cut[k][1] = cut[k - 1][1];
-      cut[k - 1][0] = s0, cut[k - 1][1] = s1;
+    t->cuts[n][0] = (a < lo ? lo : a) - lo;
+    t->cuts[n][1] = (b > hi ? hi : b) - lo;
+    for (int k = n++; k > 0 && t->cuts[k][0] < t->cuts[k - 1][0]; k--) {
+      uint64_t s0 = t->cuts[k][0], s1 = t->cuts[k][1];
+      t->cuts[k][0] = t->cuts[k - 1][0], t->cuts[k][1] = t->cuts[k - 1][1];
+      t->cuts[k - 1][0] = s0, t->cuts[k - 1][1] = s1;
     }
   }
-  if (n == 0) return 0;
-  uint64_t covered = lo;
-  for (int k = 0; k < n && cut[k][0] <= covered; k++)
-    if (cut[k][1] > covered) covered = cut[k][1];
-  if (covered >= hi) return 0;
+  uint64_t covered = 0;
+  for (int k = 0; k < n && t->cuts[k][0] <= covered; k++)
+    if (t->cuts[k][1] > covered) covered = t->cuts[k][1];
+  if (n == 0 || covered >= w->len) return;
+  t->n_cuts = n;
+  t->outside_on = 1;
   sw_hasher_reset(&t->outside, algo);
-  uint64_t at = lo;
-  for (int k = 0; k < n; k++) {
-    if (cut[k][0] > at) sw_hasher_update(&t->outside, (const void *)(uintptr_t)at, cut[k][0] - at);
-    if (cut[k][1] > at) at = cut[k][1];
-  }
-  if (hi > at) sw_hasher_update(&t->outside, (const void *)(uintptr_t)at, hi - at);
-  *out = sw_hasher_digest(&t->outside);
-  return 1;
 }
 
 static void sample(struct sampling *t, struct local_watch *w, uint64_t op_seq, int after) {
@@ -393,10 +412,14 @@ static void sample(struct sampling *t, struct local_watch *w, uint64_t op_seq, i
   struct sw_dump_payload_outside payload = {
       {0, content ? __atomic_add_fetch(&g_dump_seq, 1, __ATOMIC_RELAXED) : 0}, 0};
   sw_hasher_reset(&t->hasher, algo);
+  if (t->n_allowed > 0) plan_outside(t, w, algo);
+  else t->outside_on = 0;
   int rc = copy_out(real, t, w, content, payload.dump.dump_seq);
+  const int outside = t->outside_on;
+  t->outside_on = 0;
   if (rc == -1) return; /* daemon gone or no memory: nothing to report */
   payload.dump.checksum = sw_hasher_digest(&t->hasher);
-  const int outside = host && t->n_allowed > 0 && outside_checksum(t, w, algo, &payload.outside);
+  if (outside) payload.outside = sw_hasher_digest(&t->outside);
   uint16_t flags = (after ? SW_REC_FLAG_AFTER : 0) | (content ? SW_REC_FLAG_CONTENT : 0) |
                    (rc ? SW_REC_FLAG_FAILED : 0) | (outside ? SW_REC_FLAG_OUTSIDE : 0);
   sw_emit(SW_REC_DUMP, flags, sw_current_device(), (int32_t)w->outid, w->addr, w->len, op_seq, w->id, NULL,

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { nativeChecksum, RING } from "../../ffi/bindings.ts";
-import { root, runPython, script } from "./_python.ts";
+import { root, runPython, script, SGD_STEP_OP } from "./_python.ts";
 import {
   checksumRows,
   eventually,
@@ -41,35 +41,45 @@ function ops(w: Watch): Array<[string, number, boolean]> {
   return w.changes.map((c) => [c.op, c.call_count, c.allowed]);
 }
 
-Deno.test("a custom op writing past its output into a watched neighbour is a stomp at that call; SGD's in-place update of a watched weight is not", async () => {
-  const r = await runPython("stomp_training.py");
-  assert.deepEqual(r.code, 0, r.stderr);
-  const watches = report(r.out);
-  const op = "torch._ops.swtest.scale_into.default";
-  const neighbour = watches.get("neighbour")!;
-  assert.deepEqual(neighbour.stomp, true);
-  assert.deepEqual(neighbour.first_change?.op, op);
-  assert.deepEqual(neighbour.first_change?.call_count, 3);
-  // The straddling block overlaps the op's output: its first change, inside
-  // the output, is allowed; the byte past the output's end is not.
-  const straddle = watches.get("straddle")!;
-  assert.deepEqual(ops(straddle), [[op, 1, true], [op, 3, false]]);
-  assert.deepEqual(straddle.stomp, true);
-  const weight = watches.get("weight")!;
-  assert.deepEqual(weight.stomp, false);
-  assert.deepEqual(weight.changes.length, 4);
-  for (const c of weight.changes) {
-    assert.deepEqual([c.op, c.allowed], ["torch._ops.aten.add_.Tensor", true]);
-  }
-  assert.match(
-    r.stderr,
-    /watch neighbour .*STOMPED by torch\._ops\.swtest\.scale_into\.default #3, which was not allowed to write it/,
-  );
-  assert.match(
-    r.stderr,
-    /watch straddle .*STOMPED by torch\._ops\.swtest\.scale_into\.default #3, which changed bytes of it beside the part it may write/,
-  );
-});
+for (
+  const [memory, env] of [
+    ["host memory the hook reads in place", {}],
+    // The path of CUDA tensors: the bytes are copied to the host first.
+    ["device memory the client's copier copies", {
+      STOMPWATCH_TEST_DEVICE_COPY: "1",
+    }],
+  ] as const
+) {
+  Deno.test(`a custom op writing past its output into a watched neighbour is a stomp at that call; SGD's in-place update of a watched weight is not (${memory})`, async () => {
+    const r = await runPython("stomp_training.py", [], env);
+    assert.deepEqual(r.code, 0, r.stderr);
+    const watches = report(r.out);
+    const op = "torch._ops.swtest.scale_into.default";
+    const neighbour = watches.get("neighbour")!;
+    assert.deepEqual(neighbour.stomp, true);
+    assert.deepEqual(neighbour.first_change?.op, op);
+    assert.deepEqual(neighbour.first_change?.call_count, 3);
+    // The straddling block overlaps the op's output: its first change, inside
+    // the output, is allowed; the byte past the output's end is not.
+    const straddle = watches.get("straddle")!;
+    assert.deepEqual(ops(straddle), [[op, 1, true], [op, 3, false]]);
+    assert.deepEqual(straddle.stomp, true);
+    const weight = watches.get("weight")!;
+    assert.deepEqual(weight.stomp, false);
+    assert.deepEqual(weight.changes.length, 4);
+    for (const c of weight.changes) {
+      assert.deepEqual([c.op, c.allowed], [SGD_STEP_OP, true]);
+    }
+    assert.match(
+      r.stderr,
+      /watch neighbour .*STOMPED by torch\._ops\.swtest\.scale_into\.default #3, which was not allowed to write it/,
+    );
+    assert.match(
+      r.stderr,
+      /watch straddle .*STOMPED by torch\._ops\.swtest\.scale_into\.default #3, which changed bytes of it beside the part it may write/,
+    );
+  });
+}
 
 Deno.test("a block watched by address and length sees the in-place op inside it, not the one beside it, and bad blocks are refused", async () => {
   const r = await runPython("address_watch.py");

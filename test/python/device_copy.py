@@ -4,12 +4,13 @@ STOMPWATCH_TEST_DEVICE_COPY=1) is copied to the host by the client's
 copier; the verdict is the same as for host memory."""
 
 import torch
+from _test_device import DEVICE
 
 import stompwatch
 from stompwatch import watcher
 
-t = torch.zeros(64)
-other = torch.zeros(64)
+t = torch.zeros(64, device=DEVICE)
+other = torch.zeros(64, device=DEVICE)
 watcher.watch(t, name="dev", dump_nums=4)
 t.add_(1)  # allowed: it writes t
 other.add_(1)  # does not touch t

@@ -4,6 +4,7 @@ output into a neighbouring watched tensor of the same storage. The weight,
 watched too, changes only through SGD's in-place update."""
 
 import torch
+from _test_device import DEVICE
 
 import stompwatch
 from stompwatch import mstx, watcher
@@ -23,14 +24,14 @@ def scale_into(x, out):
         flat[n] = 42.0
 
 
-lib.impl("scale_into", scale_into, "CPU")
+lib.impl("scale_into", scale_into, DEVICE.upper())
 
 torch.manual_seed(0)
-model = torch.nn.Linear(8, 4)
+model = torch.nn.Linear(8, 4).to(DEVICE)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-x = torch.randn(16, 8)
-y = torch.randn(16, 4)
-buffer = torch.zeros(32)
+x = torch.randn(16, 8, device=DEVICE)
+y = torch.randn(16, 4, device=DEVICE)
+buffer = torch.zeros(32, device=DEVICE)
 scratch, neighbour = buffer[:16], buffer[16:]
 # Overlaps the op's output: only the byte past its end may not change.
 straddle = buffer[8:24]

@@ -2,12 +2,10 @@
 device PyTorch has but the Ascend runtime does not) is copied to the host
 here, when the hook asks, through a copier it calls back.
 
-UNTESTED ON A GPU: no machine of this project has lent one to the Python
-client's work. The path is the simple fallback (synchronise, copy the
-watched bytes to the host); a checksum computed on the device is not done.
-Tests drive it with CPU tensors posing as device memory
-(``STOMPWATCH_TEST_DEVICE_COPY=1``), so everything but the device copy
-itself is exercised.
+The path is the simple fallback (synchronise, copy the watched bytes to
+the host); a checksum computed on the device is not done. The suite drives
+it with CPU tensors posing as device memory (``STOMPWATCH_TEST_DEVICE_COPY=1``);
+test/gpu/prove_cuda.sh runs it on CUDA tensors where a GPU is.
 """
 
 import ctypes
