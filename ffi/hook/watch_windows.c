@@ -34,6 +34,11 @@
  * chunks sampled no faster there (staged_copy.h), smaller ones start to
  * show the calls each chunk costs. */
 #define STAGING_BYTES (256u << 10)
+/* A chunk of a copy through the framework's copier (a call into Python,
+ * tens of microseconds each before any byte moves): 256 KiB chunks made a
+ * CUDA tensor's sample 5x slower than its copy to the host (H200,
+ * bench/cuda_watch.py). */
+#define COPIER_CHUNK_BYTES (16u << 20)
 
 /* A closed API watch keeps its slot until the daemon drops it from the
  * table, so the next table read does not start it again. */
@@ -91,7 +96,8 @@ struct sampling {
   int slot[MAX_LOCAL];
   uint32_t id[MAX_LOCAL];
   struct sw_hasher hasher;
-  uint8_t *staging; /* serial checksum copies, STAGING_BYTES */
+  uint8_t *staging; /* serial checksum copies, staging_len bytes */
+  uint64_t staging_len;
   struct sw_stager *stager; /* pipelined copies */
   /* Around a framework op (framework_ops.c): the byte extents it may write,
    * n_allowed >= 0; -1 around runtime op launches. A block they cover in
@@ -337,16 +343,21 @@ static int copy_out(const struct sw_real *real, struct sampling *t, struct local
     if (rc == SW_STAGED_FAILED) return -2;
     if (rc == SW_STAGED_STOPPED) return -1;
   }
-  if (!content) {
-    if (!t->staging) t->staging = malloc(STAGING_BYTES);
-    if (!t->staging) return -1;
-    chunk_max = STAGING_BYTES;
-  }
-  int failed = 0;
   if (host && !content) { /* host memory is read where it lies: no copy */
     hash_chunk(t, 0, (const uint8_t *)(uintptr_t)w->addr, w->len);
     return 0;
   }
+  if (!content) {
+    const uint64_t want = real->aclrtMemcpy ? STAGING_BYTES : COPIER_CHUNK_BYTES;
+    if (t->staging_len < want) {
+      free(t->staging);
+      t->staging = malloc(want);
+      t->staging_len = t->staging ? want : 0;
+    }
+    if (!t->staging) return -1;
+    chunk_max = want;
+  }
+  int failed = 0;
   for (uint64_t off = 0; off < w->len; off += chunk_max) {
     uint64_t n = w->len - off < chunk_max ? w->len - off : chunk_max;
     void *src = (void *)(uintptr_t)(w->addr + off);

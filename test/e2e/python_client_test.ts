@@ -81,6 +81,17 @@ for (
   });
 }
 
+Deno.test("a block of several copier chunks is checksummed outside the op's output across the chunks: a write past the output, in the next chunk, is a stomp", async () => {
+  const r = await runPython("device_chunks.py", ["--events", "launch"], {
+    STOMPWATCH_TEST_DEVICE_COPY: "1",
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const op = "torch._ops.swchunks.fill_into.default";
+  const big = report(r.out).get("big")!;
+  assert.deepEqual(ops(big), [[op, 1, true], [op, 2, false]]);
+  assert.equal(big.stomp, true);
+});
+
 Deno.test("a block watched by address and length sees the in-place op inside it, not the one beside it, and bad blocks are refused", async () => {
   const r = await runPython("address_watch.py");
   assert.deepEqual(r.code, 0, r.stderr);

@@ -1,0 +1,35 @@
+"""Test job: a watched block larger than a chunk of the copier's copies
+(16 MiB in the hook), which an op may write only in part. The op's output
+straddles the first chunk boundary; its first call writes only the output
+(allowed), its second also the element past the output's end, in the next
+chunk (a stomp). Run with STOMPWATCH_TEST_DEVICE_COPY=1 on the CPU."""
+
+import torch
+from _test_device import DEVICE
+
+import stompwatch
+from stompwatch import watcher
+
+lib = torch.library.Library("swchunks", "DEF")
+lib.define("fill_into(Tensor(a!) out, float value) -> ()")
+calls = [0]
+
+
+def fill_into(out, value):
+    calls[0] += 1
+    out.fill_(value)
+    if calls[0] == 2:
+        flat = out.as_strided((out.numel() + 1,), (1,), out.storage_offset())
+        flat[out.numel()] = value
+
+
+lib.impl("fill_into", fill_into, DEVICE.upper())
+
+block = torch.zeros(12 << 20, device=DEVICE)  # 48 MiB of float32
+boundary = (16 << 20) // 4  # the element at byte 16 MiB
+out = block[boundary - 16 : boundary + 16]
+watcher.watch(block, name="big")
+torch.ops.swchunks.fill_into(out, 1.0)
+torch.ops.swchunks.fill_into(out, 2.0)
+watcher.remove(block)
+print("done")
