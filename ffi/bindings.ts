@@ -926,6 +926,12 @@ export interface LeakScanInput {
    * no row from `end` on.
    */
   windows?: { devices: readonly string[]; abc: Float64Array; end: number };
+  /**
+   * A first pass: the mark that opens each window (check_leaks'
+   * start_index). Memory rows past what the marks seen so far allow are
+   * then dropped as they are read (leak_scan.c struct bounds).
+   */
+  startIndex?: number;
 }
 
 /** What {@link leakScan} found; `fallback`: run the TypeScript pass. */
@@ -984,6 +990,9 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
   v.setUint32(152, text.length, true);
   v.setUint32(168, mstx.length, true);
   v.setUint32(172, input.mstxInfo.includes('"') ? 1 : 0, true);
+  // Past 61 the bounds would need more room than leak_scan.c keeps.
+  const startIndex = input.startIndex ?? Infinity;
+  if (startIndex <= 61) v.setUint32(220, startIndex + 3, true);
   const windows = input.windows;
   if (windows) {
     v.setUint32(212, windows.devices.length, true);

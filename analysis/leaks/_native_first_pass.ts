@@ -77,6 +77,7 @@ async function scan(
     eventType: options.eventType,
     mstxInfo: options.mstxInfo,
     windows,
+    startIndex: windows ? undefined : options.startIndex,
   });
   try {
     const found = await pending;

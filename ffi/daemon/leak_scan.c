@@ -68,7 +68,11 @@ struct sw_leak_scan_args {
    * for MALLOC, A..C for FREE), each a triple of `windows` (NaN: none).
    * Such a pass is given the first pass's devices in (`devices`, and their
    * names), so that each keeps its index. */
-  uint32_t window_devices, unused;
+  uint32_t window_devices;
+  /* A first pass: startIndex + 3, the marks of a device that make its
+   * window, at most MAX_BOUND_MARKS (0: every memory row is kept). See
+   * struct bounds. */
+  uint32_t bound_marks;
   const double *windows;
   /* Rows starting here or later are not read (0: to the end): a later
    * pass reads the file as far as the first did, however it grew since. */
@@ -86,6 +90,7 @@ _Static_assert(offsetof(struct sw_leak_scan_args, mstx) == 160, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, rows_kept) == 176, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, overflow) == 208, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, window_devices) == 216, "layout");
+_Static_assert(offsetof(struct sw_leak_scan_args, bound_marks) == 220, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, end) == 232, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, device_names) == 240, "layout");
 _Static_assert(sizeof(struct sw_leak_scan_args) == 240 + MAX_DEVICES * DEVICE_BYTES, "layout");
@@ -156,6 +161,27 @@ static double malloc_size(const struct sw_csv_field *f) {
   return __builtin_nan("");
 }
 
+/*
+ * Rows no window can hold, dropped as they are read. A device's window is
+ * A, B, C: its marks number startIndex to startIndex + 2 in ID order, and
+ * the replay takes MALLOC rows up to B and FREE rows up to C alone. The
+ * k-th smallest ID of the marks a pass has seen so far (any part of the
+ * file: a split pass's half too) is never below the k-th smallest of all
+ * the log's marks, so a MALLOC row past that bound for B, or a FREE past
+ * the bound for C, is outside the window whatever marks come later. Only
+ * a device's own marks bound it: host memory (Device cpu or host) that
+ * borrows another device's marks (check_leaks.ts deviceWindows) has none
+ * of its own, so its rows are all kept.
+ */
+#define MAX_BOUND_MARKS 64
+struct bounds {
+  /* The smallest mark IDs seen, ascending, `bound_marks` at most. */
+  double smallest[MAX_BOUND_MARKS];
+  uint32_t n;
+  /* MALLOC rows past the first, FREE rows past the second, are dropped. */
+  double past[2];
+};
+
 /* Rows kept by each half of a split pass, told every KEPT_STEP rows: once
  * the two together pass the row budget, the pass is over budget, whatever
  * the join would make of them, and neither keeps more (on a 1 GB log each
@@ -173,6 +199,7 @@ struct pass {
   int side;
   bool over_by_count; /* `kept` set a->overflow */
   uint8_t device_len[MAX_DEVICES];
+  struct bounds bounds[MAX_DEVICES];
   /* The last row's Device Id and its index: rows come in runs of one. */
   int last_device;
   size_t last_n;
@@ -207,6 +234,21 @@ static int device_index(struct pass *p, const struct sw_csv_field *f) {
   return k;
 }
 
+/* Device k's mark `id`, seen: its bounds (struct bounds) can only fall. */
+static void bound_by(struct pass *p, int k, double id) {
+  const uint32_t want = p->a->bound_marks;
+  struct bounds *b = &p->bounds[k];
+  if (!want || (b->n == want && id >= b->smallest[want - 1])) return;
+  uint32_t at = b->n < want ? b->n++ : want - 1;
+  while (at > 0 && b->smallest[at - 1] > id) {
+    b->smallest[at] = b->smallest[at - 1];
+    at--;
+  }
+  b->smallest[at] = id;
+  if (b->n >= want - 1) b->past[0] = b->smallest[want - 2];
+  if (b->n == want) b->past[1] = b->smallest[want - 1];
+}
+
 /* One data row; false to fall back. */
 static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uint32_t line) {
   struct pass *p = ctx;
@@ -229,6 +271,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
   double id = idf.present ? sw_csv_parse_decimal(idf.s, idf.e) : __builtin_nan("");
   if (id != id) return true;
   if (malloc_row || free_row) {
+    if (id > p->bounds[k].past[free_row]) return true;
     if (a->overflow) return true;
     if (a->window_devices) {
       /* A device first seen after the first pass (the log grew) has none. */
@@ -292,6 +335,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
   a->mark_device[a->marks] = (uint32_t)k;
   a->mark_id[a->marks] = id;
   a->marks++;
+  bound_by(p, k, id);
   return true;
 }
 
@@ -301,6 +345,7 @@ static uint64_t rows_end(const struct sw_leak_scan_args *a) { return a->end ? a-
 /* A pass over `a`'s file, its rows framed by csv_frame.c. */
 static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
   *p = (struct pass){.a = a, .last_device = -3};
+  for (int k = 0; k < MAX_DEVICES; k++) p->bounds[k].past[0] = p->bounds[k].past[1] = __builtin_inf();
   /* Devices given in (a later pass's, the first pass's devices in order)
    * keep their indices, in both halves. */
   for (uint32_t k = 0; k < a->devices && k < MAX_DEVICES; k++)
@@ -480,6 +525,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   a->windows = windows;
   for (int c = 0; c < C_COUNT; c++)
     if (a->col[c] >= SW_CSV_MAX_SEPS) return SW_LEAK_FALLBACK;
+  if (a->bound_marks < 3 || a->bound_marks > MAX_BOUND_MARKS) a->bound_marks = 0;
   if (!sw_csv_ascii(a->event_type, a->event_type + a->event_type_len) || !sw_csv_ascii(a->mstx, a->mstx + a->mstx_len))
     return SW_LEAK_FALLBACK;
   struct pass p;

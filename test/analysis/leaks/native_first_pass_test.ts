@@ -5,6 +5,7 @@ import {
   nativeWindowPass,
 } from "../../../analysis/leaks/_native_first_pass.ts";
 import { checkOptions } from "../../../analysis/leaks/options.ts";
+import { checkLeaksFile } from "../../../analysis/leaks/mod.ts";
 import {
   MEMSCOPE_HEADER,
   openEventLog,
@@ -21,6 +22,13 @@ function tempLog(text: string): string {
   return path;
 }
 
+/**
+ * A start index past those whose windows leak_scan.c bounds: its first
+ * pass then keeps every memory row, as the TypeScript pass does, and the
+ * two can be compared row for row.
+ */
+const KEEP_EVERY_ROW = 1000;
+
 /** Both passes over one file, as plain data. */
 async function bothPasses(
   path: string,
@@ -30,6 +38,7 @@ async function bothPasses(
     ...checkOptions({
       mstxInfo: options.mstxInfo,
       eventType: options.eventType,
+      startIndex: KEEP_EVERY_ROW,
     }),
     ...(options.rowBudget ? { rowBudget: options.rowBudget } : {}),
   };
@@ -93,6 +102,53 @@ Deno.test("the native first pass of check_leaks keeps what the TypeScript pass k
       }
     }
   }
+});
+
+Deno.test("the native first pass drops the memory rows no window can hold by the marks seen so far, a mark out of order included, and keeps the rows of a device without marks", async () => {
+  const p = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
+  const MB = "{size:1048576}";
+  const path = tempLog([
+    HEADER,
+    mark(100),
+    mark(200),
+    mark(300),
+    // From here, at start index 0: MALLOC up to 200, FREE up to 300.
+    mem("MALLOC", 60, p(1), MB),
+    mem("MALLOC", 250, p(2), MB), // dropped
+    mem("FREE", 260, p(1), MB), // after the final C (200): p(1) leaks
+    mem("MALLOC", 90, p(3), MB),
+    mem("FREE", 180, p(3), MB),
+    mem("FREE", 310, p(3), MB), // dropped
+    mark(40), // the smallest: MALLOC up to 100, FREE up to 200 from here
+    mem("MALLOC", 150, p(4), MB), // dropped
+    mem("FREE", 190, p(5), MB),
+    mem("MALLOC", 95, p(5), MB),
+    // Host rows without marks of their own (they borrow device 0's at the
+    // end): no bound, all kept.
+    mem("MALLOC", 5000, p(6), MB, "cpu"),
+    "",
+  ].join("\n"));
+  const kept = [];
+  for (const startIndex of [0, 1]) {
+    using log = await openEventLog(path);
+    const first = await nativeFirstPass(
+      log,
+      checkOptions({ mstxInfo: "step", startIndex }),
+    );
+    kept.push(first?.rows?.length);
+  }
+  // At start index 1 (A 100, B 200, C 300) the FREE bound needs four
+  // marks, and the MALLOC bound of three (300) drops none: all 10 kept.
+  assert.deepEqual(kept, [7, 10]);
+  const leaked = [];
+  for (const startIndex of [0, 1]) {
+    const r = await checkLeaksFile(path, { mstxInfo: "step", startIndex });
+    leaked.push(r.devices.map((d) => [d.device, d.leaks.map((l) => l.id)]));
+  }
+  assert.deepEqual(leaked, [
+    [["0", [60]], ["cpu", []]],
+    [["0", [150]], ["cpu", []]],
+  ]);
 });
 
 Deno.test("the native first pass reads quotes, CRLF, empty lines, stacks over lines and odd IDs as the TypeScript pass does", async () => {
