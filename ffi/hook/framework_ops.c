@@ -9,11 +9,6 @@
 #define _GNU_SOURCE
 #include "hook_internal.h"
 
-/* Extents beyond this many are not passed on: an op that writes more
- * tensors than this is rare, and its extra extents then count as not
- * writable (a false stomp, never a missed one). */
-#define MAX_EXTENTS 64
-
 /* Set in stompwatch_op_begin's `n` when every extent is host memory (CPU
  * tensors), which the hook may then read in place. */
 #define STOMPWATCH_EXTENTS_HOST (1 << 30)
@@ -33,7 +28,7 @@ SW_EXPORT uint64_t stompwatch_op_begin(const char *op, const uint64_t *extents, 
   const int host = (n & STOMPWATCH_EXTENTS_HOST) != 0;
   n &= ~STOMPWATCH_EXTENTS_HOST;
   if (n < 0 || !extents) n = 0;
-  if (n > MAX_EXTENTS) n = MAX_EXTENTS;
+  if (n > SW_MAX_EXTENTS) n = SW_MAX_EXTENTS;
   struct sw_thread *self = &sw_self;
   uint64_t seq = sw_next_op_seq();
   sw_emit(SW_REC_OP_BEGIN, SW_REC_FLAG_FRAMEWORK, sw_device_of(self), 0, 0, 0, seq, (uint32_t)n, op, extents,

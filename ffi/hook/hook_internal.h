@@ -171,9 +171,13 @@ int sw_watch_may_sample(void);
 /* Around every intercepted op launch. `outputs` holds n {addr, len} pairs. */
 void sw_watch_before_op(const char *op, uint64_t op_seq, const uint64_t *outputs, int n);
 void sw_watch_after_op(const char *op, uint64_t op_seq);
+/* Extents of one framework op passed on, at most: an op that writes more
+ * tensors than this is rare, and its extra extents then count as not
+ * writable (a false stomp, never a missed one). */
+#define SW_MAX_EXTENTS 64
 /* Around a framework op (framework_ops.c): the n {addr, len} extents it may
- * write, until the next call; n = -1 for runtime op launches. `host`: the
- * framework says they are host memory. */
+ * write (n <= SW_MAX_EXTENTS), until the next call; n = -1 for runtime op
+ * launches. `host`: the framework says they are host memory. */
 void sw_watch_allow(const uint64_t *extents, int n, int host);
 /* The next op sequence number, shared by runtime and framework ops. */
 uint64_t sw_next_op_seq(void);

@@ -25,9 +25,6 @@
 #include "staged_copy.h"
 
 #define MAX_LOCAL ((int)(2 * SW_WATCH_MAX))
-/* Extents of one op that overlap one block, at most (framework_ops.c
- * passes 64). */
-#define MAX_CUTS 64
 /* Each checksum staging buffer, one chunk: half a Zen 3 core's L2, so the
  * hasher reads what the copy engine wrote moments before from cache, and
  * the SW_STAGED_AHEAD + 1 buffers take 1 MiB of page-locked memory. Larger
@@ -114,7 +111,7 @@ struct sampling {
    * and whether the bytes outside them are being hashed. */
   int outside_on;
   int n_cuts;
-  uint64_t cuts[MAX_CUTS][2];
+  uint64_t cuts[SW_MAX_EXTENTS][2];
   struct sw_hasher outside;
 };
 static __thread struct sampling *t_sampling;
@@ -391,7 +388,7 @@ static void plan_outside(struct sampling *t, const struct local_watch *w, uint32
   const uint64_t lo = w->addr, hi = w->addr + w->len;
   int n = 0;
   t->outside_on = 0;
-  for (int i = 0; i < t->n_allowed && n < MAX_CUTS; i++) {
+  for (int i = 0; i < t->n_allowed && n < SW_MAX_EXTENTS; i++) {
     uint64_t a = t->allowed[2 * i], b = a + t->allowed[2 * i + 1];
     if (b <= lo || a >= hi) continue;
     t->cuts[n][0] = (a < lo ? lo : a) - lo;
@@ -423,8 +420,7 @@ static void sample(struct sampling *t, struct local_watch *w, uint64_t op_seq, i
   struct sw_dump_payload_outside payload = {
       {0, content ? __atomic_add_fetch(&g_dump_seq, 1, __ATOMIC_RELAXED) : 0}, 0};
   sw_hasher_reset(&t->hasher, algo);
-  if (t->n_allowed > 0) plan_outside(t, w, algo);
-  else t->outside_on = 0;
+  if (t->n_allowed > 0) plan_outside(t, w, algo); /* else off, as after every sample */
   int rc = copy_out(real, t, w, content, payload.dump.dump_seq);
   const int outside = t->outside_on;
   t->outside_on = 0;
