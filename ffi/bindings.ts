@@ -990,9 +990,11 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
   v.setUint32(152, text.length, true);
   v.setUint32(168, mstx.length, true);
   v.setUint32(172, input.mstxInfo.includes('"') ? 1 : 0, true);
-  // Past 61 the bounds would need more room than leak_scan.c keeps.
-  const startIndex = input.startIndex ?? Infinity;
-  if (startIndex <= 61) v.setUint32(220, startIndex + 3, true);
+  // leak_scan.c says how many marks it keeps bounds for (MAX_BOUND_MARKS):
+  // past that it keeps every row. Saturated, never wrapped to a small one.
+  if (input.startIndex !== undefined) {
+    v.setUint32(220, Math.min(input.startIndex + 3, 2 ** 32 - 1), true);
+  }
   const windows = input.windows;
   if (windows) {
     v.setUint32(212, windows.devices.length, true);

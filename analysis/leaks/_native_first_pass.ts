@@ -28,10 +28,14 @@ import type { CheckedOptions } from "./options.ts";
 /** MEMSCOPE_HEADER positions of LEAK_COLUMNS, in the order leak_scan.c reads them. */
 const HEADER_AT = [0, 1, 2, 3, 7, 8, 9];
 
+/** A log a native pass can read, and its descriptor. */
+interface NativeLog {
+  log: { file: EventLogFile; label: string };
+  fd: number;
+}
+
 /** The descriptor a native pass reads, where the source is a file it can read. */
-function nativeFd(
-  source: EventLogSource,
-): { log: { file: EventLogFile; label: string }; fd: number } | undefined {
+function nativeFd(source: EventLogSource): NativeLog | undefined {
   if (typeof source === "string") return undefined;
   const fd = eventLogFd(source.file);
   return fd === undefined ? undefined : { log: source, fd };
@@ -42,10 +46,7 @@ function nativeFd(
  * it may read, which sizes the room for marks.
  */
 async function scan(
-  { log: source, fd }: {
-    log: { file: EventLogFile; label: string };
-    fd: number;
-  },
+  { log: source, fd }: NativeLog,
   size: number,
   options: CheckedOptions,
   rows: LeakRows,
