@@ -945,11 +945,16 @@ export interface LeakScanResult {
   bytes: number;
   /** Device Ids in order of first appearance, as written. */
   devices: string[];
+  /**
+   * MALLOC rows kept whose ID is not written as String(ID) gives it: none,
+   * and every kept row's Ptr and ID can be printed from the arrays.
+   */
+  oddIds: number;
 }
 
 const LEAK_DEVICE_BYTES = 64;
 /** leak_scan.c's offset of the device names, and the size of its arguments. */
-const LEAK_NAMES_AT = 240;
+const LEAK_NAMES_AT = 248;
 const LEAK_ARGS_SIZE = LEAK_NAMES_AT + 256 * LEAK_DEVICE_BYTES;
 
 /** csv_frame.h SW_SCAN_CUT: the log got shorter while a pass read it. */
@@ -1046,6 +1051,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     dataRows: Number(v.getBigUint64(192, true)),
     bytes: Number(v.getBigUint64(200, true)),
     devices,
+    oddIds: Number(v.getBigUint64(240, true)),
   };
 }
 

@@ -9,16 +9,18 @@ import {
   type EventLogSource,
   readMemscopeRowsAt,
 } from "../memscope_csv/read.ts";
-import type { LeakRows } from "./_leak_rows.ts";
-import type { Leak } from "./result.ts";
+import { type LeakRows, PtrKeys } from "./_leak_rows.ts";
+import type { Leak, LeakDetail } from "./result.ts";
 
 /**
  * One {@link Leak} per row of `listed`, in its order, with the details read
- * from the log.
+ * from the log; for `"printed"`, only what a printed leak shows (ID and Ptr
+ * as written), read only where the arrays cannot spell them.
  */
 export async function leakDetails(
   source: EventLogSource,
   listed: LeakRows,
+  detail: LeakDetail = "all",
 ): Promise<Leak[]> {
   const n = listed.length;
   const leaks: Leak[] = new Array(n);
@@ -37,6 +39,13 @@ export async function leakDetails(
     };
   }
   if (n === 0) return leaks;
+  if (detail === "printed" && listed.textsFromValues) {
+    const ptrs = leaks.map((_, i) => PtrKeys.text(listed.ptr[i]));
+    if (!ptrs.includes(undefined)) {
+      ptrs.forEach((ptr, i) => leaks[i].ptr = ptr!);
+      return leaks;
+    }
+  }
   const byOffset = Uint32Array.from(leaks.keys()).sort((i, j) =>
     listed.offset[i] - listed.offset[j]
   );

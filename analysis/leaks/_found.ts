@@ -14,7 +14,7 @@ export class FoundLeaks {
   counts: Float64Array;
   /** Leaked bytes per device index. */
   bytes: Float64Array;
-  #rows = new LeakRows(Infinity);
+  #rows = FoundLeaks.#none();
   #rank: Int32Array;
   #maxLeaks: number;
 
@@ -26,9 +26,16 @@ export class FoundLeaks {
     this.bytes = new Float64Array(rank.length);
   }
 
+  /** No leak yet: the texts of none need reading. */
+  static #none(): LeakRows {
+    const rows = new LeakRows(Infinity);
+    rows.textsFromValues = true;
+    return rows;
+  }
+
   /** Forgets everything found (a pass is started over in more parts). */
   reset(): void {
-    this.#rows = new LeakRows(Infinity);
+    this.#rows = FoundLeaks.#none();
     this.counts.fill(0);
     this.bytes.fill(0);
   }
@@ -48,6 +55,7 @@ export class FoundLeaks {
       if (replay.status === "rejected") throw replay.reason;
       this.#keep(rows, k, replay.value);
     }
+    this.#rows.textsFromValues &&= rows.textsFromValues;
   }
 
   /** Keeps device `k`'s leaked rows, `leaked` (indices into `rows`). */
@@ -83,6 +91,7 @@ export class FoundLeaks {
       l.offset[i] - l.offset[j]
     );
     const out = new LeakRows(Infinity);
+    out.textsFromValues = l.textsFromValues;
     for (const i of order.slice(0, this.#maxLeaks)) {
       out.push(
         MALLOC,

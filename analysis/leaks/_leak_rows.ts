@@ -31,13 +31,19 @@ export const LEAK_COLUMNS: readonly MemscopeColumn[] = [
 /** MALLOC and FREE rows of one pool, in file order. */
 export class LeakRows {
   length = 0;
-  id: Float64Array;
-  ptr: Float64Array;
-  size: Float64Array;
-  offset: Float64Array;
-  line: Uint32Array;
-  device: Uint32Array;
-  kind: Uint8Array;
+  id!: Float64Array;
+  ptr!: Float64Array;
+  size!: Float64Array;
+  offset!: Float64Array;
+  line!: Uint32Array;
+  device!: Uint32Array;
+  kind!: Uint8Array;
+  /**
+   * Every row's ID is written as String(id) gives it and its Ptr as
+   * {@link PtrKeys.text} spells its key: what a leak prints needs no read
+   * of its row. Set by the pass that filled the rows (native passes know).
+   */
+  textsFromValues = false;
 
   /**
    * `budget`: most rows it will hold (Infinity: no limit); `expect`: rows
@@ -45,19 +51,13 @@ export class LeakRows {
    * growing copies every array).
    */
   constructor(readonly budget: number, expect = 1024) {
-    const n = Math.max(1, Math.min(expect, budget));
-    this.id = new Float64Array(n);
-    this.ptr = new Float64Array(n);
-    this.size = new Float64Array(n);
-    this.offset = new Float64Array(n);
-    this.line = new Uint32Array(n);
-    this.device = new Uint32Array(n);
-    this.kind = new Uint8Array(n);
+    this.#carve(Math.max(1, Math.min(expect, budget)));
   }
 
   /** Forgets every row, keeping the arrays for the next pass. */
   clear(): void {
     this.length = 0;
+    this.textsFromValues = false;
   }
 
   /** Adds a row; false (and nothing kept) once the budget is reached. */
@@ -86,27 +86,38 @@ export class LeakRows {
     return true;
   }
 
+  /**
+   * Room for `n` rows, every array a view of one buffer: V8 answers each
+   * large buffer made with a collection ("external memory pressure"), 4 ms
+   * of a check-leaks command when the seven arrays were seven buffers.
+   */
+  #carve(n: number): void {
+    const buffer = new ArrayBuffer(n * ROW_BYTES);
+    const f64 = (k: number) => new Float64Array(buffer, k * 8 * n, n);
+    this.id = f64(0);
+    this.ptr = f64(1);
+    this.size = f64(2);
+    this.offset = f64(3);
+    this.line = new Uint32Array(buffer, 32 * n, n);
+    this.device = new Uint32Array(buffer, 36 * n, n);
+    this.kind = new Uint8Array(buffer, 40 * n, n);
+  }
+
   #grow(cap: number) {
-    const f = (a: Float64Array) => {
-      const b = new Float64Array(cap);
-      b.set(a);
-      return b;
-    };
-    this.id = f(this.id);
-    this.ptr = f(this.ptr);
-    this.size = f(this.size);
-    this.offset = f(this.offset);
-    const l = new Uint32Array(cap);
-    l.set(this.line);
-    this.line = l;
-    const d = new Uint32Array(cap);
-    d.set(this.device);
-    this.device = d;
-    const k = new Uint8Array(cap);
-    k.set(this.kind);
-    this.kind = k;
+    const { id, ptr, size, offset, line, device, kind } = this;
+    this.#carve(cap);
+    this.id.set(id);
+    this.ptr.set(ptr);
+    this.size.set(size);
+    this.offset.set(offset);
+    this.line.set(line);
+    this.device.set(device);
+    this.kind.set(kind);
   }
 }
+
+/** Bytes a row takes: four doubles, two 32-bit numbers, one byte. */
+const ROW_BYTES = 4 * 8 + 2 * 4 + 1;
 
 /** The three marks of a device's window: IDs of A, B and C. */
 export interface Window {
@@ -160,6 +171,16 @@ export async function replayWindow(
  */
 export class PtrKeys {
   #texts = new Map<string, number>();
+
+  /**
+   * The Ptr as written, for a key that is its value (either spelling);
+   * undefined for a key of its own text, which only the row has.
+   */
+  static text(key: number): string | undefined {
+    if (key >= 0) return `0x${key.toString(16).padStart(16, "0")}`;
+    const dec = -key - 1;
+    return Number.isInteger(dec) ? String(dec) : undefined;
+  }
 
   /** The key of a row's Ptr. */
   of(row: MemscopeRow): number {

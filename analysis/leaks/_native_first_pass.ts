@@ -63,9 +63,11 @@ async function scan(
   if (start === undefined) return undefined;
   // A mark row has at least 8 fields, 19 bytes: room for every row that
   // could be one (address space only, until written).
+  // Both in one buffer: V8 answers each large buffer with a collection.
   const markRoom = Math.ceil(size / 16) + 1;
-  const markDevice = new Uint32Array(markRoom);
-  const markId = new Float64Array(markRoom);
+  const markBuffer = new ArrayBuffer(markRoom * 12);
+  const markId = new Float64Array(markBuffer, 0, markRoom);
+  const markDevice = new Uint32Array(markBuffer, markRoom * 8, markRoom);
   const pending = leakScan({
     fd,
     columns: HEADER_AT.map((k) => start.columns.at[k]),
@@ -114,6 +116,7 @@ export async function nativeFirstPass(
     return undefined;
   }
   spare.length = found.rowsKept;
+  spare.textsFromValues = found.oddIds === 0;
   const devices = found.devices;
   const index = new Map(devices.map((d, k) => [d, k]));
   const marks: number[][] = devices.map(() => []);
@@ -165,5 +168,6 @@ export async function nativeWindowPass(
     return undefined;
   }
   spare.length = pass.found.rowsKept;
+  spare.textsFromValues = pass.found.oddIds === 0;
   return spare;
 }

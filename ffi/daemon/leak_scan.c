@@ -77,6 +77,11 @@ struct sw_leak_scan_args {
   /* Rows starting here or later are not read (0: to the end): a later
    * pass reads the file as far as the first did, however it grew since. */
   uint64_t end;
+  /* Out: MALLOC rows kept whose ID is not written as the number's own
+   * digits (a leading zero, a sign, blanks, `_`, over 15 digits). While
+   * none is, every kept row's ID and Ptr can be printed from the arrays
+   * (_leak_rows.ts PtrKeys.text) without reading the row back. */
+  uint64_t odd_ids;
   uint8_t device_names[MAX_DEVICES * DEVICE_BYTES];
 };
 
@@ -92,8 +97,9 @@ _Static_assert(offsetof(struct sw_leak_scan_args, overflow) == 208, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, window_devices) == 216, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, bound_marks) == 220, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, end) == 232, "layout");
-_Static_assert(offsetof(struct sw_leak_scan_args, device_names) == 240, "layout");
-_Static_assert(sizeof(struct sw_leak_scan_args) == 240 + MAX_DEVICES * DEVICE_BYTES, "layout");
+_Static_assert(offsetof(struct sw_leak_scan_args, odd_ids) == 240, "layout");
+_Static_assert(offsetof(struct sw_leak_scan_args, device_names) == 248, "layout");
+_Static_assert(sizeof(struct sw_leak_scan_args) == 248 + MAX_DEVICES * DEVICE_BYTES, "layout");
 
 /* Hex digit values of lowercase hex, 16 (never a digit) for anything else. */
 static const uint8_t HEX[256] = {
@@ -130,6 +136,16 @@ static bool ptr_key(const struct sw_csv_field *f, double *key) {
   }
   if (n > 9007199254740991.0) return false;
   *key = -(n + 1);
+  return true;
+}
+
+/* Whether an ID field is the digits String(id) gives back: 1 to 15 digits,
+ * no leading zero (sw_csv_parse_decimal reads them exactly). */
+static bool plain_id(const struct sw_csv_field *f) {
+  size_t n = (size_t)(f->e - f->s);
+  if (n == 0 || n > 15 || (f->s[0] == '0' && n > 1)) return false;
+  for (const uint8_t *p = f->s; p < f->e; p++)
+    if ((unsigned)(*p - '0') > 9) return false;
   return true;
 }
 
@@ -305,6 +321,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
       a->size[n] = malloc_size(&attr);
       a->row_offset[n] = (double)offset;
       a->line[n] = line;
+      a->odd_ids += !plain_id(&idf);
     } else {
       a->size[n] = 0;
       a->row_offset[n] = 0;
@@ -399,7 +416,7 @@ static struct half *half_new(const struct sw_leak_scan_args *a, uint64_t split) 
   if (!h) return NULL;
   struct sw_leak_scan_args *b = &h->args;
   *b = *a;
-  b->rows_kept = b->marks = b->data_rows = b->bytes = 0;
+  b->rows_kept = b->marks = b->data_rows = b->bytes = b->odd_ids = 0;
   b->overflow = 0; /* b->devices: those given in, as a's */
   uint64_t rows = a->cap < a->budget / 2 + 1 ? a->cap : a->budget / 2 + 1;
   size_t n = rows ? rows : 1, m = a->mark_cap ? a->mark_cap : 1;
@@ -475,6 +492,7 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
     a->mark_id[a->marks++] = b->mark_id[i];
   }
   a->data_rows += b->data_rows;
+  a->odd_ids += b->odd_ids;
   if (b->bytes > a->bytes) a->bytes = b->bytes;
   if (a->overflow) return true;
   if (total > a->cap) {
@@ -566,7 +584,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
       /* The second half began inside a quoted field: the rows it counted
        * were not rows, and the overflow they made is no fact. Read the file
        * again, alone (a quoted newline across the middle is rare). */
-      a->rows_kept = a->marks = a->data_rows = 0;
+      a->rows_kept = a->marks = a->data_rows = a->odd_ids = 0;
       a->overflow = 0;
       a->devices = given;
       pass_init(&p, a);

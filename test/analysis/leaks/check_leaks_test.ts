@@ -386,6 +386,46 @@ Deno.test("check_leaks matches a FREE to its blocks by the Ptr text, as msMemSco
   ]);
 });
 
+Deno.test("check_leaks printing only reads back the rows whose ID or Ptr the arrays cannot spell, and prints the same lines", async () => {
+  const row = (id: string, ptr: string) =>
+    `${id},MALLOC,HAL,N/A,${id.trim()}000,10,11,0,${ptr},"{size:1048576}",,`;
+  const plain = [
+    row("11", "0x00000000000a1000"),
+    row("12", "4096"),
+    row("13", "0"),
+    row("14", "0x0000000000000000"),
+  ];
+  const odd = [
+    row("015", "0x00000000000a2000"),
+    row(" 16", "0x00000000000a3000"),
+  ];
+  for (const rows of [plain, [...plain, ...odd]]) {
+    const path = tempLog(window(...rows));
+    const all = await checkLeaksFile(path, { mstxInfo: "step" });
+    const printed = await checkLeaksFile(path, { mstxInfo: "step" }, "printed");
+    assert.deepEqual(formatCheckLeaks(printed), formatCheckLeaks(all));
+    assert.deepEqual(
+      all.devices[0].leaks.map((l) => [l.index, l.ptr]),
+      [
+        ["11", "0x00000000000a1000"],
+        ["12", "4096"],
+        ["13", "0"],
+        ["14", "0x0000000000000000"],
+        ...rows === plain ? [] : [
+          ["015", "0x00000000000a2000"],
+          [" 16", "0x00000000000a3000"],
+        ],
+      ],
+    );
+    // Read back: the row's timestamp; spelled from the arrays: none.
+    assert.equal(all.devices[0].leaks[0].timestamp, "11000");
+    assert.equal(
+      printed.devices[0].leaks[0].timestamp,
+      rows === plain ? "" : "11000",
+    );
+  }
+});
+
 Deno.test("check_leaks reads quoted names with commas, CRLF and a BOM", async () => {
   const rows = [
     mark(10, 0, "step, with comma"),

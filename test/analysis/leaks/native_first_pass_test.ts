@@ -242,6 +242,25 @@ Deno.test("the native first pass frames rows across its reads and its two halves
   }
 });
 
+Deno.test("the native first pass says whether its rows' IDs are written as their numbers, in either half of a large log", async () => {
+  // 34 MiB: two threads; an ID with a leading zero in the second half.
+  const path = bigLog(34);
+  const text = Deno.readTextFileSync(path);
+  const last = text.lastIndexOf("\n", text.length - 200);
+  const oddAtEnd = text.slice(0, last + 1) +
+    mem("MALLOC", "0777", "0x0000000000abc000", '"{size:8}"') +
+    text.slice(last);
+  const checked = checkOptions({ mstxInfo: "step", startIndex: 0 });
+  for (const [body, plain] of [[text, true], [oddAtEnd, false]] as const) {
+    Deno.writeTextFileSync(path, body);
+    using log = await openEventLog(path);
+    const first = (await nativeFirstPass(log, checked))!;
+    assert.ok(first.rows, "the native pass kept no rows");
+    assert.equal(first.rows.textsFromValues, plain);
+  }
+  Deno.removeSync(path);
+});
+
 Deno.test("the native first pass leaves to the TypeScript pass what it cannot read for certain", async () => {
   const cases = [
     // A Ptr in neither msMemScope spelling is keyed by its text.
