@@ -27,6 +27,12 @@ export interface LogShape {
   layout: "interleaved" | "sequential";
   /** ordered: IDs increase down the file; shuffled: rows out of ID order. */
   ids: "ordered" | "shuffled";
+  /**
+   * Memory rows carry a Python and a C call stack (msMemScope's call_stack
+   * option), quoted, a frame a line: more newlines inside quotes than
+   * between rows. Such rows are long: the log gets fewer of them.
+   */
+  stacks?: { rows: number };
 }
 
 /** The generated shapes, the issue's own first. */
@@ -73,7 +79,31 @@ export const SHAPES: readonly LogShape[] = [
     layout: "sequential",
     ids: "shuffled",
   },
+  {
+    name: "memory 80% with call stacks, 1 device, IDs in order",
+    mix: "memory",
+    devices: 1,
+    layout: "sequential",
+    ids: "ordered",
+    stacks: { rows: 250_000 },
+  },
 ];
+
+/** A call stack of `frames` lines, quoted, as msMemScope writes one. */
+function callStack(lang: "py" | "c", frames: number, seed: number): string {
+  const lines = Array.from(
+    { length: frames },
+    (_, i) =>
+      lang === "py"
+        ? `/usr/lib/python3/site-packages/torch/nn/modules/module.py(${
+          1500 + (seed + i) % 97
+        }): _call_impl`
+        : `/usr/local/Ascend/lib64/libascendcl.so(aclrtMalloc+0x${
+          ((seed * 7 + i) % 4096).toString(16)
+        }) [0x7f00000${i}a10]`,
+  );
+  return `"${lines.join("\n")}"`;
+}
 
 /** What was written. */
 export interface WrittenLog {
@@ -187,7 +217,8 @@ export function writeShapedLog(
     { length: shape.devices },
     (_, k) => new Device(k, 3101864 + k),
   );
-  const perDevice = Math.ceil(rows / shape.devices);
+  const wanted = shape.stacks?.rows ?? rows;
+  const perDevice = Math.ceil(wanted / shape.devices);
   const stepRows = Math.ceil(perDevice / 6);
   const written = new Int32Array(shape.devices);
   const steps = new Int32Array(shape.devices).fill(-1);
@@ -226,11 +257,16 @@ export function writeShapedLog(
     const attr = b.hal
       ? `{allocation_id:${b.id},addr:${p},size:${b.size}}`
       : `{allocation_id:${b.id},addr:${p},size:${b.size},total:2147483648,used:${d.ptaUsed}}`;
+    const stacks = shape.stacks
+      ? `${callStack("py", 4, b.id)},${callStack("c", 4, b.id)}`
+      : ",";
     out(
       d,
       `${event === "MALLOC" ? b.id : d.id++},${event},${
         b.hal ? "HAL" : "PTA"
-      },N/A,${d.stamp(500 + value(1000))},${d.where()},${p},"${attr}",,\n`,
+      },N/A,${
+        d.stamp(500 + value(1000))
+      },${d.where()},${p},"${attr}",${stacks}\n`,
     );
   };
   const malloc = (d: Device, hal: boolean) => {
@@ -284,7 +320,7 @@ export function writeShapedLog(
   if (shape.layout === "sequential") {
     for (const d of devices) while (written[d.k] < perDevice) unit(d);
   } else {
-    while (total < rows) unit(devices[pick(devices.length)]);
+    while (total < wanted) unit(devices[pick(devices.length)]);
   }
   for (const d of devices) {
     while (d.held.length) freeOne(d);

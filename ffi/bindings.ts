@@ -950,11 +950,13 @@ export interface LeakScanResult {
    * and every kept row's Ptr and ID can be printed from the arrays.
    */
   oddIds: number;
+  /** 2 when a second thread read the second half of the rows, else 1. */
+  halves: number;
 }
 
 const LEAK_DEVICE_BYTES = 64;
 /** leak_scan.c's offset of the device names, and the size of its arguments. */
-const LEAK_NAMES_AT = 248;
+const LEAK_NAMES_AT = 256;
 const LEAK_ARGS_SIZE = LEAK_NAMES_AT + 256 * LEAK_DEVICE_BYTES;
 
 /** csv_frame.h SW_SCAN_CUT: the log got shorter while a pass read it. */
@@ -1052,6 +1054,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     bytes: Number(v.getBigUint64(200, true)),
     devices,
     oddIds: Number(v.getBigUint64(240, true)),
+    halves: Number(v.getBigUint64(248, true)),
   };
 }
 

@@ -19,6 +19,7 @@
 #include "analysis.h"
 #include "csv_masks.h"
 #include "mapped_log.h"
+#include "row_start.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -266,16 +267,9 @@ static void *second_main(void *arg) {
     return NULL;
 }
 
-/* Where a second reader may start: after the first newline past the middle
- * of the file, or 0 for none. */
+/* Where a second reader may start (row_start.h), or 0 for none. */
 static uint64_t split_point(int fd, uint64_t size) {
-    if (size < SPLIT_MIN) return 0;
-    uint8_t buf[1 << 16];
-    uint64_t mid = size / 2;
-    ssize_t got = pread(fd, buf, sizeof buf, (off_t)mid);
-    for (ssize_t i = 0; i < got; i++)
-        if (buf[i] == '\n') return mid + (uint64_t)i + 1 < size ? mid + (uint64_t)i + 1 : 0;
-    return 0;
+    return size < SPLIT_MIN ? 0 : sw_log_split_point(fd, size / 2, size);
 }
 
 bool sw_read_memory_rows(const char *path, const char *label, const struct sw_read_options *opt,

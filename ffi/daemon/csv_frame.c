@@ -201,11 +201,3 @@ int32_t sw_csv_scan_range(struct sw_csv_scan *sc, uint64_t from, uint32_t line) 
   return end == SW_MAPPED_WHOLE ? job.result : end == SW_MAPPED_CUT ? SW_SCAN_CUT : -EIO;
 }
 
-uint64_t sw_csv_split_point(int fd, uint64_t mid) {
-  uint8_t probe[64 << 10];
-  ssize_t got = pread(fd, probe, sizeof probe, (off_t)mid);
-  if (got <= 0) return 0;
-  const uint8_t *nl = memchr(probe, '\n', (size_t)got);
-  return nl ? mid + (uint64_t)(nl - probe) + 1 : 0;
-}
-

@@ -105,7 +105,4 @@ struct sw_csv_scan {
  */
 int32_t sw_csv_scan_range(struct sw_csv_scan *s, uint64_t from, uint32_t line);
 
-/* The start of the first row after the first newline past `mid`, or 0. */
-uint64_t sw_csv_split_point(int fd, uint64_t mid);
-
 #endif

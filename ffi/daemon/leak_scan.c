@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "csv_frame.h"
+#include "row_start.h"
 #include "sw_common.h"
 
 enum { SW_LEAK_DONE = SW_SCAN_DONE, SW_LEAK_FALLBACK = SW_SCAN_FALLBACK };
@@ -82,6 +83,9 @@ struct sw_leak_scan_args {
    * none is, every kept row's ID and Ptr can be printed from the arrays
    * (_leak_rows.ts PtrKeys.text) without reading the row back. */
   uint64_t odd_ids;
+  /* Out: 2 when a second thread read the second half of the rows (its
+   * rows joined to the first's), else 1. */
+  uint64_t halves;
   uint8_t device_names[MAX_DEVICES * DEVICE_BYTES];
 };
 
@@ -98,8 +102,9 @@ _Static_assert(offsetof(struct sw_leak_scan_args, window_devices) == 216, "layou
 _Static_assert(offsetof(struct sw_leak_scan_args, bound_marks) == 220, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, end) == 232, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, odd_ids) == 240, "layout");
-_Static_assert(offsetof(struct sw_leak_scan_args, device_names) == 248, "layout");
-_Static_assert(sizeof(struct sw_leak_scan_args) == 248 + MAX_DEVICES * DEVICE_BYTES, "layout");
+_Static_assert(offsetof(struct sw_leak_scan_args, halves) == 248, "layout");
+_Static_assert(offsetof(struct sw_leak_scan_args, device_names) == 256, "layout");
+_Static_assert(sizeof(struct sw_leak_scan_args) == 256 + MAX_DEVICES * DEVICE_BYTES, "layout");
 
 /* Hex digit values of lowercase hex, 16 (never a digit) for anything else. */
 static const uint8_t HEX[256] = {
@@ -548,18 +553,19 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     return SW_LEAK_FALLBACK;
   struct pass p;
   pass_init(&p, a);
+  a->halves = 1;
   struct stat info;
   uint64_t file_size = fstat(a->fd, &info) == 0 ? (uint64_t)info.st_size : 0;
-  /* The second thread starts after the first newline past the middle,
-   * taken as a row start; when the first thread's rows do not end there (a
-   * quoted field holding a newline across the middle), its work is dropped
-   * and the first thread reads on alone. */
+  /* The second thread starts at what looks like a row start past the
+   * middle (row_start.h); when the first thread's rows do not end there (a
+   * quoted field holding a newline there), its work is dropped and the
+   * first thread reads on alone. */
   struct half *h = NULL;
   pthread_t thread;
   const uint32_t given = a->devices;
   struct kept_count kept = {.budget = a->budget};
   if (file_size > a->offset && file_size - a->offset >= SPLIT_MIN) {
-    uint64_t split = sw_csv_split_point(a->fd, a->offset + (file_size - a->offset) / 2);
+    uint64_t split = sw_log_split_point(a->fd, a->offset + (file_size - a->offset) / 2, file_size);
     if (split) h = half_new(a, split);
     if (h && a->cap >= a->budget) {
       p.kept = h->pass.kept = &kept;
@@ -580,6 +586,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     if (result == SW_LEAK_DONE && (h->result == SW_SCAN_CUT || h->result < 0)) result = h->result;
     bool joined = result == SW_LEAK_DONE && s->stopped && s->next == h->from &&
                   h->result == SW_LEAK_DONE && join_halves(&p, h, s->next_line);
+    a->halves = joined ? 2 : 1;
     if (!joined && result == SW_LEAK_DONE && s->stopped && p.over_by_count && s->next != h->from) {
       /* The second half began inside a quoted field: the rows it counted
        * were not rows, and the overflow they made is no fact. Read the file

@@ -7,9 +7,13 @@ import {
 import { checkOptions } from "../../../analysis/leaks/options.ts";
 import { checkLeaksFile } from "../../../analysis/leaks/mod.ts";
 import {
+  eventLogFd,
   MEMSCOPE_HEADER,
   openEventLog,
+  readMemscopeStart,
 } from "../../../analysis/memscope_csv/mod.ts";
+import { LEAK_COLUMNS, LeakRows } from "../../../analysis/leaks/_leak_rows.ts";
+import { leakScan } from "../../../ffi/bindings.ts";
 
 const FIXTURES =
   new URL("../../../../shared/fixtures/msmemscope/", import.meta.url).pathname;
@@ -258,6 +262,60 @@ Deno.test("the native first pass says whether its rows' IDs are written as their
     assert.ok(first.rows, "the native pass kept no rows");
     assert.equal(first.rows.textsFromValues, plain);
   }
+  Deno.removeSync(path);
+});
+
+Deno.test("the native first pass reads a log with call stacks in two halves: the second starts at a row, not at the first newline past the middle", async () => {
+  // Every row's stacks hold more newlines than the rows do: the first
+  // newline past the middle is inside a quoted stack, nearly always.
+  const stack = (lang: string) =>
+    `"${
+      Array.from({ length: 6 }, (_, i) => `${lang}/frame_${i}.py(${i}): f`)
+        .join("\n")
+    }"`;
+  const lines = [HEADER, mark(1), mark(2), mark(3)];
+  let size = 0;
+  for (let id = 4; size < 34 << 20; id++) {
+    const row = `${id},${id % 2 ? "MALLOC" : "FREE"},HAL,N/A,1000,10,11,0,0x${
+      (id >> 1).toString(16).padStart(16, "0")
+    },"{size:${id}}",${stack("py")},${stack("c")}`;
+    lines.push(row);
+    size += row.length + 1;
+  }
+  // Made sure of: a mark moves the middle until the first newline past it
+  // is inside a stack.
+  let text = lines.join("\n") + "\n";
+  const insideAfterMiddle = () => {
+    const first = HEADER.length + 1;
+    const nl = text.indexOf("\n", first + ((text.length - first) >> 1));
+    return text.slice(0, nl).split('"').length % 2 === 0;
+  };
+  while (!insideAfterMiddle()) {
+    lines.splice(1, 0, mark(1));
+    text = lines.join("\n") + "\n";
+  }
+  const path = tempLog(text);
+  const whole = await bothPasses(path, { mstxInfo: "step" });
+  assert.ok(whole.native, "the native pass fell back");
+  assert.deepEqual(whole.native, whole.typescript);
+  using log = await openEventLog(path);
+  const start = (await readMemscopeStart(log, { columns: LEAK_COLUMNS }))!;
+  const rows = new LeakRows(1 << 20, 1 << 20);
+  const markId = new Float64Array(16), markDevice = new Uint32Array(16);
+  const scan = await leakScan({
+    fd: eventLogFd(log.file)!,
+    columns: [0, 1, 2, 3, 7, 8, 9].map((k) => start.columns.at[k]),
+    offset: start.offset,
+    line: start.line,
+    rows,
+    budget: 1 << 20,
+    markDevice,
+    markId,
+    eventType: "HAL",
+    mstxInfo: "step",
+    startIndex: 0,
+  });
+  assert.equal(scan.halves, 2, "one thread read the whole log");
   Deno.removeSync(path);
 });
 
