@@ -63,7 +63,7 @@ async function scan(
   if (start === undefined) return undefined;
   // A mark row has at least 8 fields, 19 bytes: room for every row that
   // could be one (address space only, until written).
-  // Both in one buffer: V8 answers each large buffer with a collection.
+  // Both in one buffer, as LeakRows carves its arrays (#carve says why).
   const markRoom = Math.ceil(size / 16) + 1;
   const markBuffer = new ArrayBuffer(markRoom * 12);
   const markId = new Float64Array(markBuffer, 0, markRoom);
