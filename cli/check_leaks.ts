@@ -84,11 +84,11 @@ export async function checkLeaksCli(args: string[]): Promise<CliOutput> {
     startIndex: values["start-index"],
     eventType: values["event-type"],
     maxLeaks: values["max-leaks"],
+    // Printed, a leak shows its Ptr and ID alone: its row is read back for
+    // the rest only when that goes out as JSON.
+    detail: values.json ? "all" : "printed",
   }, CLI_NAMES);
-  // Printed, a leak shows its Ptr and ID alone: its row is read back for
-  // the rest only when that goes out as JSON.
-  const detail = values.json ? "all" : "printed";
-  const result = await checkLeaksFile(input, options, detail);
+  const result = await checkLeaksFile(input, options);
   if (!result.devices.length) {
     throw new CheckLeaksError(
       `Nothing to check in ${input}: no row names a device (every Device Id is N/A); check that the log covers the marked steps`,

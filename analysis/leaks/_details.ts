@@ -10,7 +10,8 @@ import {
   readMemscopeRowsAt,
 } from "../memscope_csv/read.ts";
 import { type LeakRows, PtrKeys } from "./_leak_rows.ts";
-import type { Leak, LeakDetail } from "./result.ts";
+import type { LeakDetail } from "./options.ts";
+import type { Leak } from "./result.ts";
 
 /**
  * One {@link Leak} per row of `listed`, in its order, with the details read
@@ -20,7 +21,7 @@ import type { Leak, LeakDetail } from "./result.ts";
 export async function leakDetails(
   source: EventLogSource,
   listed: LeakRows,
-  detail: LeakDetail = "all",
+  { detail = "all" }: { detail?: LeakDetail } = {},
 ): Promise<Leak[]> {
   const n = listed.length;
   const leaks: Leak[] = new Array(n);

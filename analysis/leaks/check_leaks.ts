@@ -25,7 +25,7 @@ import { FoundLeaks } from "./_found.ts";
 import { leakDetails } from "./_details.ts";
 import { type CheckLeaksOptions, checkOptions } from "./options.ts";
 import { openEventLog } from "../memscope_csv/open.ts";
-import type { CheckLeaksResult, DeviceLeaks, LeakDetail } from "./result.ts";
+import type { CheckLeaksResult, DeviceLeaks } from "./result.ts";
 
 /**
  * Each device's result so far: its status, and its window when it has
@@ -89,10 +89,10 @@ function deviceWindows(
 export async function checkLeaksFile(
   path: string,
   options: CheckLeaksOptions,
-  detail: LeakDetail = "all",
 ): Promise<CheckLeaksResult> {
   const checked = checkOptions(options);
-  const { mstxInfo, startIndex, eventType, maxLeaks, rowBudget } = checked;
+  const { mstxInfo, startIndex, eventType, maxLeaks, rowBudget, detail } =
+    checked;
   using log = await openEventLog(path);
   const native = await nativeFirstPass(log, checked);
   const first = native ??
@@ -122,7 +122,7 @@ export async function checkLeaksFile(
   }
 
   const listed = found.listed();
-  const leaks = await leakDetails(log, listed, detail);
+  const leaks = await leakDetails(log, listed, { detail });
   leaks.forEach((leak, i) => results[listed.device[i]].leaks.push(leak));
   results.forEach((r, k) => {
     r.leakedBytes = found.bytes[k];

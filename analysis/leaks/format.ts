@@ -19,6 +19,13 @@ import { shownText } from "../shown_text.ts";
 export function pythonFloat(x: number): string {
   if (!Number.isFinite(x)) return x > 0 ? "inf" : x < 0 ? "-inf" : "nan";
   if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  // Where Python writes no exponent, JavaScript writes none either, and
+  // both write the shortest digits that read back as x.
+  const size = Math.abs(x);
+  if (size >= 1e-4 && size < 1e16) {
+    const s = String(x);
+    return s.includes(".") ? s : `${s}.0`;
+  }
   const [mant, expText] = x.toExponential().split("e");
   const exp = Number(expText);
   if (exp < -4 || exp >= 16) {

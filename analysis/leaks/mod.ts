@@ -19,6 +19,7 @@ export {
   CheckLeaksError,
   type CheckLeaksOptions,
   checkOptions,
+  type LeakDetail,
   LIBRARY_NAMES,
   MEMORY_POOLS,
   type OptionNames,

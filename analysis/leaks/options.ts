@@ -17,6 +17,12 @@ export const MEMORY_POOLS = [
   "HOST_PINNED",
 ] as const;
 
+/**
+ * What a check reads of each listed leak (CheckLeaksOptions.detail): its
+ * whole row, or what a printed leak shows.
+ */
+export type LeakDetail = "all" | "printed";
+
 /** Options of check_leaks, as the library takes them. */
 export interface CheckLeaksOptions {
   /** Name of the mstx marks that delimit the window (`mstx_info`). */
@@ -43,6 +49,12 @@ export interface CheckLeaksOptions {
    * `unlisted`. Default 10,000 (a few hundred bytes each).
    */
   maxLeaks?: number;
+  /**
+   * What is read of each listed leak: `"all"` (the default) its row's
+   * timestamp, pid, tid and owner too; `"printed"` only what
+   * formatCheckLeaks prints (the rest left empty: "", NaN, no owner).
+   */
+  detail?: LeakDetail;
 }
 
 /** The options once checked, defaults filled in. */
@@ -82,6 +94,7 @@ export interface RawOptions {
   eventType?: unknown;
   maxLeaks?: unknown;
   rowBudget?: unknown;
+  detail?: unknown;
 }
 
 const DEFAULT_MAX_LEAKS = 10_000;
@@ -120,7 +133,7 @@ function indexText(raw: RawOptions, startIndex: number): string {
  * import { checkOptions } from "./options.ts";
  * checkOptions({ mstxInfo: "step", startIndex: 1 });
  * // { mstxInfo: "step", startIndex: 1, startIndexText: "1", eventType: "HAL",
- * //   maxLeaks: 10000, rowBudget: 2000000 }
+ * //   maxLeaks: 10000, rowBudget: 2000000, detail: "all" }
  * ```
  */
 export function checkOptions(
@@ -164,9 +177,18 @@ export function checkOptions(
     );
   }
   const rowBudget = raw.rowBudget ?? DEFAULT_ROW_BUDGET;
-  if (typeof rowBudget !== "number" || !(rowBudget >= 1)) {
+  if (
+    typeof rowBudget !== "number" ||
+    !(rowBudget === Infinity || Number.isInteger(rowBudget) && rowBudget >= 1)
+  ) {
     throw new CheckLeaksError(
-      `Invalid row budget: ${rowBudget}; use a number from 1`,
+      `Invalid row budget: ${rowBudget}; use a whole number from 1`,
+    );
+  }
+  const detail = raw.detail ?? "all";
+  if (detail !== "all" && detail !== "printed") {
+    throw new CheckLeaksError(
+      `Invalid detail: ${names.show(detail)}; use "all" or "printed"`,
     );
   }
   return {
@@ -176,5 +198,6 @@ export function checkOptions(
     eventType: pool,
     maxLeaks,
     rowBudget,
+    detail,
   };
 }

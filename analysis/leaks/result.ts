@@ -7,13 +7,6 @@ import type { Window } from "./_leak_rows.ts";
 
 export type { Window };
 
-/**
- * What a check reads of each listed leak: `"all"` (the default) its row's
- * timestamp, pid, tid and owner too; `"printed"` what formatCheckLeaks
- * prints alone (the rest left empty: "", NaN, no owner).
- */
-export type LeakDetail = "all" | "printed";
-
 /** One block allocated between A and B and still not freed at C. */
 export interface Leak {
   /** ID of the MALLOC row. */

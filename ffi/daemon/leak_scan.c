@@ -564,8 +564,11 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   pthread_t thread;
   const uint32_t given = a->devices;
   struct kept_count kept = {.budget = a->budget};
-  if (file_size > a->offset && file_size - a->offset >= SPLIT_MIN) {
-    uint64_t split = sw_log_split_point(a->fd, a->offset + (file_size - a->offset) / 2, file_size);
+  /* A later pass reads only as far as the first did (rows_end): its
+   * halves are halves of that, however the file grew since. */
+  const uint64_t read_end = rows_end(a) < file_size ? rows_end(a) : file_size;
+  if (read_end > a->offset && read_end - a->offset >= SPLIT_MIN) {
+    uint64_t split = sw_log_split_point(a->fd, a->offset + (read_end - a->offset) / 2, read_end);
     if (split) h = half_new(a, split);
     if (h && a->cap >= a->budget) {
       p.kept = h->pass.kept = &kept;

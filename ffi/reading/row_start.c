@@ -8,11 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Whether [p, e) begins as an event-log row does: "12,MALLOC,". */
+/* Whether [p, e) begins as an event-log row does: "12,MALLOC," (the ID
+ * quoted or not). */
 static bool looks_like_row(const uint8_t *p, const uint8_t *e) {
-  const uint8_t *q = p;
+  bool quoted = p < e && *p == '"';
+  const uint8_t *digits = p + quoted, *q = digits;
   while (q < e && *q >= '0' && *q <= '9') q++;
-  if (q == p || q == e || *q != ',') return false;
+  if (q == digits || (quoted && (q == e || *q++ != '"')) || q == e || *q != ',') return false;
   const uint8_t *event = ++q;
   while (q < e && ((*q >= 'A' && *q <= 'Z') || *q == '_')) q++;
   return q > event && q < e && *q == ',';

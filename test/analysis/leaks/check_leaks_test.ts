@@ -402,7 +402,10 @@ Deno.test("check_leaks printing only reads back the rows whose ID or Ptr the arr
   for (const rows of [plain, [...plain, ...odd]]) {
     const path = tempLog(window(...rows));
     const all = await checkLeaksFile(path, { mstxInfo: "step" });
-    const printed = await checkLeaksFile(path, { mstxInfo: "step" }, "printed");
+    const printed = await checkLeaksFile(path, {
+      mstxInfo: "step",
+      detail: "printed",
+    });
     assert.deepEqual(formatCheckLeaks(printed), formatCheckLeaks(all));
     assert.deepEqual(
       all.devices[0].leaks.map((l) => [l.index, l.ptr]),
@@ -665,6 +668,11 @@ Deno.test("check_leaks refuses bad options and files with one clear message", as
     [{ startIndex: -1 }, /^Invalid startIndex value: -1; /],
     [{ startIndex: 1.5 }, /^Invalid startIndex value: 1.5; /],
     [{ maxLeaks: -1 }, /^Invalid maxLeaks value: -1; /],
+    [{ rowBudget: 2.5 }, /^Invalid row budget: 2\.5; use a whole number/],
+    [
+      { detail: "rows" as "all" },
+      /^Invalid detail: "rows"; use "all" or "printed"$/,
+    ],
     [
       { eventType: "GPU" },
       /^Invalid eventType value: "GPU"; use one of HAL, PTA/,
@@ -694,6 +702,10 @@ Deno.test("pythonFloat writes sizes in MB as Python's str() does", () => {
   assert.equal(pythonFloat(1 / MB), "9.5367431640625e-07");
   assert.equal(pythonFloat(0.0001), "0.0001");
   assert.equal(pythonFloat(1e16), "1e+16");
+  // Each side of where Python starts writing an exponent.
+  assert.equal(pythonFloat(9999999999999998), "9999999999999998.0");
+  assert.equal(pythonFloat(9.999999999999999e-5), "9.999999999999999e-05");
+  assert.equal(pythonFloat(-123.25), "-123.25");
   assert.equal(pythonFloat(0), "0.0");
 });
 

@@ -266,6 +266,11 @@ Deno.test("the native first pass says whether its rows' IDs are written as their
 });
 
 Deno.test("the native first pass reads a log with call stacks in two halves: the second starts at a row, not at the first newline past the middle", async () => {
+  // IDs as msMemScope writes them, and quoted.
+  for (const q of ["", '"']) await callStacksInHalves(q);
+});
+
+async function callStacksInHalves(q: string): Promise<void> {
   // Every row's stacks hold more newlines than the rows do: the first
   // newline past the middle is inside a quoted stack, nearly always.
   const stack = (lang: string) =>
@@ -276,7 +281,9 @@ Deno.test("the native first pass reads a log with call stacks in two halves: the
   const lines = [HEADER, mark(1), mark(2), mark(3)];
   let size = 0;
   for (let id = 4; size < 34 << 20; id++) {
-    const row = `${id},${id % 2 ? "MALLOC" : "FREE"},HAL,N/A,1000,10,11,0,0x${
+    const row = `${q}${id}${q},${
+      id % 2 ? "MALLOC" : "FREE"
+    },HAL,N/A,1000,10,11,0,0x${
       (id >> 1).toString(16).padStart(16, "0")
     },"{size:${id}}",${stack("py")},${stack("c")}`;
     lines.push(row);
@@ -315,9 +322,9 @@ Deno.test("the native first pass reads a log with call stacks in two halves: the
     mstxInfo: "step",
     startIndex: 0,
   });
-  assert.equal(scan.halves, 2, "one thread read the whole log");
+  assert.equal(scan.halves, 2, `one thread read the whole log (IDs ${q}1${q})`);
   Deno.removeSync(path);
-});
+}
 
 Deno.test("the native first pass leaves to the TypeScript pass what it cannot read for certain", async () => {
   const cases = [
@@ -375,4 +382,31 @@ Deno.test("the native pass over the windows reads a log as far as the first pass
     18,
     19,
   ]);
+});
+
+Deno.test("the native pass over the windows of a large log splits what the first pass read, not what the log grew to since", async () => {
+  const path = bigLog(34);
+  const checked = checkOptions({ mstxInfo: "step" });
+  using log = await openEventLog(path);
+  const first = (await nativeFirstPass(log, checked))!;
+  const windows = new Map([[0, { a: 0, b: 1e15, c: 1e15 }]]);
+  const ids = async () => {
+    const rows = (await nativeWindowPass(log, checked, first, windows))!;
+    return Array.from(rows.id.subarray(0, rows.length));
+  };
+  const before = await ids();
+  assert.ok(before.length > 1000);
+  // Three times as much again, all of it inside the window: the middle
+  // of the file is now past where the first pass stopped.
+  const more = Array.from(
+    { length: 20_000 },
+    (_, i) => mem("MALLOC", 1e9 + i, "0x0000000000abc000", '"{size:8}"'),
+  ).join("\n") + "\n";
+  const file = Deno.openSync(path, { append: true });
+  for (let n = 0; n < 100 << 20; n += more.length) {
+    file.writeSync(new TextEncoder().encode(more));
+  }
+  file.close();
+  assert.deepEqual(await ids(), before);
+  Deno.removeSync(path);
 });
