@@ -461,6 +461,12 @@ static void *copy_plain(void *arg) {
   return NULL;
 }
 
+/* Whether row i of the second half is past its device's bound (MALLOC rows
+ * the first, FREE rows the second; struct bounds). */
+static inline bool past_bounds(const struct pass *p, const struct sw_leak_scan_args *b, const int *map, uint64_t i) {
+  return b->id[i] > p->bounds[map[b->device[i]]].past[b->kind[i] != 1];
+}
+
 /*
  * Appends the second half's findings to the first's, as one pass over the
  * whole file would have made them: its devices after the first's (those
@@ -495,18 +501,38 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   for (uint64_t i = 0; i < b->marks; i++) {
     a->mark_device[a->marks] = (uint32_t)map[b->mark_device[i]];
     a->mark_id[a->marks++] = b->mark_id[i];
+    /* Every mark of the file is now read: the bounds are the windows'. */
+    bound_by(p, map[b->mark_device[i]], b->mark_id[i]);
   }
   a->data_rows += b->data_rows;
   a->odd_ids += b->odd_ids;
   if (b->bytes > a->bytes) a->bytes = b->bytes;
   if (a->overflow) return true;
-  if (total > a->cap) {
+  /* The second half read its rows without the first half's marks: those
+   * past the windows, as the bounds of every mark now give them, are not
+   * copied (on a log of two devices interleaved, most of its rows). */
+  uint64_t at = a->rows_kept, n = b->rows_kept, in_windows = 0;
+  for (uint64_t i = 0; i < n; i++) in_windows += !past_bounds(p, b, map, i);
+  if (at + in_windows > a->cap) {
     a->overflow = 1;
+    return true;
+  }
+  if (in_windows < n) {
+    for (uint64_t i = 0, to = at; i < n; i++) {
+      if (past_bounds(p, b, map, i)) continue;
+      a->kind[to] = b->kind[i];
+      a->device[to] = (uint32_t)map[b->device[i]];
+      a->id[to] = b->id[i];
+      a->ptr[to] = b->ptr[i];
+      a->size[to] = b->size[i];
+      a->row_offset[to] = b->row_offset[i];
+      a->line[to++] = b->kind[i] == 1 ? b->line[i] + line : 0;
+    }
+    a->rows_kept = at + in_windows;
     return true;
   }
   /* The copy writes fresh pages (a fault each): the plain arrays on a
    * second thread, those that change on the way here. */
-  uint64_t at = a->rows_kept, n = b->rows_kept;
   struct plain_copy plain = {{a->id + at, a->ptr + at, a->size + at, a->row_offset + at},
                              {b->id, b->ptr, b->size, b->row_offset}, n};
   pthread_t thread;
@@ -519,7 +545,7 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   }
   if (two) pthread_join(thread, NULL);
   else copy_plain(&plain);
-  a->rows_kept = total;
+  a->rows_kept = at + n;
   return true;
 }
 

@@ -410,3 +410,34 @@ Deno.test("the native pass over the windows of a large log splits what the first
   assert.deepEqual(await ids(), before);
   Deno.removeSync(path);
 });
+
+Deno.test("the native first pass joins of its second half only the rows inside the windows the whole file's marks give", async () => {
+  // Device 0's window, A B C = 10 20 30, in the first rows; 34 MiB of rows
+  // past it after, which the second thread reads without those marks.
+  const lines = [HEADER, mark(10), mark(20), mark(30)];
+  const ptr = (id: number) => `0x${id.toString(16).padStart(16, "0")}`;
+  for (let id = 11; id < 30; id++) {
+    if (id !== 20) {
+      lines.push(mem(id < 20 ? "MALLOC" : "FREE", id, ptr(id), '"{size:8}"'));
+    }
+  }
+  let size = 0;
+  for (let id = 31; size < 34 << 20; id++) {
+    const row = mem(id % 2 ? "MALLOC" : "FREE", id, ptr(id), '"{size:8}"');
+    lines.push(row);
+    size += row.length + 1;
+  }
+  const path = tempLog(lines.join("\n") + "\n");
+  using log = await openEventLog(path);
+  const first = (await nativeFirstPass(
+    log,
+    checkOptions({ mstxInfo: "step", startIndex: 0 }),
+  ))!;
+  const rows = first.rows!;
+  assert.equal(rows.length, 18);
+  assert.deepEqual(
+    Array.from(rows.id.subarray(0, rows.length)),
+    [11, 12, 13, 14, 15, 16, 17, 18, 19, 21, 22, 23, 24, 25, 26, 27, 28, 29],
+  );
+  Deno.removeSync(path);
+});
