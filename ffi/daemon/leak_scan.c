@@ -38,7 +38,7 @@ enum { C_ID, C_EVENT, C_TYPE, C_NAME, C_DEVICE, C_PTR, C_ATTR, C_COUNT };
 #define MAX_DEVICES 256
 #define DEVICE_BYTES 64
 
-/* Shared with analysis/leaks/_native_first_pass.ts, field for field. */
+/* Shared with ffi/bindings.ts leakScan, field for field. */
 struct sw_leak_scan_args {
   int32_t fd;
   int32_t col[C_COUNT];
