@@ -42,8 +42,9 @@ function nativeFd(source: EventLogSource): NativeLog | undefined {
 }
 
 /**
- * A native pass over the log into `rows`, with its marks; `size`: how far
- * it may read, which sizes the room for marks.
+ * A native pass over the log into `rows` (their count and whether their
+ * texts need reading set here), with its marks; `size`: how far it may
+ * read, which sizes the room for marks.
  */
 async function scan(
   { log: source, fd }: NativeLog,
@@ -84,6 +85,8 @@ async function scan(
   });
   try {
     const found = await pending;
+    rows.length = found.rowsKept;
+    rows.textsFromValues = found.oddIds === 0;
     return { found, markDevice, markId, header: start.columns.names };
   } catch (e) {
     throw new MemscopeCsvError(
@@ -115,8 +118,6 @@ export async function nativeFirstPass(
   if (found.fallback || new Set(found.devices).size !== found.devices.length) {
     return undefined;
   }
-  spare.length = found.rowsKept;
-  spare.textsFromValues = found.oddIds === 0;
   const devices = found.devices;
   const index = new Map(devices.map((d, k) => [d, k]));
   const marks: number[][] = devices.map(() => []);
@@ -167,7 +168,5 @@ export async function nativeWindowPass(
   if (pass === undefined || pass.found.fallback || pass.found.overflow) {
     return undefined;
   }
-  spare.length = pass.found.rowsKept;
-  spare.textsFromValues = pass.found.oddIds === 0;
   return spare;
 }

@@ -79,8 +79,9 @@ struct sw_leak_scan_args {
    * pass reads the file as far as the first did, however it grew since. */
   uint64_t end;
   /* Out: MALLOC rows kept whose ID is not written as the number's own
-   * digits (a leading zero, a sign, blanks, `_`, over 15 digits). While
-   * none is, every kept row's ID and Ptr can be printed from the arrays
+   * digits (a leading zero, a sign, blanks, `_`, over 15 digits; the
+   * second half's counted before its join drops any). While none is,
+   * every kept row's ID and Ptr can be printed from the arrays
    * (_leak_rows.ts PtrKeys.text) without reading the row back. */
   uint64_t odd_ids;
   /* Out: 2 when a second thread read the second half of the rows (its

@@ -15,9 +15,8 @@
  * The start of a row after offset `mid` of fd's file, for a second reader:
  * after the first newline past `mid` that is followed by what begins an
  * event-log row (an ID, quoted or not, a comma, an Event in capitals, a
- * comma), else after
- * the first newline; 0 when there is no newline in the 64 KiB past `mid`
- * or the row would start at or past `end`. A guess either way: the caller
+ * comma), else after the first newline; 0 when there is no newline in the
+ * 64 KiB past `mid` or the row would start at or past `end`. A guess either way: the caller
  * checks it against where the first reader's rows end.
  */
 uint64_t sw_log_split_point(int fd, uint64_t mid, uint64_t end);
