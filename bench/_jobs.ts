@@ -46,20 +46,71 @@ export async function timeJob(
     .output();
   const exitMs = performance.now() - t0;
   if (!out.success) throw new Error(`${cmd} failed with ${out.code}`);
-  let drainedMs = exitMs;
-  if (daemon) {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      daemon.registry.scan();
-      const p = [...daemon.registry.processes.values()].find((p) =>
-        p.header.command.startsWith(cmd) && !p.finished
-      );
-      if (!p || Date.now() > deadline) break;
-      await new Promise((r) => setTimeout(r, 1));
+  if (daemon) await untilDrained(daemon, cmd);
+  return {
+    stdout: new TextDecoder().decode(out.stdout),
+    exitMs,
+    drainedMs: performance.now() - t0,
+  };
+}
+
+/** A workload run by {@linkcode timeGatedJob}. */
+export interface GatedJob {
+  cmd: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * Runs a workload that prints a line `ready` and then waits for a line on
+ * its stdin before the part it times: `whenReady` runs in between, so what
+ * it sets up is fresh when that part starts, however long the job took to
+ * get there. Traced by `daemon`; timed from the start, as timeJob.
+ */
+export async function timeGatedJob(
+  daemon: Daemon,
+  job: GatedJob,
+  whenReady: () => void,
+): Promise<JobTiming> {
+  const t0 = performance.now();
+  const child = new Deno.Command(job.cmd, {
+    args: job.args,
+    env: { ...jobEnv(daemon.paths), ...job.env },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const decoder = new TextDecoder();
+  let stdout = "";
+  let gate: Promise<void> | undefined;
+  for await (const bytes of child.stdout) {
+    stdout += decoder.decode(bytes, { stream: true });
+    if (!gate && /^ready$/m.test(stdout)) {
+      whenReady();
+      const writer = child.stdin.getWriter();
+      gate = writer.write(new TextEncoder().encode("go\n"))
+        .then(() => writer.close());
     }
-    drainedMs = performance.now() - t0;
   }
-  return { stdout: new TextDecoder().decode(out.stdout), exitMs, drainedMs };
+  await gate;
+  const status = await child.status;
+  const exitMs = performance.now() - t0;
+  if (!status.success) throw new Error(`${job.cmd} failed with ${status.code}`);
+  await untilDrained(daemon, job.cmd);
+  return { stdout, exitMs, drainedMs: performance.now() - t0 };
+}
+
+/** Waits until the daemon has read all the traced job `cmd` sent (60 s at most). */
+async function untilDrained(daemon: Daemon, cmd: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    daemon.registry.scan();
+    const p = [...daemon.registry.processes.values()].find((p) =>
+      p.header.command.startsWith(cmd) && !p.finished
+    );
+    if (!p || Date.now() > deadline) return;
+    await new Promise((r) => setTimeout(r, 1));
+  }
 }
 
 /** Median of a few numbers. */

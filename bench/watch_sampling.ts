@@ -18,6 +18,7 @@ import {
   figure,
   median,
   type Row,
+  timeGatedJob,
   timeJob,
   workload,
 } from "./_jobs.ts";
@@ -89,12 +90,13 @@ async function checksumSample(daemon: Daemon, mib: number): Promise<Paired> {
 }
 
 /**
- * `dd` writing `files` files of `mib` MiB into `dir`, one after another,
- * as a job's samples are written: ms per file. Each into a new file, as
- * each dump is: rewriting one file would drop its dirty pages each time
- * and never meet the writeback that as many new bytes meet.
+ * `dd` writing `files` new files of `mib` MiB into `dir`, one after
+ * another, as a job's samples are written: ms per file. It first frees
+ * the files of the writer before it (every `.bin` there), and leaves its
+ * own for the writer after it to free.
  */
 async function ddMs(dir: string, mib: number, files: number): Promise<number> {
+  removeDumps(dir);
   const t0 = performance.now();
   for (let i = 0; i < files; i++) {
     const dd = await new Deno.Command("dd", {
@@ -103,9 +105,7 @@ async function ddMs(dir: string, mib: number, files: number): Promise<number> {
     }).output();
     if (!dd.success) throw new Error("dd failed");
   }
-  const ms = (performance.now() - t0) / files;
-  removeDumps(dir);
-  return ms;
+  return (performance.now() - t0) / files;
 }
 
 /**
@@ -115,18 +115,18 @@ async function ddMs(dir: string, mib: number, files: number): Promise<number> {
  * of that size into the same directory just before and just after the job
  * (their mean).
  *
- * Each of the three writers starts right after as many bytes of files were
- * removed as it will write: dd before the job after a batch of dd files
- * written for that alone, the job after dd's, dd after the job's dumps. On
- * a VM whose balloon takes back free memory (virtio free page reporting)
- * a page cache page freed seconds ago costs the host a fault to touch
- * again: writing 1.5 GiB right after 1.5 GiB were freed ran at 1.2-2.8
- * GiB/s of system time on the 2-vCPU EPYC VM of 2026-11-25, four seconds
- * later at 0.5-0.7. The row used to give dd the warm pages (the dd after
- * the job writes into the dumps just removed) and the job cold ones (an
- * unwatched job and a process start stood between it and dd's removal).
- * The job still takes some warm pages for its own block and host buffer
- * before its first Fill: what is left of the bias is against it.
+ * Each of the three writers starts the moment as many bytes of files were
+ * freed as it will write: dd before the job frees a batch written for that
+ * alone, the job frees dd's once it is ready for its first Fill (it waits
+ * for the word), dd after the job frees the job's dumps. On a VM whose
+ * balloon takes back free memory (virtio free page reporting) a page
+ * cache page freed seconds ago costs the host a fault to touch again: on
+ * the 2-vCPU EPYC VM of 2026-11-26, dd wrote 256 MiB files in 84-92 ms
+ * each right after 1.5 GiB were freed, 185-196 ms 1.5 s later and 258-273
+ * ms 4 s later. The job used to free dd's files before it started, and
+ * wrote its first dump about a second later (process start, its block and
+ * host buffer, its memcpy baseline): against dd's fresh pages, that alone
+ * made the row 0.45-0.7x.
  */
 async function contentSample(
   daemon: Daemon,
@@ -143,20 +143,21 @@ async function contentSample(
       args,
       deviceEnv(mib),
     );
-    await ddMs(dumpDir, mib, samples); // only frees its files for the next
+    await ddMs(dumpDir, mib, samples); // only there to be freed by the next
     const ddBefore = await ddMs(dumpDir, mib, samples);
     const startedMs = Date.now();
-    const full = await timeJob(daemon, workload("bench_dump"), args, {
-      ...deviceEnv(mib),
-      STOMPWATCH_WATCH: "Fill:0,Fill,full-content",
-    });
+    const full = await timeGatedJob(daemon, {
+      cmd: workload("bench_dump"),
+      args: [...args, "wait"],
+      env: { ...deviceEnv(mib), STOMPWATCH_WATCH: "Fill:0,Fill,full-content" },
+    }, () => removeDumps(dumpDir));
     const drainedMs = startedMs + full.drainedMs;
     const fillsMs = drainedMs -
       figure(full.stdout, "fills_start_unix_ns") / 1e6;
     const plainFillsMs = reps * figure(plain.stdout, "fill_ns") / 1e6;
     times.push((fillsMs - plainFillsMs) / samples);
-    removeDumps(dumpDir);
     dds.push((ddBefore + await ddMs(dumpDir, mib, samples)) / 2);
+    removeDumps(dumpDir);
   }
   return paired(times, dds);
 }

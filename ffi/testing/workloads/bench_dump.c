@@ -7,12 +7,16 @@
  * device-to-host copy of the block, the baseline a checksum watch is judged
  * against.
  *
- *   bench_dump MIB|SIZEB REPS  prints `memcpy_ns <n>` and `fill_ns <n>`: the
+ *   bench_dump MIB|SIZEB REPS [wait]
+ *                           prints `memcpy_ns <n>` and `fill_ns <n>`: the
  *                           median of REPS calls (a shared machine's noise
  *                           lands in a few calls, not in every one), and
  *                           `fills_start_unix_ns <n>`: when the first Fill
  *                           began (CLOCK_REALTIME), for timing what a daemon
- *                           still writes after the job
+ *                           still writes after the job. With `wait`, it
+ *                           prints `ready` before the first Fill and waits
+ *                           for a line on stdin: the bench frees the page
+ *                           cache the dumps will take just then.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +73,12 @@ int main(int argc, char **argv) {
   }
   printf("memcpy_ns %.0f\n", median_of(ns, reps));
 
+  if (argc > 3 && strcmp(argv[3], "wait") == 0) {
+    printf("ready\n");
+    fflush(stdout);
+    char line[16];
+    if (!fgets(line, sizeof line, stdin)) return 1;
+  }
   aclDataBuffer *ib = aclCreateDataBuffer(in, sizeof one), *ob = aclCreateDataBuffer(out, bytes);
   aclDataBuffer *inputs[1] = {ib}, *outputs[1] = {ob};
   struct timespec start;
