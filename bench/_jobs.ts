@@ -54,23 +54,25 @@ export async function timeJob(
   };
 }
 
-/** A workload run by {@linkcode timeGatedJob}. */
+/** A workload run by {@linkcode timeGatedJob}, and what runs at its gate. */
 export interface GatedJob {
   cmd: string;
   args: string[];
   env: Record<string, string>;
+  /** Runs once the job said `ready`, before it is told to go on. */
+  whenReady: () => void;
 }
 
 /**
  * Runs a workload that prints a line `ready` and then waits for a line on
  * its stdin before the part it times: `whenReady` runs in between, so what
  * it sets up is fresh when that part starts, however long the job took to
- * get there. Traced by `daemon`; timed from the start, as timeJob.
+ * get there. Traced by `daemon`; timed from the start, as timeJob. A job
+ * that never says `ready` is an error, not a row timed without the gate.
  */
 export async function timeGatedJob(
   daemon: Daemon,
   job: GatedJob,
-  whenReady: () => void,
 ): Promise<JobTiming> {
   const t0 = performance.now();
   const child = new Deno.Command(job.cmd, {
@@ -82,17 +84,30 @@ export async function timeGatedJob(
   }).spawn();
   const decoder = new TextDecoder();
   let stdout = "";
-  let gate: Promise<void> | undefined;
-  for await (const bytes of child.stdout) {
-    stdout += decoder.decode(bytes, { stream: true });
-    if (!gate && /^ready$/m.test(stdout)) {
-      whenReady();
-      const writer = child.stdin.getWriter();
-      gate = writer.write(new TextEncoder().encode("go\n"))
-        .then(() => writer.close());
+  let ready = false;
+  const go = child.stdin.getWriter();
+  try {
+    for await (const bytes of child.stdout) {
+      stdout += decoder.decode(bytes, { stream: true });
+      if (ready || !/^ready$/m.test(stdout)) continue;
+      ready = true;
+      job.whenReady();
+      // Three bytes fit any pipe's buffer: the write never waits on the job.
+      await go.write(new TextEncoder().encode("go\n"));
+      await go.close();
     }
+  } catch (e) {
+    try {
+      child.kill();
+    } catch { /* it ended already */ }
+    await child.status;
+    throw e;
   }
-  await gate;
+  if (!ready) {
+    await go.close().catch(() => {});
+    await child.status;
+    throw new Error(`${job.cmd} printed no ready line: ${stdout}`);
+  }
   const status = await child.status;
   const exitMs = performance.now() - t0;
   if (!status.success) throw new Error(`${job.cmd} failed with ${status.code}`);

@@ -150,7 +150,8 @@ async function contentSample(
       cmd: workload("bench_dump"),
       args: [...args, "wait"],
       env: { ...deviceEnv(mib), STOMPWATCH_WATCH: "Fill:0,Fill,full-content" },
-    }, () => removeDumps(dumpDir));
+      whenReady: () => removeDumps(dumpDir),
+    });
     const drainedMs = startedMs + full.drainedMs;
     const fillsMs = drainedMs -
       figure(full.stdout, "fills_start_unix_ns") / 1e6;

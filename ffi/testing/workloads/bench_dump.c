@@ -47,6 +47,11 @@ int main(int argc, char **argv) {
   size_t bytes = unit && *unit == 'B' ? n : n << 20;
   int reps = argc > 2 ? atoi(argv[2]) : 4;
   if (reps < 1 || reps > 1000) reps = 4;
+  const int gated = argc > 3;
+  if (gated && strcmp(argv[3], "wait") != 0) {
+    fprintf(stderr, "usage: bench_dump MIB|SIZEB REPS [wait]\n");
+    return 2;
+  }
   double ns[1000];
   void *out = NULL, *in = NULL;
   float one = 1.0f;
@@ -73,11 +78,14 @@ int main(int argc, char **argv) {
   }
   printf("memcpy_ns %.0f\n", median_of(ns, reps));
 
-  if (argc > 3 && strcmp(argv[3], "wait") == 0) {
+  if (gated) {
     printf("ready\n");
     fflush(stdout);
     char line[16];
-    if (!fgets(line, sizeof line, stdin)) return 1;
+    if (!fgets(line, sizeof line, stdin)) {
+      fprintf(stderr, "bench_dump: stdin closed before the line that says go\n");
+      return 1;
+    }
   }
   aclDataBuffer *ib = aclCreateDataBuffer(in, sizeof one), *ob = aclCreateDataBuffer(out, bytes);
   aclDataBuffer *inputs[1] = {ib}, *outputs[1] = {ob};
