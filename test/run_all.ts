@@ -86,15 +86,17 @@ const tmp = runDirectory();
 // In a process group of their own, so that whatever the tests leave running
 // (a daemon a test stopped with SIGSTOP, when the test was interrupted) is
 // ended before the directory is removed and cannot write into it again.
-let tests: Deno.ChildProcess | undefined;
+// Signals are heard from before the tests start; the group is theirs once
+// they have.
+const group = { pid: 0 };
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   Deno.addSignalListener(signal, () => {
     try {
-      if (tests) Deno.kill(-tests.pid, signal);
+      if (group.pid) Deno.kill(-group.pid, signal);
     } catch { /* they ended already */ }
   });
 }
-tests = new Deno.Command(Deno.execPath(), {
+const tests = new Deno.Command(Deno.execPath(), {
   args: [
     "test",
     ...PERMISSIONS,
@@ -104,9 +106,10 @@ tests = new Deno.Command(Deno.execPath(), {
   env: { TMPDIR: tmp, STOMPWATCH_SHM_DIR: SHM_DIR },
   detached: true,
 }).spawn();
+group.pid = tests.pid;
 const { code } = await tests.status;
 try {
-  Deno.kill(-tests.pid, "SIGKILL");
+  Deno.kill(-group.pid, "SIGKILL");
 } catch { /* nothing of theirs is left */ }
 const removed = await removeRunDirectory(tmp);
 Deno.exit(code === 0 && !removed ? 1 : code);
