@@ -33,6 +33,12 @@ export interface LogShape {
    * between rows. Such rows are long: the log gets fewer of them.
    */
   stacks?: { rows: number };
+  /**
+   * whole: one `step` mark before each device's rows and two after them,
+   * so that one window holds every row (a job marked at its start and end
+   * only); otherwise six marks a device, a window a third of its rows.
+   */
+  window?: "whole";
 }
 
 /** The generated shapes, the issue's own first. */
@@ -219,7 +225,9 @@ export function writeShapedLog(
   );
   const wanted = shape.stacks?.rows ?? rows;
   const perDevice = Math.ceil(wanted / shape.devices);
-  const stepRows = Math.ceil(perDevice / 6);
+  const stepRows = shape.window === "whole"
+    ? Number.MAX_SAFE_INTEGER // the first mark only, then those at the end
+    : Math.ceil(perDevice / 6);
   const written = new Int32Array(shape.devices);
   const steps = new Int32Array(shape.devices).fill(-1);
   let total = 0, opCount = 0;
@@ -323,6 +331,11 @@ export function writeShapedLog(
     for (const d of devices) while (written[d.k] < perDevice) unit(d);
   } else {
     while (total < wanted) unit(devices[pick(devices.length)]);
+  }
+  if (shape.window === "whole") {
+    for (const d of devices) {
+      for (let k = 0; k < 2; k++) plain(d, "MSTX", "Mark", '"step"');
+    }
   }
   for (const d of devices) {
     while (d.held.length) freeOne(d);
