@@ -73,6 +73,14 @@ export async function command(
   return { ms, mb: Number(kb[1]) / 1024, code: out.code };
 }
 
+/** `./stompwatch check-leaks` over `path`'s windows of `mark` marks, whole. */
+function checkLeaks(
+  path: string,
+  mark: string,
+): Promise<{ ms: number; mb: number; code: number }> {
+  return command(["check-leaks", "--input", path, "--mstx-info", mark]);
+}
+
 /** Best of `n` runs; one run that takes over 5 s is enough. */
 async function best(
   n: number,
@@ -163,14 +171,7 @@ async function checkLeaksRow(
 ): Promise<void> {
   const { path, bytes } = m.log;
   const read = await readMs([path]);
-  const run = await best(3, () =>
-    command([
-      "check-leaks",
-      "--input",
-      path,
-      "--mstx-info",
-      m.mark,
-    ]));
+  const run = await best(3, () => checkLeaks(path, m.mark));
   const r = rate(bytes, run.ms);
   row(
     `check-leaks, ${m.label} (${mbOf(bytes).toFixed(0)} MB)`,
@@ -248,13 +249,7 @@ async function snapshotRow(row: Row, m: MatrixLog, dir: string): Promise<void> {
 async function peakRow(row: Row, dir: string): Promise<void> {
   const log = writeShapedLog(`${dir}/big.csv`, 7_500_000, SHAPES[0]);
   const idle = await command(["help"]);
-  const run = await command([
-    "check-leaks",
-    "--input",
-    log.path,
-    "--mstx-info",
-    "step",
-  ]);
+  const run = await checkLeaks(log.path, "step");
   Deno.removeSync(log.path);
   row(
     `check-leaks peak RSS, ${SHAPES[0].name} (${
@@ -283,13 +278,7 @@ async function wholeWindowRow(row: Row, dir: string): Promise<void> {
   };
   const log = writeShapedLog(`${dir}/whole.csv`, 2_700_000, shape);
   const read = await readMs([log.path]);
-  const run = await command([
-    "check-leaks",
-    "--input",
-    log.path,
-    "--mstx-info",
-    "step",
-  ]);
+  const run = await checkLeaks(log.path, "step");
   Deno.removeSync(log.path);
   const r = rate(log.bytes, run.ms);
   row(
