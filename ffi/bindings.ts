@@ -925,7 +925,16 @@ export interface LeakScanInput {
    * first pass's rows ended; only memory rows inside a window are kept, and
    * no row from `end` on.
    */
-  windows?: { devices: readonly string[]; abc: Float64Array; end: number };
+  windows?: {
+    devices: readonly string[];
+    abc: Float64Array;
+    end: number;
+    /**
+     * Replay the windows as the rows are read (leak_stream.c): the rows
+     * kept are then the leaks; `fallback` where the replay cannot go on.
+     */
+    stream?: boolean;
+  };
   /**
    * A first pass: the mark that opens each window (check_leaks'
    * start_index). Memory rows past what the marks seen so far allow are
@@ -957,7 +966,9 @@ export interface LeakScanResult {
 const LEAK_DEVICE_BYTES = 64;
 /** leak_scan.c's offset of the device names, and the size of its arguments. */
 const LEAK_NAMES_AT = 256;
-const LEAK_ARGS_SIZE = LEAK_NAMES_AT + 256 * LEAK_DEVICE_BYTES;
+/** leak_scan.c's offset of `stream`, after the names. */
+const LEAK_STREAM_AT = LEAK_NAMES_AT + 256 * LEAK_DEVICE_BYTES;
+const LEAK_ARGS_SIZE = LEAK_STREAM_AT + 8;
 
 /** csv_frame.h SW_SCAN_CUT: the log got shorter while a pass read it. */
 const SCAN_CUT = 2;
@@ -1007,6 +1018,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     v.setUint32(212, windows.devices.length, true);
     v.setUint32(216, windows.devices.length, true);
     v.setBigUint64(232, BigInt(windows.end), true);
+    v.setUint32(LEAK_STREAM_AT, windows.stream ? 1 : 0, true);
     windows.devices.forEach((d, k) =>
       args.set(encoder.encode(d), LEAK_NAMES_AT + k * LEAK_DEVICE_BYTES)
     );

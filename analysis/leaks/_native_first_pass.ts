@@ -141,14 +141,16 @@ export async function nativeFirstPass(
 
 /**
  * A second native pass, once the windows are known, for a log whose memory
- * rows passed the row budget: the rows inside the windows alone, into
- * `rows` (the first pass's arrays); undefined when they pass the budget
- * too (or the native pass cannot give the same answer), for the passes in
- * parts.
+ * rows passed the row budget, into `rows` (the first pass's arrays): with
+ * `stream`, the windows replayed as the rows are read and the leaks kept
+ * (leak_stream.c); without, the rows inside the windows alone. Undefined
+ * when the pass cannot give the same answer for certain (rows too far out
+ * of ID order for the replay, over the budget, or not for the native pass
+ * to read).
  *
  * @example
  * ```ts ignore
- * const rows = await nativeWindowPass(log, checked, first, windows);
+ * const rows = await nativeWindowPass(log, checked, first, windows, true);
  * ```
  */
 export async function nativeWindowPass(
@@ -156,6 +158,7 @@ export async function nativeWindowPass(
   options: CheckedOptions,
   { devices, spare, summary }: Pick<FirstPass, "devices" | "spare" | "summary">,
   windows: Map<number, Window>,
+  stream = false,
 ): Promise<LeakRows | undefined> {
   const native = nativeFd(source);
   if (native === undefined) return undefined;
@@ -164,7 +167,12 @@ export async function nativeWindowPass(
   spare.clear();
   // As far as the first pass read: a log still written has grown since.
   const end = summary.bytes;
-  const pass = await scan(native, end, options, spare, { devices, abc, end });
+  const pass = await scan(native, end, options, spare, {
+    devices,
+    abc,
+    end,
+    stream,
+  });
   if (pass === undefined || pass.found.fallback || pass.found.overflow) {
     return undefined;
   }

@@ -104,10 +104,14 @@ export async function checkLeaksFile(
   const rank = Int32Array.from(devices.keys());
   const found = new FoundLeaks(rank, maxLeaks);
   let passes = 1;
-  // Past the budget, the rows inside the windows alone, natively; past it
-  // again, the passes in parts.
+  // Past the budget, natively: the windows replayed as the rows are read,
+  // or else the rows inside the windows alone; past it again, the passes
+  // in parts.
+  const again = (
+    stream: boolean,
+  ) => (passes++, nativeWindowPass(log, checked, first, windows, stream));
   const inWindows = windows.size && first.rows === undefined && native
-    ? (passes++, await nativeWindowPass(log, checked, first, windows))
+    ? await again(true) ?? await again(false)
     : first.rows;
   if (windows.size && inWindows !== undefined) {
     await found.collect(inWindows, windows);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "csv_frame.h"
+#include "leak_stream.h"
 #include "row_start.h"
 #include "sw_common.h"
 
@@ -88,6 +89,11 @@ struct sw_leak_scan_args {
    * rows joined to the first's), else 1. */
   uint64_t halves;
   uint8_t device_names[MAX_DEVICES * DEVICE_BYTES];
+  /* A window pass that replays the windows as it reads (leak_stream.c)
+   * instead of keeping their rows: what it keeps is the leaks. It ends
+   * with SW_LEAK_FALLBACK where the replay cannot go on. */
+  uint32_t stream;
+  uint32_t pad;
 };
 
 /* ffi/bindings.ts leakScan writes and reads these offsets. */
@@ -105,7 +111,8 @@ _Static_assert(offsetof(struct sw_leak_scan_args, end) == 232, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, odd_ids) == 240, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, halves) == 248, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, device_names) == 256, "layout");
-_Static_assert(sizeof(struct sw_leak_scan_args) == 256 + MAX_DEVICES * DEVICE_BYTES, "layout");
+_Static_assert(offsetof(struct sw_leak_scan_args, stream) == 256 + MAX_DEVICES * DEVICE_BYTES, "layout");
+_Static_assert(sizeof(struct sw_leak_scan_args) == 264 + MAX_DEVICES * DEVICE_BYTES, "layout");
 
 /* Hex digit values of lowercase hex, 16 (never a digit) for anything else. */
 static const uint8_t HEX[256] = {
@@ -218,6 +225,7 @@ struct pass {
   struct sw_csv_scan scan; /* first: the framer hands take_row this */
   struct sw_leak_scan_args *a;
   struct kept_count *kept; /* a split pass's, where the budget is the cap */
+  struct sw_leak_stream *stream; /* a streaming pass's replay */
   int side;
   bool over_by_count; /* `kept` set a->overflow */
   uint8_t device_len[MAX_DEVICES];
@@ -304,6 +312,17 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
     struct sw_csv_field pf = sw_csv_field_of(r, a->col[C_PTR]);
     double key;
     if (!ptr_key(&pf, &key)) return false;
+    if (p->stream) {
+      struct sw_leak_stream_row row = {.id = id, .ptr = key, .dev = (uint16_t)k, .malloc_row = malloc_row};
+      if (malloc_row) {
+        struct sw_csv_field attr = sw_csv_field_of(r, a->col[C_ATTR]);
+        row.size = malloc_size(&attr);
+        row.offset = (double)offset;
+        row.line = line;
+        row.odd_id = !plain_id(&idf);
+      }
+      return sw_leak_stream_push(p->stream, &row);
+    }
     uint64_t n = a->rows_kept;
     if (n == a->cap) {
       if (a->cap < a->budget) return false;
@@ -550,6 +569,56 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   return true;
 }
 
+/* The reading side of a streaming pass, on a thread of its own. */
+struct stream_reader {
+  struct pass *p;
+  int32_t result;
+};
+
+static void *stream_reader_main(void *arg) {
+  struct stream_reader *r = arg;
+  struct pass *p = r->p;
+  r->result = scan_range(p, p->a->offset, p->a->first_line);
+  sw_leak_stream_close(p->stream, r->result == SW_LEAK_DONE);
+  return NULL;
+}
+
+/* A streaming pass (struct sw_leak_scan_args stream): one thread reads the
+ * rows, this one replays them in file order (leak_stream.c); the leaks are
+ * the rows kept. At most a quarter of the budget pending at once (48 bytes
+ * each, and twice as many slots of its tables): the rows' arrays, filled
+ * by the first pass, are alive beside it. */
+static int32_t stream_pass(struct pass *p) {
+  struct sw_leak_scan_args *a = p->a;
+  if (!a->window_devices) return SW_LEAK_FALLBACK;
+  p->stream = sw_leak_stream_new(a->budget / 4 + 1);
+  if (!p->stream) return SW_LEAK_FALLBACK;
+  struct stat info;
+  uint64_t file_size = fstat(a->fd, &info) == 0 ? (uint64_t)info.st_size : 0;
+  struct stream_reader reader = {.p = p};
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, stream_reader_main, &reader) != 0) {
+    sw_leak_stream_free(p->stream);
+    p->stream = NULL;
+    return SW_LEAK_FALLBACK;
+  }
+  bool replayed = sw_leak_stream_run(p->stream);
+  pthread_join(thread, NULL);
+  /* A read that failed says so; else a replay that gave up hands over. */
+  int32_t result = reader.result;
+  if (result == SW_LEAK_DONE && !replayed) result = SW_LEAK_FALLBACK;
+  if (result == SW_LEAK_DONE) {
+    uint64_t n = sw_leak_stream_leaks(p->stream, a->cap, a->kind, a->device, a->id, a->ptr, a->size, a->row_offset,
+                                      a->line, &a->odd_ids);
+    if (n == UINT64_MAX) result = SW_LEAK_FALLBACK;
+    else a->rows_kept = n;
+  }
+  sw_leak_stream_free(p->stream);
+  p->stream = NULL;
+  if (result == SW_LEAK_DONE && fstat(a->fd, &info) == 0 && (uint64_t)info.st_size < file_size) result = SW_SCAN_CUT;
+  return result;
+}
+
 /*
  * Runs the pass from a->offset to the end of a->fd, keeping rows and marks
  * in the arrays given. Returns SW_LEAK_DONE, SW_LEAK_FALLBACK, SW_SCAN_CUT
@@ -581,6 +650,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   struct pass p;
   pass_init(&p, a);
   a->halves = 1;
+  if (a->stream) return stream_pass(&p);
   struct stat info;
   uint64_t file_size = fstat(a->fd, &info) == 0 ? (uint64_t)info.st_size : 0;
   /* The second thread starts at what looks like a row start past the

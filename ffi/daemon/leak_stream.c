@@ -1,0 +1,382 @@
+/*
+ * leak_stream.c: check_leaks' replay of the windows as the rows are read,
+ * for windows with more rows than leak_scan.c may keep. leak_replay.c walks
+ * a window's rows in ID order (file order among equal IDs): a MALLOC becomes
+ * pending, a later MALLOC with its ID replaces it, a FREE clears the pending
+ * blocks at its Ptr. So a MALLOC (ID m, Ptr p) leaks unless a MALLOC with ID
+ * m comes after it in the file, or a FREE at p comes after it in that order
+ * (an ID above m, or m and later in the file). That is a fact about the
+ * rows, whatever their order in the file, and it is decided as they come:
+ * - a FREE clears the pending blocks at its Ptr with IDs up to its own, and
+ *   the largest FREE ID at each Ptr is kept for the rows still to come;
+ * - a MALLOC replaces the pending block with its ID, is cleared at once when
+ *   a FREE at its Ptr with a larger ID came before it, and is pending else.
+ * A FREE ID need be kept only while a row still to come may have a smaller
+ * one. A device's rows come at most DISORDER IDs below the largest ID of it
+ * read so far (msMemScope's own logs: a few hundred; a MALLOC further back
+ * ends the replay, and the caller keeps the rows instead), so a FREE that
+ * far below is forgotten. Memory is the pending blocks and the rows of the
+ * last DISORDER IDs, however many rows the window holds.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "leak_stream.h"
+
+#define DISORDER 65536.0
+#define MAX_DEVICES 256
+#define EMPTY UINT32_MAX
+#define NONE (-1)
+
+/* A block a MALLOC made, in a chain of those at its Ptr. */
+struct block {
+  double id, ptr, size, offset;
+  uint32_t line, dev;
+  int32_t next;
+  bool alive; /* false once replaced; a FREE at its Ptr unlinks it */
+  bool odd_id;
+};
+
+/* A Ptr's pending blocks and its largest FREE ID (-inf: none kept). */
+struct ptr_slot {
+  double ptr, max_free;
+  int32_t head;
+  uint32_t dev;
+};
+
+/* The block a device's MALLOC with this ID made, while a later one may come. */
+struct id_slot {
+  double id;
+  int32_t block;
+  uint32_t dev;
+};
+
+/* Rows between the reading thread and the replaying one: a ring the
+ * reader fills and publishes every PUBLISH_EVERY rows (one cache line
+ * store, not one a row), and the replayer empties. */
+#define QUEUE_ROWS 16384u
+#define PUBLISH_EVERY 256u
+struct queue {
+  struct sw_leak_stream_row rows[QUEUE_ROWS];
+  _Alignas(64) _Atomic uint64_t head; /* rows published */
+  _Atomic int closed;                 /* 0: open, 1: every row given, 2: not */
+  _Atomic bool stopped;               /* the replay gave up */
+  _Alignas(64) _Atomic uint64_t tail; /* rows replayed */
+  _Alignas(64) uint64_t pushed;       /* the reader's own */
+  uint64_t tail_seen;
+};
+
+struct sw_leak_stream {
+  struct queue queue;
+  struct block *blocks;
+  uint64_t n_blocks, cap_blocks, budget;
+  int32_t free_list;
+  struct ptr_slot *ptrs;
+  uint64_t ptr_mask, ptr_used;
+  struct id_slot *ids;
+  uint64_t id_mask, id_used;
+  double max_id[MAX_DEVICES];
+};
+
+static uint64_t mix(double key, uint32_t dev) {
+  uint64_t bits;
+  if (key == 0) key = 0; /* -0 and 0 are one key */
+  memcpy(&bits, &key, sizeof bits);
+  bits ^= (uint64_t)dev * 0x9e3779b97f4a7c15ULL;
+  bits ^= bits >> 33;
+  bits *= 0xff51afd7ed558ccdULL;
+  bits ^= bits >> 33;
+  return bits;
+}
+
+/* Whether a FREE ID is below every ID of device `dev` still to come. */
+static bool forgotten(const struct sw_leak_stream *s, uint32_t dev, double id) {
+  return id <= s->max_id[dev] - DISORDER;
+}
+
+#define MIN_SLOTS 4096u
+
+/* A table's size for `live` slots: at most half full, a power of two (it
+ * is rebuilt at three quarters). */
+static uint64_t slots_for(uint64_t live) {
+  uint64_t n = MIN_SLOTS;
+  while (n < 2 * live) n *= 2;
+  return n;
+}
+
+static struct ptr_slot *ptr_table(uint64_t n) {
+  struct ptr_slot *t = malloc(n * sizeof *t);
+  if (t)
+    for (uint64_t i = 0; i < n; i++) t[i].dev = EMPTY;
+  return t;
+}
+
+static struct id_slot *id_table(uint64_t n) {
+  struct id_slot *t = malloc(n * sizeof *t);
+  if (t)
+    for (uint64_t i = 0; i < n; i++) t[i].dev = EMPTY;
+  return t;
+}
+
+/* Device `dev`'s slot for `ptr`, made when missing; NULL when memory is short. */
+static struct ptr_slot *ptr_slot(struct sw_leak_stream *s, uint32_t dev, double ptr);
+
+/* The Ptr table anew, without the slots no row will need again. */
+static bool ptr_rebuild(struct sw_leak_stream *s) {
+  uint64_t live = 0;
+  for (uint64_t i = 0; i <= s->ptr_mask; i++) {
+    const struct ptr_slot *o = &s->ptrs[i];
+    live += o->dev != EMPTY && (o->head != NONE || !forgotten(s, o->dev, o->max_free));
+  }
+  uint64_t n = slots_for(live);
+  struct ptr_slot *t = ptr_table(n), *old = s->ptrs;
+  if (!t) return false;
+  uint64_t old_mask = s->ptr_mask;
+  s->ptrs = t;
+  s->ptr_mask = n - 1;
+  s->ptr_used = 0;
+  for (uint64_t i = 0; i <= old_mask; i++) {
+    const struct ptr_slot *o = &old[i];
+    if (o->dev == EMPTY || (o->head == NONE && forgotten(s, o->dev, o->max_free))) continue;
+    *ptr_slot(s, o->dev, o->ptr) = *o;
+  }
+  free(old);
+  return true;
+}
+
+static struct ptr_slot *ptr_slot(struct sw_leak_stream *s, uint32_t dev, double ptr) {
+  if (ptr == 0) ptr = 0;
+  for (uint64_t i = mix(ptr, dev) & s->ptr_mask;; i = (i + 1) & s->ptr_mask) {
+    struct ptr_slot *o = &s->ptrs[i];
+    if (o->dev == dev && o->ptr == ptr) return o;
+    if (o->dev != EMPTY) continue;
+    if (4 * (s->ptr_used + 1) > 3 * (s->ptr_mask + 1)) {
+      if (!ptr_rebuild(s)) return NULL;
+      return ptr_slot(s, dev, ptr);
+    }
+    s->ptr_used++;
+    *o = (struct ptr_slot){.ptr = ptr, .max_free = -__builtin_inf(), .head = NONE, .dev = dev};
+    return o;
+  }
+}
+
+/* Whether block `b` is the live one device `dev` made for `id`. */
+static bool made_for(const struct sw_leak_stream *s, int32_t b, uint32_t dev, double id) {
+  return b != NONE && s->blocks[b].alive && s->blocks[b].dev == dev && s->blocks[b].id == id;
+}
+
+static struct id_slot *id_slot(struct sw_leak_stream *s, uint32_t dev, double id);
+
+/* The ID table anew, with only the live blocks a later MALLOC may replace. */
+static bool id_rebuild(struct sw_leak_stream *s) {
+  uint64_t live = 0;
+  for (uint64_t i = 0; i <= s->id_mask; i++) {
+    const struct id_slot *o = &s->ids[i];
+    live += o->dev != EMPTY && made_for(s, o->block, o->dev, o->id) && !forgotten(s, o->dev, o->id);
+  }
+  uint64_t n = slots_for(live);
+  struct id_slot *t = id_table(n), *old = s->ids;
+  if (!t) return false;
+  uint64_t old_mask = s->id_mask;
+  s->ids = t;
+  s->id_mask = n - 1;
+  s->id_used = 0;
+  for (uint64_t i = 0; i <= old_mask; i++) {
+    const struct id_slot *o = &old[i];
+    if (o->dev == EMPTY || !made_for(s, o->block, o->dev, o->id) || forgotten(s, o->dev, o->id)) continue;
+    *id_slot(s, o->dev, o->id) = *o;
+  }
+  free(old);
+  return true;
+}
+
+static struct id_slot *id_slot(struct sw_leak_stream *s, uint32_t dev, double id) {
+  for (uint64_t i = mix(id, dev) & s->id_mask;; i = (i + 1) & s->id_mask) {
+    struct id_slot *o = &s->ids[i];
+    if (o->dev == dev && o->id == id) return o;
+    if (o->dev != EMPTY) continue;
+    if (4 * (s->id_used + 1) > 3 * (s->id_mask + 1)) {
+      if (!id_rebuild(s)) return NULL;
+      return id_slot(s, dev, id);
+    }
+    s->id_used++;
+    *o = (struct id_slot){.id = id, .block = NONE, .dev = dev};
+    return o;
+  }
+}
+
+struct sw_leak_stream *sw_leak_stream_new(uint64_t budget) {
+  struct sw_leak_stream *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->budget = budget;
+  s->free_list = NONE;
+  s->ptrs = ptr_table(MIN_SLOTS);
+  s->ptr_mask = MIN_SLOTS - 1;
+  s->ids = id_table(MIN_SLOTS);
+  s->id_mask = MIN_SLOTS - 1;
+  for (int k = 0; k < MAX_DEVICES; k++) s->max_id[k] = -__builtin_inf();
+  if (!s->ptrs || !s->ids) {
+    sw_leak_stream_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+void sw_leak_stream_free(struct sw_leak_stream *s) {
+  if (!s) return;
+  free(s->blocks);
+  free(s->ptrs);
+  free(s->ids);
+  free(s);
+}
+
+/* Device `dev`'s row with `id` read: false when it comes too far back. */
+static bool in_order(struct sw_leak_stream *s, uint32_t dev, double id) {
+  if (dev >= MAX_DEVICES || id != id) return false;
+  if (id > s->max_id[dev]) s->max_id[dev] = id;
+  return !forgotten(s, dev, id);
+}
+
+/* A block from the free list or the end of the pool; NONE past the budget. */
+static int32_t block_new(struct sw_leak_stream *s) {
+  if (s->free_list != NONE) {
+    int32_t b = s->free_list;
+    s->free_list = s->blocks[b].next;
+    return b;
+  }
+  if (s->n_blocks >= s->budget || s->n_blocks >= INT32_MAX) return NONE;
+  if (s->n_blocks == s->cap_blocks) {
+    uint64_t cap = s->cap_blocks ? 2 * s->cap_blocks : 4096;
+    struct block *grown = realloc(s->blocks, cap * sizeof *grown);
+    if (!grown) return NONE;
+    s->blocks = grown;
+    s->cap_blocks = cap;
+  }
+  return (int32_t)s->n_blocks++;
+}
+
+static bool replay_malloc(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
+  const uint32_t dev = r->dev;
+  const double id = r->id, ptr = r->ptr;
+  if (!in_order(s, dev, id)) return false;
+  struct id_slot *same = id_slot(s, dev, id);
+  if (!same) return false;
+  if (made_for(s, same->block, dev, id)) s->blocks[same->block].alive = false;
+  same->block = NONE;
+  struct ptr_slot *at = ptr_slot(s, dev, ptr);
+  if (!at) return false;
+  if (at->max_free > id) return true; /* a FREE after it in ID order came first */
+  int32_t b = block_new(s);
+  if (b == NONE) return false;
+  s->blocks[b] = (struct block){
+      .id = id, .ptr = ptr, .size = r->size, .offset = r->offset, .line = r->line, .dev = dev,
+      .next = at->head, .alive = true, .odd_id = r->odd_id,
+  };
+  at->head = b;
+  same->block = b;
+  return true;
+}
+
+static bool replay_free(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
+  const uint32_t dev = r->dev;
+  const double id = r->id, ptr = r->ptr;
+  /* A FREE further back than DISORDER is no error: every MALLOC it could
+   * clear came before it (later ones are not that far back). */
+  if (dev >= MAX_DEVICES || id != id) return false;
+  if (id > s->max_id[dev]) s->max_id[dev] = id;
+  struct ptr_slot *at = ptr_slot(s, dev, ptr);
+  if (!at) return false;
+  if (id > at->max_free) at->max_free = id;
+  /* Every pending block here came before it in the file: cleared when its
+   * ID is not above this one; replaced ones are unlinked on the way. */
+  for (int32_t *link = &at->head; *link != NONE;) {
+    struct block *b = &s->blocks[*link];
+    if (b->alive && b->id > id) {
+      link = &b->next;
+      continue;
+    }
+    int32_t gone = *link;
+    *link = b->next;
+    b->alive = false;
+    b->next = s->free_list;
+    s->free_list = gone;
+  }
+  return true;
+}
+
+/* Waits a moment for the other thread (two vCPUs: a yield, not a spin). */
+static void wait_a_moment(void) { sched_yield(); }
+
+bool sw_leak_stream_push(struct sw_leak_stream *s, const struct sw_leak_stream_row *row) {
+  struct queue *q = &s->queue;
+  while (q->pushed - q->tail_seen == QUEUE_ROWS) {
+    atomic_store_explicit(&q->head, q->pushed, memory_order_release);
+    if (atomic_load_explicit(&q->stopped, memory_order_relaxed)) return false;
+    q->tail_seen = atomic_load_explicit(&q->tail, memory_order_acquire);
+    if (q->pushed - q->tail_seen == QUEUE_ROWS) wait_a_moment();
+  }
+  q->rows[q->pushed++ & (QUEUE_ROWS - 1)] = *row;
+  if (q->pushed % PUBLISH_EVERY == 0) {
+    atomic_store_explicit(&q->head, q->pushed, memory_order_release);
+    if (atomic_load_explicit(&q->stopped, memory_order_relaxed)) return false;
+  }
+  return true;
+}
+
+void sw_leak_stream_close(struct sw_leak_stream *s, bool complete) {
+  struct queue *q = &s->queue;
+  atomic_store_explicit(&q->head, q->pushed, memory_order_release);
+  atomic_store_explicit(&q->closed, complete ? 1 : 2, memory_order_release);
+}
+
+bool sw_leak_stream_run(struct sw_leak_stream *s) {
+  struct queue *q = &s->queue;
+  uint64_t tail = 0;
+  for (;;) {
+    /* `closed` before `head`: the head read after it holds every row. */
+    int closed = atomic_load_explicit(&q->closed, memory_order_acquire);
+    uint64_t head = atomic_load_explicit(&q->head, memory_order_acquire);
+    if (tail == head) {
+      if (closed) return closed == 1;
+      wait_a_moment();
+      continue;
+    }
+    for (; tail < head; tail++) {
+      const struct sw_leak_stream_row *r = &q->rows[tail & (QUEUE_ROWS - 1)];
+      if (!(r->malloc_row ? replay_malloc(s, r) : replay_free(s, r))) {
+        atomic_store_explicit(&q->stopped, true, memory_order_relaxed);
+        /* Room for the reader, which may wait on a full ring to learn it. */
+        atomic_store_explicit(&q->tail, head, memory_order_release);
+        return false;
+      }
+    }
+    atomic_store_explicit(&q->tail, tail, memory_order_release);
+  }
+}
+
+uint64_t sw_leak_stream_leaks(const struct sw_leak_stream *s, uint64_t cap, uint8_t *kind, uint32_t *device,
+                              double *id, double *ptr, double *size, double *row_offset, uint32_t *line,
+                              uint64_t *odd_ids) {
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < s->n_blocks; i++) {
+    const struct block *b = &s->blocks[i];
+    if (!b->alive) continue;
+    if (n == cap) return UINT64_MAX;
+    kind[n] = 1;
+    device[n] = b->dev;
+    id[n] = b->id;
+    ptr[n] = b->ptr;
+    size[n] = b->size;
+    row_offset[n] = b->offset;
+    line[n] = b->line;
+    *odd_ids += b->odd_id;
+    n++;
+  }
+  return n;
+}

@@ -1,0 +1,48 @@
+/*
+ * leak_stream.h: check_leaks' replay of the windows as the rows are read,
+ * for a window too large to keep (leak_stream.c says how).
+ */
+#ifndef SW_LEAK_STREAM_H
+#define SW_LEAK_STREAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sw_leak_stream;
+
+/* A replay with room for `budget` pending blocks; NULL when memory is short. */
+struct sw_leak_stream *sw_leak_stream_new(uint64_t budget);
+void sw_leak_stream_free(struct sw_leak_stream *s);
+
+/* An in-window memory row of device `dev` (below 256); `offset` tells rows
+ * apart, as file order does. */
+struct sw_leak_stream_row {
+  double id, ptr, size, offset;
+  uint32_t line;
+  uint16_t dev;
+  bool malloc_row, odd_id;
+};
+
+/* The rows go from the thread that reads them to the one that replays
+ * them through a queue, so that reading and replaying overlap. From the
+ * reading thread: a row, in file order (false once the replay has stopped:
+ * read no more), and the end of the rows (`complete`: every row was given). */
+bool sw_leak_stream_push(struct sw_leak_stream *s, const struct sw_leak_stream_row *row);
+void sw_leak_stream_close(struct sw_leak_stream *s, bool complete);
+
+/* From the replaying thread: replays the rows until the reading thread
+ * closes the queue. False when the replay cannot go on with certainty of
+ * msMemScope's answer (the rows are further out of ID order than it
+ * remembers, more blocks are pending than its budget, memory is short) or
+ * the rows were not complete. */
+bool sw_leak_stream_run(struct sw_leak_stream *s);
+
+/* The blocks still pending once every row is read, the leaks: written to
+ * the arrays (room for `cap`), as leak_scan.c keeps MALLOC rows. Returns
+ * how many, or UINT64_MAX when they do not fit; `odd_ids` counts those
+ * whose ID was not written as its plain digits. */
+uint64_t sw_leak_stream_leaks(const struct sw_leak_stream *s, uint64_t cap, uint8_t *kind, uint32_t *device,
+                              double *id, double *ptr, double *size, double *row_offset, uint32_t *line,
+                              uint64_t *odd_ids);
+
+#endif
