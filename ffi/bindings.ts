@@ -245,6 +245,7 @@ const leakSymbols = {
       "buffer",
       "buffer",
       "buffer",
+      "buffer",
     ],
     result: "i32",
     nonblocking: true,
@@ -961,6 +962,12 @@ export interface LeakScanResult {
   oddIds: number;
   /** 2 when a second thread read the second half of the rows, else 1. */
   halves: number;
+  /**
+   * Each device's memory rows of the event type, kept or not, and their
+   * smallest and largest ID: three values a device, by index (a streaming
+   * pass leaves them empty).
+   */
+  spans: Float64Array;
 }
 
 const LEAK_DEVICE_BYTES = 64;
@@ -1025,6 +1032,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
   }
   // Empty texts still need memory the C side may read zero bytes from.
   const some = (b: Uint8Array) => b.length ? b : new Uint8Array(1);
+  const spans = new Float64Array(3 * 256);
   const status = await callsOf(leakSymbols).stompwatch_leak_scan(
     args,
     r.kind,
@@ -1039,6 +1047,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     some(text),
     some(mstx),
     windows?.abc ?? new Float64Array(1),
+    spans,
   );
   if (status < 0 || status === SCAN_CUT) throw scanFailure(status);
   const count = v.getUint32(212, true);
@@ -1067,6 +1076,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     devices,
     oddIds: Number(v.getBigUint64(240, true)),
     halves: Number(v.getBigUint64(248, true)),
+    spans: spans.subarray(0, 3 * count),
   };
 }
 

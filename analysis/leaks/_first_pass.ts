@@ -29,6 +29,11 @@ export interface FirstPass {
   /** Keys of the Ptrs read, to be kept for later passes. */
   ptrs: PtrKeys;
   summary: ReadSummary;
+  /**
+   * The native pass's count of each device's memory rows (kept or not) and
+   * their smallest and largest ID, three values a device, by index.
+   */
+  spans?: Float64Array;
 }
 
 /**

@@ -131,6 +131,7 @@ export async function nativeFirstPass(
     rows: found.overflow ? undefined : spare,
     spare,
     ptrs: new PtrKeys(),
+    spans: found.spans,
     summary: {
       rows: found.dataRows,
       bytes: found.bytes,

@@ -70,6 +70,28 @@ function deviceWindows(
 }
 
 /**
+ * About how many memory rows the windows hold, from each device's count of
+ * them and their ID range: spread evenly over it, half of them MALLOCs
+ * (kept from A to B), half FREEs (from A to C). Undefined without counts.
+ */
+function rowsInWindows(
+  { spans }: Pick<FirstPass, "spans">,
+  windows: Map<number, Window>,
+): number | undefined {
+  if (spans === undefined) return undefined;
+  let rows = 0;
+  for (const [k, { a, b, c }] of windows) {
+    const [count, min, max] = spans.subarray(3 * k, 3 * k + 3);
+    const share = (end: number) => {
+      const inside = Math.min(end, max) - Math.max(a, min);
+      return inside < 0 ? 0 : max > min ? inside / (max - min) : 1;
+    };
+    rows += count * (share(b) + share(c)) / 2;
+  }
+  return rows;
+}
+
+/**
  * Checks the event log at `path` for leaks between the marks named
  * `mstxInfo`. Reads the file once when its memory rows fit `rowBudget`
  * (again, in parts, when not), then once more around the leaked rows only.
@@ -104,14 +126,16 @@ export async function checkLeaksFile(
   const rank = Int32Array.from(devices.keys());
   const found = new FoundLeaks(rank, maxLeaks);
   let passes = 1;
-  // Past the budget, natively: the windows replayed as the rows are read,
-  // or else the rows inside the windows alone; past it again, the passes
-  // in parts.
+  // Past the budget, natively: the rows inside the windows alone, where
+  // they look like fitting it (two threads read them), or the windows
+  // replayed as the rows are read (one thread reads, one replays), each the
+  // other's fallback; past both, the passes in parts.
   const again = (
     stream: boolean,
   ) => (passes++, nativeWindowPass(log, checked, first, windows, stream));
+  const streamFirst = (rowsInWindows(first, windows) ?? Infinity) > rowBudget;
   const inWindows = windows.size && first.rows === undefined && native
-    ? await again(true) ?? await again(false)
+    ? await again(streamFirst) ?? await again(!streamFirst)
     : first.rows;
   if (windows.size && inWindows !== undefined) {
     await found.collect(inWindows, windows);

@@ -211,6 +211,13 @@ struct bounds {
   double past[2];
 };
 
+/* A device's memory rows of the event type asked, kept or not, and their
+ * smallest and largest ID: a later pass guesses from them how many rows
+ * its windows hold (check_leaks.ts). */
+struct span {
+  double rows, min, max;
+};
+
 /* Rows kept by each half of a split pass, told every KEPT_STEP rows: once
  * the two together pass the row budget, the pass is over budget, whatever
  * the join would make of them, and neither keeps more (on a 1 GB log each
@@ -230,6 +237,7 @@ struct pass {
   bool over_by_count; /* `kept` set a->overflow */
   uint8_t device_len[MAX_DEVICES];
   struct bounds bounds[MAX_DEVICES];
+  struct span spans[MAX_DEVICES];
   /* The last row's Device Id and its index: rows come in runs of one. */
   int last_device;
   size_t last_n;
@@ -301,6 +309,10 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
   double id = idf.present ? sw_csv_parse_decimal(idf.s, idf.e) : __builtin_nan("");
   if (id != id) return true;
   if (malloc_row || free_row) {
+    struct span *span = &p->spans[k];
+    span->rows++;
+    if (id < span->min) span->min = id;
+    if (id > span->max) span->max = id;
     if (id > p->bounds[k].past[free_row]) return true;
     if (a->overflow) return true;
     if (a->window_devices) {
@@ -387,7 +399,10 @@ static uint64_t rows_end(const struct sw_leak_scan_args *a) { return a->end ? a-
 /* A pass over `a`'s file, its rows framed by csv_frame.c. */
 static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
   *p = (struct pass){.a = a, .last_device = -3};
-  for (int k = 0; k < MAX_DEVICES; k++) p->bounds[k].past[0] = p->bounds[k].past[1] = __builtin_inf();
+  for (int k = 0; k < MAX_DEVICES; k++) {
+    p->bounds[k].past[0] = p->bounds[k].past[1] = __builtin_inf();
+    p->spans[k] = (struct span){.min = __builtin_inf(), .max = -__builtin_inf()};
+  }
   /* Devices given in (a later pass's, the first pass's devices in order)
    * keep their indices, in both halves. */
   for (uint32_t k = 0; k < a->devices && k < MAX_DEVICES; k++)
@@ -524,6 +539,13 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
     /* Every mark of the file is now read: the bounds are the windows'. */
     bound_by(p, map[b->mark_device[i]], b->mark_id[i]);
   }
+  for (uint32_t k = 0; k < b->devices; k++) {
+    struct span *to = &p->spans[map[k]];
+    const struct span *from = &h->pass.spans[k];
+    to->rows += from->rows;
+    if (from->min < to->min) to->min = from->min;
+    if (from->max > to->max) to->max = from->max;
+  }
   a->data_rows += b->data_rows;
   a->odd_ids += b->odd_ids;
   if (b->bytes > a->bytes) a->bytes = b->bytes;
@@ -621,13 +643,14 @@ static int32_t stream_pass(struct pass *p) {
 
 /*
  * Runs the pass from a->offset to the end of a->fd, keeping rows and marks
- * in the arrays given. Returns SW_LEAK_DONE, SW_LEAK_FALLBACK, SW_SCAN_CUT
+ * in the arrays given, and each device's span (struct span: rows, smallest
+ * and largest ID) in `spans`, room for MAX_DEVICES of them. Returns SW_LEAK_DONE, SW_LEAK_FALLBACK, SW_SCAN_CUT
  * or -EIO.
  */
 SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kind, uint32_t *device, double *id,
                                        double *ptr, double *size, double *row_offset, uint32_t *line,
                                        uint32_t *mark_device, double *mark_id, const uint8_t *event_type,
-                                       const uint8_t *mstx, const double *windows) {
+                                       const uint8_t *mstx, const double *windows, double *spans) {
   /* Arrays come as arguments: a grant of this library alone may pass them
    * so, not as pointers written into the struct. */
   a->kind = kind;
@@ -709,5 +732,11 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
    * two of them (the halves' and a rescan) is seen here. */
   if (result == SW_LEAK_DONE && fstat(a->fd, &info) == 0 && (uint64_t)info.st_size < file_size)
     result = SW_SCAN_CUT;
+  /* Room for MAX_DEVICES spans, three values each. */
+  for (uint32_t k = 0; k < a->devices && k < MAX_DEVICES; k++) {
+    spans[3 * k] = p.spans[k].rows;
+    spans[3 * k + 1] = p.spans[k].min;
+    spans[3 * k + 2] = p.spans[k].max;
+  }
   return result;
 }

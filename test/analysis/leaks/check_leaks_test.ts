@@ -502,6 +502,26 @@ Deno.test("check_leaks replays windows whose memory rows pass the budget as it r
   assert.deepEqual({ ...read, passes: 1 }, one);
 });
 
+Deno.test("check_leaks replays the windows as it reads them when the rows inside them, tried first, pass the budget after all", async () => {
+  const at = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
+  // 400 memory rows between marks 10 and 1000 and one far past them: by the
+  // ID range they span, the windows would hold next to none.
+  const rows = [mark(10), mark(500), mark(1000), malloc(1e9, at(0x1))];
+  for (let i = 0; i < 400; i++) {
+    rows.push(
+      i % 2 ? free(11 + i, at(0x1000 + i - 1)) : malloc(11 + i, at(0x1000 + i)),
+    );
+  }
+  rows.push(malloc(499, at(0x9000)));
+  const path = tempLog(rows);
+  const one = await checkLeaksFile(path, { mstxInfo: "step" });
+  const read = await checkLeaksFile(path, { mstxInfo: "step", rowBudget: 100 });
+  assert.deepEqual(leakIds(one), [499]);
+  // The first pass, the rows in the windows (too many), the replay.
+  assert.deepEqual([one.passes, read.passes], [1, 3]);
+  assert.deepEqual({ ...read, passes: 1 }, one);
+});
+
 Deno.test("check_leaks finds the same leaks replaying as it reads as from rows it keeps, on generated logs of rows out of order, replaced IDs and reused addresses", async () => {
   let seed = 12345;
   const random = (n: number) => {
@@ -552,7 +572,7 @@ Deno.test("check_leaks finds the same leaks replaying as it reads as from rows i
   assert.ok(replayed >= 10, `${replayed} of 40 logs replayed as read`);
 });
 
-Deno.test("check_leaks reads only the rows inside the windows again when all its memory rows pass the budget and are too far out of order to replay as they are read, on two threads, and in parts when those pass it too", async () => {
+Deno.test("check_leaks reads only the rows inside the windows again when all its memory rows pass the budget, on two threads, and in parts when those pass it too and are too far out of order to replay as they are read", async () => {
   // 36 MB, two devices one after another with windows far apart in ID: the
   // second thread begins among device 5's rows and must keep its index.
   // Each device's marks follow its rows in the file, so that the first
@@ -601,8 +621,10 @@ Deno.test("check_leaks reads only the rows inside the windows again when all its
       ["5", 5716],
     ],
   );
-  // The first pass; the replay as read, given up; the rows in the windows.
-  assert.deepEqual(results.map((r) => r.passes > 3 ? 4 : r.passes), [1, 3, 4]);
+  // The first pass; the rows in the windows (223k by the devices' counts
+  // and ID ranges, under the budget: tried first); at 50k, the
+  // replay as read (given up), the rows in the windows, then in parts.
+  assert.deepEqual(results.map((r) => r.passes > 3 ? 4 : r.passes), [1, 2, 4]);
   assert.deepEqual({ ...windowed, passes: 1 }, one);
   assert.deepEqual({ ...parts, passes: 1 }, one);
 });
