@@ -166,19 +166,24 @@ export async function replayWindow(
  * Ptr keys for the typed arrays. msMemScope's analyser matches a FREE to
  * its blocks by the Ptr text, so two keys are equal exactly when the texts
  * are: a Ptr written as msMemScope writes it (`0x` and 16 lowercase hex
- * digits) is its own value; one in plain decimal (old files) is -(value + 1);
- * any other text (N/A, other spellings, values past 2^53) gets a key of its
- * own, -(n + 0.5), the same one in every pass over the file.
+ * digits) is its own value; one in `0x` and up to 13 digits without a
+ * leading zero (Python's `hex()`) is value + 0.5; one in plain decimal (old
+ * files) is -(value + 1); any other text (N/A, other spellings, values past
+ * 2^53) gets a key of its own, -(n + 0.5), the same one in every pass over
+ * the file. leak_scan.c keys the first three alike.
  */
 export class PtrKeys {
   #texts = new Map<string, number>();
 
   /**
-   * The Ptr as written, for a key that is its value (either spelling);
-   * undefined for a key of its own text, which only the row has.
+   * The Ptr as written, for a key made from its value (any of the three
+   * spellings); undefined for a key of its own text, which only the row has.
    */
   static text(key: number): string | undefined {
-    if (key >= 0) return `0x${key.toString(16).padStart(16, "0")}`;
+    if (Number.isInteger(key) && key >= 0) {
+      return `0x${key.toString(16).padStart(16, "0")}`;
+    }
+    if (key > 0) return `0x${(key - 0.5).toString(16)}`;
     const dec = -key - 1;
     return Number.isInteger(dec) ? String(dec) : undefined;
   }
@@ -187,6 +192,9 @@ export class PtrKeys {
   of(row: MemscopeRow): number {
     const hex = row.ptrHex16;
     if (hex === hex) return hex; // not NaN
+    // Below 2^52, so that the half is kept: apart from the 16 digits' keys.
+    const short = row.ptrHexShort;
+    if (short === short) return short + 0.5;
     const dec = row.ptrDecimal;
     if (dec === dec) return -(dec + 1);
     const text = row.ptrText;

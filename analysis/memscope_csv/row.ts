@@ -330,6 +330,27 @@ export class MemscopeRow {
     return hi * 4294967296 + lo;
   }
   /**
+   * Ptr when written as `0x` and 1 to 13 lowercase hex digits without a
+   * leading zero (`0x0` for zero), as Python's `hex()` writes one, else NaN:
+   * such a text and its value are one to one, as for {@link ptrHex16}.
+   */
+  get ptrHexShort(): number {
+    if (!this.#field(this.#at[C_PTR])) return NaN;
+    const b = this.#u8, s = this.#s, e = this.#e;
+    if (e - s < 3 || e - s > 15 || b[s] !== 48 || b[s + 1] !== 120) {
+      return NaN;
+    }
+    if (b[s + 2] === 48 && e - s > 3) return NaN;
+    let n = 0;
+    for (let i = s + 2; i < e; i++) {
+      const c = b[i];
+      const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1;
+      if (d < 0) return NaN;
+      n = n * 16 + d;
+    }
+    return n;
+  }
+  /**
    * Ptr when written as plain decimal digits without a leading zero (old
    * files), at most 2^53 - 1, else NaN.
    */

@@ -120,11 +120,26 @@ static const uint8_t HEX[256] = {
     ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
 };
 
-/* _leak_rows.ts PtrKeys.of for the two spellings it keys by value; false
+/* _leak_rows.ts PtrKeys.of for the three spellings it keys by value; false
  * for any other (the caller falls back). */
 static bool ptr_key(const struct sw_csv_field *f, double *key) {
   if (!f->present) return false;
   const uint8_t *s = f->s, *e = f->e;
+  /* Python's hex(): 1 to 13 digits, no leading zero but in 0x0; value + 0.5. */
+  if (e - s >= 3 && e - s <= 15 && s[0] == '0' && s[1] == 'x' && !(s[2] == '0' && e - s > 3)) {
+    uint64_t v = 0;
+    unsigned bad = 0;
+    for (const uint8_t *p = s + 2; p < e; p++) {
+      unsigned d = HEX[*p];
+      bad |= d == 0;
+      v = v << 4 | (uint64_t)((d - 1) & 15);
+    }
+    if (!bad) {
+      *key = (double)v + 0.5;
+      return true;
+    }
+    return false;
+  }
   if (e - s == 18 && s[0] == '0' && s[1] == 'x') {
     /* Table values are digit + 1, 0 for anything else. */
     uint64_t v = 0;

@@ -522,6 +522,31 @@ Deno.test("check_leaks replays the windows as it reads them when the rows inside
   assert.deepEqual({ ...read, passes: 1 }, one);
 });
 
+Deno.test("check_leaks matches a FREE to its blocks by the Ptr's text when Ptrs are written as Python's hex() writes them, and prints them so", async () => {
+  const rows = window(
+    malloc(11, "0x1000"),
+    free(12, "0x0000000000001000"), // the same value, another Ptr
+    malloc(13, "0x2a"),
+    free(14, "0x2a"),
+    malloc(15, "0x0"),
+    malloc(16, "0x7f00ab"),
+    free(17, "8323243"), // 0x7f00ab in decimal: another Ptr
+  );
+  const path = tempLog(rows);
+  const native = await checkLeaksFile(path, { mstxInfo: "step" });
+  // A Ptr with a leading zero takes every pass to TypeScript.
+  const typescript = await checkLeaksFile(
+    tempLog([...rows, malloc(1, "0x01")]),
+    { mstxInfo: "step" },
+  );
+  for (const r of [native, typescript]) {
+    assert.deepEqual(
+      r.devices[0].leaks.map((l) => `${l.id}@${l.ptr}`),
+      ["11@0x1000", "15@0x0", "16@0x7f00ab"],
+    );
+  }
+});
+
 Deno.test("check_leaks finds the same leaks replaying as it reads as from rows it keeps, on generated logs of rows out of order, replaced IDs and reused addresses", async () => {
   let seed = 12345;
   const random = (n: number) => {

@@ -326,10 +326,36 @@ async function callStacksInHalves(q: string): Promise<void> {
   Deno.removeSync(path);
 }
 
+Deno.test("the native first pass keys a Ptr written as Python's hex() writes it by its value, apart from the same value in 16 digits or decimal, as the TypeScript pass does", async () => {
+  const rows = [HEADER, mark(1), mark(5), mark(9)];
+  for (
+    const ptr of [
+      "0x1000",
+      "0x0000000000001000",
+      "4096",
+      "0x0",
+      "0xfffffffffffff",
+    ]
+  ) {
+    rows.push(mem("MALLOC", 2, ptr, "{size:1}"), mem("FREE", 3, ptr, "{}"));
+  }
+  const path = tempLog(rows.join("\n") + "\n");
+  const { native, typescript } = await bothPasses(path, { mstxInfo: "step" });
+  assert.ok(native, "the native pass fell back");
+  assert.deepEqual(native, typescript);
+  assert.equal(
+    new Set(native.rows?.ptr.split(" ")).size,
+    5,
+    native.rows?.ptr,
+  );
+});
+
 Deno.test("the native first pass leaves to the TypeScript pass what it cannot read for certain", async () => {
   const cases = [
-    // A Ptr in neither msMemScope spelling is keyed by its text.
+    // A Ptr in no spelling keyed by value is keyed by its text.
     [HEADER, mark(1), mem("MALLOC", 2, "0X1000", "{size:1}")],
+    [HEADER, mark(1), mem("MALLOC", 2, "0x01000", "{size:1}")],
+    [HEADER, mark(1), mem("MALLOC", 2, "0x10000000000000", "{size:1}")],
     // A row cut short of its Ptr.
     [HEADER, mark(1), "2,MALLOC,HAL"],
     // The same Device Id bytes, unquoted and then quoted: two devices.
