@@ -622,9 +622,10 @@ static void *stream_reader_main(void *arg) {
 
 /* A streaming pass (struct sw_leak_scan_args stream): one thread reads the
  * rows, this one replays them in file order (leak_stream.c); the leaks are
- * the rows kept. At most a quarter of the budget pending at once (48 bytes
- * each, and twice as many slots of its tables): the rows' arrays, filled
- * by the first pass, are alive beside it. */
+ * the rows kept. Room for a quarter of the budget (blocks of 48 bytes, and
+ * slots of 24 and 16 in its two tables, at most half full after a rebuild:
+ * under 100 MB at the default budget): the rows' arrays, filled by the
+ * first pass, are alive beside it. */
 static int32_t stream_pass(struct pass *p) {
   struct sw_leak_scan_args *a = p->a;
   if (!a->window_devices) return SW_LEAK_FALLBACK;

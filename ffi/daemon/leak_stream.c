@@ -11,12 +11,15 @@
  *   the largest FREE ID at each Ptr is kept for the rows still to come;
  * - a MALLOC replaces the pending block with its ID, is cleared at once when
  *   a FREE at its Ptr with a larger ID came before it, and is pending else.
- * A FREE ID need be kept only while a row still to come may have a smaller
- * one. A device's rows come at most DISORDER IDs below the largest ID of it
- * read so far (msMemScope's own logs: a few hundred; a MALLOC further back
- * ends the replay, and the caller keeps the rows instead), so a FREE that
- * far below is forgotten. Memory is the pending blocks and the rows of the
- * last DISORDER IDs, however many rows the window holds.
+ * A FREE ID need be kept only while a MALLOC still to come may have a
+ * smaller one. A device's MALLOCs come at most DISORDER IDs below its
+ * largest MALLOC ID read so far (msMemScope's own logs: a few hundred; a
+ * MALLOC further back ends the replay, and the caller keeps the rows
+ * instead), so a FREE that far below is forgotten. Memory is the pending
+ * blocks and the FREEs of the last DISORDER IDs, however many rows the
+ * window holds; past `room` of either (many devices, or many FREEs of one
+ * ID) the replay ends too, as it does at a MALLOC without a size, which
+ * the caller's replay reports (leak_replay.c).
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -39,7 +42,7 @@ struct block {
   double id, ptr, size, offset;
   uint32_t line, dev;
   int32_t next;
-  bool alive; /* false once replaced; a FREE at its Ptr unlinks it */
+  bool alive; /* in its Ptr's chain, not in the free list */
   bool odd_id;
 };
 
@@ -75,7 +78,9 @@ struct queue {
 struct sw_leak_stream {
   struct queue queue;
   struct block *blocks;
-  uint64_t n_blocks, cap_blocks, budget;
+  /* Blocks made (pending, or freed and waiting in free_list), their room;
+   * `room`: most blocks, and most slots kept at a rebuild of either table. */
+  uint64_t n_blocks, cap_blocks, room;
   int32_t free_list;
   struct ptr_slot *ptrs;
   uint64_t ptr_mask, ptr_used;
@@ -134,6 +139,7 @@ static bool ptr_rebuild(struct sw_leak_stream *s) {
     const struct ptr_slot *o = &s->ptrs[i];
     live += o->dev != EMPTY && (o->head != NONE || !forgotten(s, o->dev, o->max_free));
   }
+  if (live > s->room) return false;
   uint64_t n = slots_for(live);
   struct ptr_slot *t = ptr_table(n), *old = s->ptrs;
   if (!t) return false;
@@ -180,6 +186,7 @@ static bool id_rebuild(struct sw_leak_stream *s) {
     const struct id_slot *o = &s->ids[i];
     live += o->dev != EMPTY && made_for(s, o->block, o->dev, o->id) && !forgotten(s, o->dev, o->id);
   }
+  if (live > s->room) return false;
   uint64_t n = slots_for(live);
   struct id_slot *t = id_table(n), *old = s->ids;
   if (!t) return false;
@@ -211,10 +218,10 @@ static struct id_slot *id_slot(struct sw_leak_stream *s, uint32_t dev, double id
   }
 }
 
-struct sw_leak_stream *sw_leak_stream_new(uint64_t budget) {
+struct sw_leak_stream *sw_leak_stream_new(uint64_t room) {
   struct sw_leak_stream *s = calloc(1, sizeof *s);
   if (!s) return NULL;
-  s->budget = budget;
+  s->room = room;
   s->free_list = NONE;
   s->ptrs = ptr_table(MIN_SLOTS);
   s->ptr_mask = MIN_SLOTS - 1;
@@ -236,11 +243,27 @@ void sw_leak_stream_free(struct sw_leak_stream *s) {
   free(s);
 }
 
-/* Device `dev`'s row with `id` read: false when it comes too far back. */
+/* Device `dev`'s MALLOC with `id` read: false when it comes too far back. */
 static bool in_order(struct sw_leak_stream *s, uint32_t dev, double id) {
   if (dev >= MAX_DEVICES || id != id) return false;
   if (id > s->max_id[dev]) s->max_id[dev] = id;
   return !forgotten(s, dev, id);
+}
+
+/* Takes block `b` out of its Ptr's chain, into the free list. */
+static void unlink_block(struct sw_leak_stream *s, int32_t b) {
+  struct block *k = &s->blocks[b];
+  /* Its slot holds it (a slot with a chain is never dropped): found, not
+   * made, so never NULL. */
+  struct ptr_slot *at = ptr_slot(s, k->dev, k->ptr);
+  for (int32_t *link = &at->head; *link != NONE; link = &s->blocks[*link].next) {
+    if (*link != b) continue;
+    *link = k->next;
+    k->alive = false;
+    k->next = s->free_list;
+    s->free_list = b;
+    return;
+  }
 }
 
 /* A block from the free list or the end of the pool; NONE past the budget. */
@@ -250,7 +273,7 @@ static int32_t block_new(struct sw_leak_stream *s) {
     s->free_list = s->blocks[b].next;
     return b;
   }
-  if (s->n_blocks >= s->budget || s->n_blocks >= INT32_MAX) return NONE;
+  if (s->n_blocks >= s->room || s->n_blocks >= INT32_MAX) return NONE;
   if (s->n_blocks == s->cap_blocks) {
     uint64_t cap = s->cap_blocks ? 2 * s->cap_blocks : 4096;
     struct block *grown = realloc(s->blocks, cap * sizeof *grown);
@@ -264,10 +287,12 @@ static int32_t block_new(struct sw_leak_stream *s) {
 static bool replay_malloc(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
   const uint32_t dev = r->dev;
   const double id = r->id, ptr = r->ptr;
+  /* leak_replay.c reports the first such row in the window, freed or not. */
+  if (r->size != r->size) return false;
   if (!in_order(s, dev, id)) return false;
   struct id_slot *same = id_slot(s, dev, id);
   if (!same) return false;
-  if (made_for(s, same->block, dev, id)) s->blocks[same->block].alive = false;
+  if (made_for(s, same->block, dev, id)) unlink_block(s, same->block);
   same->block = NONE;
   struct ptr_slot *at = ptr_slot(s, dev, ptr);
   if (!at) return false;
@@ -287,17 +312,17 @@ static bool replay_free(struct sw_leak_stream *s, const struct sw_leak_stream_ro
   const uint32_t dev = r->dev;
   const double id = r->id, ptr = r->ptr;
   /* A FREE further back than DISORDER is no error: every MALLOC it could
-   * clear came before it (later ones are not that far back). */
+   * clear came before it (later ones are not that far back). Nor does one
+   * far ahead move the bound: MALLOCs alone do. */
   if (dev >= MAX_DEVICES || id != id) return false;
-  if (id > s->max_id[dev]) s->max_id[dev] = id;
   struct ptr_slot *at = ptr_slot(s, dev, ptr);
   if (!at) return false;
   if (id > at->max_free) at->max_free = id;
   /* Every pending block here came before it in the file: cleared when its
-   * ID is not above this one; replaced ones are unlinked on the way. */
+   * ID is not above this one. */
   for (int32_t *link = &at->head; *link != NONE;) {
     struct block *b = &s->blocks[*link];
-    if (b->alive && b->id > id) {
+    if (b->id > id) {
       link = &b->next;
       continue;
     }
@@ -355,6 +380,8 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
         atomic_store_explicit(&q->tail, head, memory_order_release);
         return false;
       }
+      /* Room as it is made: a reader waiting on a full ring goes on. */
+      if (tail % PUBLISH_EVERY == 0) atomic_store_explicit(&q->tail, tail, memory_order_release);
     }
     atomic_store_explicit(&q->tail, tail, memory_order_release);
   }

@@ -502,6 +502,42 @@ Deno.test("check_leaks replays windows whose memory rows pass the budget as it r
   assert.deepEqual({ ...read, passes: 1 }, one);
 });
 
+Deno.test("check_leaks replaying as it reads counts against its room the blocks pending, not those replaced", async () => {
+  const at = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
+  // 100 IDs each taken twice (200 blocks, 100 pending at the end), then
+  // 300 FREEs at one address none holds: more rows than the budget of 440,
+  // whose replay has room for 111 blocks.
+  const rows = [mark(10), mark(500), mark(1000)];
+  for (let id = 11; id < 111; id++) {
+    rows.push(malloc(id, at(0x1000 * id)), malloc(id, at(0x1000 * id + 8)));
+  }
+  for (let k = 0; k < 300; k++) rows.push(free(600, at(0x8)));
+  const path = tempLog(rows);
+  const one = await checkLeaksFile(path, { mstxInfo: "step" });
+  const read = await checkLeaksFile(path, { mstxInfo: "step", rowBudget: 440 });
+  assert.equal(one.leakCount, 100);
+  assert.equal(one.devices[0].leaks[0].ptr, at(0xb008));
+  assert.deepEqual([one.passes, read.passes], [1, 2]);
+  assert.deepEqual({ ...read, passes: 1 }, one);
+});
+
+Deno.test("check_leaks refuses a window holding a MALLOC without a size, freed since, whether it replays the window as it reads or from the rows it keeps", async () => {
+  const at = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
+  const rows = window(
+    mem("MALLOC", 12, at(0x1000), 0).replace("size:0", "addr:x"),
+    free(13, at(0x1000)),
+    malloc(14, at(0x2000)),
+  );
+  const path = tempLog(rows);
+  for (const rowBudget of [Infinity, 1]) {
+    await assert.rejects(
+      checkLeaksFile(path, { mstxInfo: "step", rowBudget }),
+      /the MALLOC row on line 5 \(ID 12\) has no size:N/,
+      `rowBudget ${rowBudget}`,
+    );
+  }
+});
+
 Deno.test("check_leaks replays the windows as it reads them when the rows inside them, tried first, pass the budget after all", async () => {
   const at = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
   // 400 memory rows between marks 10 and 1000 and one far past them: by the
