@@ -23,6 +23,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -620,16 +621,34 @@ static void *stream_reader_main(void *arg) {
   return NULL;
 }
 
+/* Hands the whole pages of [p, p + bytes) back to the system: they read
+ * as zeros after, as room for rows does. */
+static void forget_pages(void *p, size_t bytes) {
+  const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1), to = ((uintptr_t)p + bytes) & ~(page - 1);
+  if (to > from) madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
 /* A streaming pass (struct sw_leak_scan_args stream): one thread reads the
  * rows, this one replays them in file order (leak_stream.c); the leaks are
- * the rows kept. Room for a quarter of the budget (blocks of 48 bytes, and
- * slots of 24 and 16 in its two tables, at most half full after a rebuild:
- * under 100 MB at the default budget): the rows' arrays, filled by the
- * first pass, are alive beside it. */
+ * the rows kept. Room for half the budget (blocks of 48 bytes, and slots of
+ * 24 and 16 in its two tables, at most half full after a rebuild: under
+ * 200 MB at the default budget), in the memory the rows' arrays held. */
 static int32_t stream_pass(struct pass *p) {
   struct sw_leak_scan_args *a = p->a;
   if (!a->window_devices) return SW_LEAK_FALLBACK;
-  p->stream = sw_leak_stream_new(a->budget / 4 + 1);
+  /* The rows' arrays, which the first pass filled (82 MB at the default
+   * budget), hold only the leaks from here: their pages are given back
+   * while the replay needs memory, and a pass after it starts afresh. */
+  const uint64_t n = a->cap;
+  forget_pages(a->kind, n * sizeof *a->kind);
+  forget_pages(a->device, n * sizeof *a->device);
+  forget_pages(a->id, n * sizeof *a->id);
+  forget_pages(a->ptr, n * sizeof *a->ptr);
+  forget_pages(a->size, n * sizeof *a->size);
+  forget_pages(a->row_offset, n * sizeof *a->row_offset);
+  forget_pages(a->line, n * sizeof *a->line);
+  p->stream = sw_leak_stream_new(a->budget / 2 + 1);
   if (!p->stream) return SW_LEAK_FALLBACK;
   struct stat info;
   uint64_t file_size = fstat(a->fd, &info) == 0 ? (uint64_t)info.st_size : 0;
@@ -646,10 +665,10 @@ static int32_t stream_pass(struct pass *p) {
   int32_t result = reader.result;
   if (result == SW_LEAK_DONE && !replayed) result = SW_LEAK_FALLBACK;
   if (result == SW_LEAK_DONE) {
-    uint64_t n = sw_leak_stream_leaks(p->stream, a->cap, a->kind, a->device, a->id, a->ptr, a->size, a->row_offset,
+    uint64_t leaks = sw_leak_stream_leaks(p->stream, a->cap, a->kind, a->device, a->id, a->ptr, a->size, a->row_offset,
                                       a->line, &a->odd_ids);
-    if (n == UINT64_MAX) result = SW_LEAK_FALLBACK;
-    else a->rows_kept = n;
+    if (leaks == UINT64_MAX) result = SW_LEAK_FALLBACK;
+    else a->rows_kept = leaks;
   }
   sw_leak_stream_free(p->stream);
   p->stream = NULL;

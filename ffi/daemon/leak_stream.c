@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "leak_stream.h"
 
@@ -115,15 +116,30 @@ static uint64_t slots_for(uint64_t live) {
   return n;
 }
 
+/*
+ * The replay's memory is mapped and unmapped here, not taken from malloc:
+ * a replay that ends early hands over to passes that need memory too, and
+ * malloc keeps what is freed (tens of MB, on a thread's arena) in the
+ * process, which then peaked 80 MB higher.
+ */
+static void *pages(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+static void pages_free(void *p, size_t bytes) {
+  if (p) munmap(p, bytes);
+}
+
 static struct ptr_slot *ptr_table(uint64_t n) {
-  struct ptr_slot *t = malloc(n * sizeof *t);
+  struct ptr_slot *t = pages(n * sizeof *t);
   if (t)
     for (uint64_t i = 0; i < n; i++) t[i].dev = EMPTY;
   return t;
 }
 
 static struct id_slot *id_table(uint64_t n) {
-  struct id_slot *t = malloc(n * sizeof *t);
+  struct id_slot *t = pages(n * sizeof *t);
   if (t)
     for (uint64_t i = 0; i < n; i++) t[i].dev = EMPTY;
   return t;
@@ -152,7 +168,7 @@ static bool ptr_rebuild(struct sw_leak_stream *s) {
     if (o->dev == EMPTY || (o->head == NONE && forgotten(s, o->dev, o->max_free))) continue;
     *ptr_slot(s, o->dev, o->ptr) = *o;
   }
-  free(old);
+  pages_free(old, (old_mask + 1) * sizeof *old);
   return true;
 }
 
@@ -179,13 +195,17 @@ static bool made_for(const struct sw_leak_stream *s, int32_t b, uint32_t dev, do
 
 static struct id_slot *id_slot(struct sw_leak_stream *s, uint32_t dev, double id);
 
-/* The ID table anew, with only the live blocks a later MALLOC may replace. */
+/* Whether an ID slot is still needed: a later MALLOC may take its ID. Its
+ * block may have gone since (made_for says so on use): reading each block
+ * here would cost a cache miss a slot. */
+static bool id_kept(const struct sw_leak_stream *s, const struct id_slot *o) {
+  return o->dev != EMPTY && o->block != NONE && !forgotten(s, o->dev, o->id);
+}
+
+/* The ID table anew, with only the slots a later MALLOC may need. */
 static bool id_rebuild(struct sw_leak_stream *s) {
   uint64_t live = 0;
-  for (uint64_t i = 0; i <= s->id_mask; i++) {
-    const struct id_slot *o = &s->ids[i];
-    live += o->dev != EMPTY && made_for(s, o->block, o->dev, o->id) && !forgotten(s, o->dev, o->id);
-  }
+  for (uint64_t i = 0; i <= s->id_mask; i++) live += id_kept(s, &s->ids[i]);
   if (live > s->room) return false;
   uint64_t n = slots_for(live);
   struct id_slot *t = id_table(n), *old = s->ids;
@@ -196,10 +216,10 @@ static bool id_rebuild(struct sw_leak_stream *s) {
   s->id_used = 0;
   for (uint64_t i = 0; i <= old_mask; i++) {
     const struct id_slot *o = &old[i];
-    if (o->dev == EMPTY || !made_for(s, o->block, o->dev, o->id) || forgotten(s, o->dev, o->id)) continue;
+    if (!id_kept(s, o)) continue;
     *id_slot(s, o->dev, o->id) = *o;
   }
-  free(old);
+  pages_free(old, (old_mask + 1) * sizeof *old);
   return true;
 }
 
@@ -219,7 +239,7 @@ static struct id_slot *id_slot(struct sw_leak_stream *s, uint32_t dev, double id
 }
 
 struct sw_leak_stream *sw_leak_stream_new(uint64_t room) {
-  struct sw_leak_stream *s = calloc(1, sizeof *s);
+  struct sw_leak_stream *s = pages(sizeof *s); /* zeroed */
   if (!s) return NULL;
   s->room = room;
   s->free_list = NONE;
@@ -237,10 +257,10 @@ struct sw_leak_stream *sw_leak_stream_new(uint64_t room) {
 
 void sw_leak_stream_free(struct sw_leak_stream *s) {
   if (!s) return;
-  free(s->blocks);
-  free(s->ptrs);
-  free(s->ids);
-  free(s);
+  pages_free(s->blocks, s->cap_blocks * sizeof *s->blocks);
+  pages_free(s->ptrs, (s->ptr_mask + 1) * sizeof *s->ptrs);
+  pages_free(s->ids, (s->id_mask + 1) * sizeof *s->ids);
+  pages_free(s, sizeof *s);
 }
 
 /* Device `dev`'s MALLOC with `id` read: false when it comes too far back. */
@@ -276,8 +296,9 @@ static int32_t block_new(struct sw_leak_stream *s) {
   if (s->n_blocks >= s->room || s->n_blocks >= INT32_MAX) return NONE;
   if (s->n_blocks == s->cap_blocks) {
     uint64_t cap = s->cap_blocks ? 2 * s->cap_blocks : 4096;
-    struct block *grown = realloc(s->blocks, cap * sizeof *grown);
-    if (!grown) return NONE;
+    struct block *grown = s->blocks ? mremap(s->blocks, s->cap_blocks * sizeof *grown, cap * sizeof *grown, MREMAP_MAYMOVE)
+                                     : pages(cap * sizeof *grown);
+    if (grown == MAP_FAILED || !grown) return NONE;
     s->blocks = grown;
     s->cap_blocks = cap;
   }
@@ -387,23 +408,37 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
   }
 }
 
-uint64_t sw_leak_stream_leaks(const struct sw_leak_stream *s, uint64_t cap, uint8_t *kind, uint32_t *device,
-                              double *id, double *ptr, double *size, double *row_offset, uint32_t *line,
-                              uint64_t *odd_ids) {
+/* Device, then ID: the order leak_replay.c sorts rows into, so that it
+ * finds them sorted (no two pending blocks share both). */
+static int by_device_then_id(const void *x, const void *y) {
+  const struct block *p = x, *q = y;
+  if (p->dev != q->dev) return p->dev < q->dev ? -1 : 1;
+  return (p->id > q->id) - (p->id < q->id);
+}
+
+uint64_t sw_leak_stream_leaks(struct sw_leak_stream *s, uint64_t cap, uint8_t *kind, uint32_t *device, double *id,
+                              double *ptr, double *size, double *row_offset, uint32_t *line, uint64_t *odd_ids) {
+  /* The pending blocks to the front, in order; the replay is over. */
   uint64_t n = 0;
+  bool sorted = true;
   for (uint64_t i = 0; i < s->n_blocks; i++) {
-    const struct block *b = &s->blocks[i];
-    if (!b->alive) continue;
+    if (!s->blocks[i].alive) continue;
     if (n == cap) return UINT64_MAX;
-    kind[n] = 1;
-    device[n] = b->dev;
-    id[n] = b->id;
-    ptr[n] = b->ptr;
-    size[n] = b->size;
-    row_offset[n] = b->offset;
-    line[n] = b->line;
-    *odd_ids += b->odd_id;
+    s->blocks[n] = s->blocks[i];
+    sorted = sorted && (n == 0 || by_device_then_id(&s->blocks[n - 1], &s->blocks[n]) <= 0);
     n++;
+  }
+  if (!sorted) qsort(s->blocks, n, sizeof *s->blocks, by_device_then_id);
+  for (uint64_t k = 0; k < n; k++) {
+    const struct block *b = &s->blocks[k];
+    kind[k] = 1;
+    device[k] = b->dev;
+    id[k] = b->id;
+    ptr[k] = b->ptr;
+    size[k] = b->size;
+    row_offset[k] = b->offset;
+    line[k] = b->line;
+    *odd_ids += b->odd_id;
   }
   return n;
 }

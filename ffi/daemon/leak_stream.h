@@ -39,11 +39,11 @@ void sw_leak_stream_close(struct sw_leak_stream *s, bool complete);
 bool sw_leak_stream_run(struct sw_leak_stream *s);
 
 /* The blocks still pending once every row is read, the leaks: written to
- * the arrays (room for `cap`), as leak_scan.c keeps MALLOC rows. Returns
- * how many, or UINT64_MAX when they do not fit; `odd_ids` counts those
- * whose ID was not written as its plain digits. */
-uint64_t sw_leak_stream_leaks(const struct sw_leak_stream *s, uint64_t cap, uint8_t *kind, uint32_t *device,
-                              double *id, double *ptr, double *size, double *row_offset, uint32_t *line,
-                              uint64_t *odd_ids);
+ * the arrays (room for `cap`) by device and ID, as leak_scan.c keeps MALLOC
+ * rows. Returns how many, or UINT64_MAX when they do not fit; `odd_ids`
+ * counts those whose ID was not written as its plain digits. The replay
+ * is over after it. */
+uint64_t sw_leak_stream_leaks(struct sw_leak_stream *s, uint64_t cap, uint8_t *kind, uint32_t *device, double *id,
+                              double *ptr, double *size, double *row_offset, uint32_t *line, uint64_t *odd_ids);
 
 #endif
