@@ -58,11 +58,20 @@ export class FoundLeaks {
     this.#rows.textsFromValues &&= rows.textsFromValues;
   }
 
-  /** Keeps device `k`'s leaked rows, `leaked` (indices into `rows`). */
+  /**
+   * Keeps device `k`'s leaked rows, `leaked` (indices into `rows`, in ID
+   * order): all counted and summed, only the first `maxLeaks` copied, as
+   * no later one of this device can be among the first listed (a log with
+   * a million leaks spent 300 ms copying them).
+   */
   #keep(rows: LeakRows, k: number, leaked: Uint32Array): void {
-    for (const i of leaked) {
-      this.counts[k]++;
-      this.bytes[k] += rows.size[i];
+    // Added one by one onto the total, in the order they always were.
+    const size = rows.size;
+    let bytes = this.bytes[k];
+    for (let j = 0; j < leaked.length; j++) bytes += size[leaked[j]];
+    this.counts[k] += leaked.length;
+    this.bytes[k] = bytes;
+    for (const i of leaked.subarray(0, this.#maxLeaks)) {
       this.#rows.push(
         MALLOC,
         k,
