@@ -147,7 +147,9 @@ export async function nativeFirstPass(
  * (leak_stream.c); without, the rows inside the windows alone. Undefined
  * when the pass cannot give the same answer for certain (rows too far out
  * of ID order for the replay, over the budget, or not for the native pass
- * to read).
+ * to read). Either way the first pass's rows in `spare` are gone after it:
+ * the replay gives their pages back (they read as zeros), so only what a
+ * pass writes anew is read from them.
  *
  * @example
  * ```ts ignore
