@@ -17,6 +17,12 @@ export class FoundLeaks {
   #rows = FoundLeaks.#none();
   #rank: Int32Array;
   #maxLeaks: number;
+  /**
+   * Exact totals of the devices whose leaked bytes passed 2^53: past it a
+   * float sum depends on the order of its terms, and the passes in parts
+   * meet a device's leaks part by part, not in ID order.
+   */
+  #exact = new Map<number, bigint>();
 
   /** `rank`: each device index's place in the output order. */
   constructor(rank: Int32Array, maxLeaks: number) {
@@ -38,6 +44,7 @@ export class FoundLeaks {
     this.#rows = FoundLeaks.#none();
     this.counts.fill(0);
     this.bytes.fill(0);
+    this.#exact.clear();
   }
 
   /**
@@ -65,10 +72,17 @@ export class FoundLeaks {
    * a million leaks spent 300 ms copying them).
    */
   #keep(rows: LeakRows, k: number, leaked: Uint32Array): void {
-    // Added one by one onto the total, in the order they always were.
+    // Exact while the total stays at most 2^53 (sizes are whole numbers),
+    // and summed exactly past it, so every order gives one total.
     const size = rows.size;
     let bytes = this.bytes[k];
     for (let j = 0; j < leaked.length; j++) bytes += size[leaked[j]];
+    if (bytes > Number.MAX_SAFE_INTEGER && Number.isFinite(bytes)) {
+      let exact = this.#exact.get(k) ?? BigInt(this.bytes[k]);
+      for (let j = 0; j < leaked.length; j++) exact += BigInt(size[leaked[j]]);
+      this.#exact.set(k, exact);
+      bytes = Number(exact); // rounded once, to the nearest
+    }
     this.counts[k] += leaked.length;
     this.bytes[k] = bytes;
     for (const i of leaked.subarray(0, this.#maxLeaks)) {

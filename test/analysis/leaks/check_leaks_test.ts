@@ -558,6 +558,25 @@ Deno.test("check_leaks replays the windows as it reads them when the rows inside
   assert.deepEqual({ ...read, passes: 1 }, one);
 });
 
+Deno.test("check_leaks sums leaked bytes past 2^53 exactly, rounded once, whatever order the passes meet the leaks in", async () => {
+  const at = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
+  const path = tempLog(window(
+    malloc(11, at(0x1000), 2 ** 53),
+    malloc(12, at(0x2000), 1),
+    malloc(13, at(0x3000), 1),
+  ));
+  for (const rowBudget of [Infinity, 1]) {
+    const r = await checkLeaksFile(path, { mstxInfo: "step", rowBudget });
+    // Added one by one in ID order, 2^53 + 1 rounds back to 2^53 twice.
+    assert.equal(
+      r.devices[0].leakedBytes,
+      2 ** 53 + 2,
+      `rowBudget ${rowBudget}`,
+    );
+    assert.equal(r.leakedBytes, 2 ** 53 + 2);
+  }
+});
+
 Deno.test("check_leaks matches a FREE to its blocks by the Ptr's text when Ptrs are written as Python's hex() writes them, and prints them so", async () => {
   const rows = window(
     malloc(11, "0x1000"),
