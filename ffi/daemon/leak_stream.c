@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "leak_stream.h"
 
@@ -356,16 +357,28 @@ static bool replay_free(struct sw_leak_stream *s, const struct sw_leak_stream_ro
   return true;
 }
 
-/* Waits a moment for the other thread (two vCPUs: a yield, not a spin). */
-static void wait_a_moment(void) { sched_yield(); }
+/* Waits a moment for the other thread: a yield (two vCPUs: not a spin),
+ * and past YIELDS of them in a row a sleep, so that a side waiting on the
+ * disk (a log not in the page cache) leaves its vCPU to the job beside it.
+ * `waits`: this wait's count so far, reset by the caller on progress. */
+#define YIELDS 64
+static void wait_a_moment(unsigned *waits) {
+  if (++*waits < YIELDS) {
+    sched_yield();
+    return;
+  }
+  struct timespec nap = {.tv_nsec = 50000};
+  nanosleep(&nap, NULL);
+}
 
 bool sw_leak_stream_push(struct sw_leak_stream *s, const struct sw_leak_stream_row *row) {
   struct queue *q = &s->queue;
+  unsigned waits = 0;
   while (q->pushed - q->tail_seen == QUEUE_ROWS) {
     atomic_store_explicit(&q->head, q->pushed, memory_order_release);
     if (atomic_load_explicit(&q->stopped, memory_order_relaxed)) return false;
     q->tail_seen = atomic_load_explicit(&q->tail, memory_order_acquire);
-    if (q->pushed - q->tail_seen == QUEUE_ROWS) wait_a_moment();
+    if (q->pushed - q->tail_seen == QUEUE_ROWS) wait_a_moment(&waits);
   }
   q->rows[q->pushed++ & (QUEUE_ROWS - 1)] = *row;
   if (q->pushed % PUBLISH_EVERY == 0) {
@@ -384,15 +397,17 @@ void sw_leak_stream_close(struct sw_leak_stream *s, bool complete) {
 bool sw_leak_stream_run(struct sw_leak_stream *s) {
   struct queue *q = &s->queue;
   uint64_t tail = 0;
+  unsigned waits = 0;
   for (;;) {
     /* `closed` before `head`: the head read after it holds every row. */
     int closed = atomic_load_explicit(&q->closed, memory_order_acquire);
     uint64_t head = atomic_load_explicit(&q->head, memory_order_acquire);
     if (tail == head) {
       if (closed) return closed == 1;
-      wait_a_moment();
+      wait_a_moment(&waits);
       continue;
     }
+    waits = 0;
     for (; tail < head; tail++) {
       const struct sw_leak_stream_row *r = &q->rows[tail & (QUEUE_ROWS - 1)];
       if (!(r->malloc_row ? replay_malloc(s, r) : replay_free(s, r))) {
