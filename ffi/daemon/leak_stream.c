@@ -48,18 +48,24 @@ struct block {
   bool odd_id;
 };
 
-/* A Ptr's pending blocks and its largest FREE ID (-inf: none kept). */
-struct ptr_slot {
-  double ptr, max_free;
+/* A slot of either table, device `dev`'s `key`. In the Ptr table: the
+ * chain of the Ptr's pending blocks (`head`) and its largest FREE ID
+ * (`max_free`, -inf: none kept). In the ID table: the block a MALLOC with
+ * this ID made (`head`), while a later one may take the ID. */
+struct slot {
+  double key, max_free;
   int32_t head;
   uint32_t dev;
 };
 
-/* The block a device's MALLOC with this ID made, while a later one may come. */
-struct id_slot {
-  double id;
-  int32_t block;
-  uint32_t dev;
+struct sw_leak_stream;
+
+/* An open-addressing table of slots (linear probes), rebuilt when three
+ * quarters full with only the slots `kept` says a later row may need. */
+struct table {
+  struct slot *slots;
+  uint64_t mask, used;
+  bool (*kept)(const struct sw_leak_stream *s, const struct slot *o);
 };
 
 /* Rows between the reading thread and the replaying one: a ring the
@@ -84,10 +90,7 @@ struct sw_leak_stream {
    * `room`: most blocks, and most slots kept at a rebuild of either table. */
   uint64_t n_blocks, cap_blocks, room;
   int32_t free_list;
-  struct ptr_slot *ptrs;
-  uint64_t ptr_mask, ptr_used;
-  struct id_slot *ids;
-  uint64_t id_mask, id_used;
+  struct table ptrs, ids;
   double max_id[MAX_DEVICES];
 };
 
@@ -132,61 +135,65 @@ static void pages_free(void *p, size_t bytes) {
   if (p) munmap(p, bytes);
 }
 
-static struct ptr_slot *ptr_table(uint64_t n) {
-  struct ptr_slot *t = pages(n * sizeof *t);
+/* Room for `n` slots, all empty; NULL when memory is short. */
+static struct slot *slots_new(uint64_t n) {
+  struct slot *t = pages(n * sizeof *t);
   if (t)
     for (uint64_t i = 0; i < n; i++) t[i].dev = EMPTY;
   return t;
 }
 
-static struct id_slot *id_table(uint64_t n) {
-  struct id_slot *t = pages(n * sizeof *t);
-  if (t)
-    for (uint64_t i = 0; i < n; i++) t[i].dev = EMPTY;
-  return t;
-}
+/* Device `dev`'s slot for `key` in `t`, made when missing; NULL when memory
+ * is short or the slots a rebuild keeps pass the room. */
+static struct slot *slot_of(struct sw_leak_stream *s, struct table *t, uint32_t dev, double key);
 
-/* Device `dev`'s slot for `ptr`, made when missing; NULL when memory is short. */
-static struct ptr_slot *ptr_slot(struct sw_leak_stream *s, uint32_t dev, double ptr);
-
-/* The Ptr table anew, without the slots no row will need again. */
-static bool ptr_rebuild(struct sw_leak_stream *s) {
+/* The table anew, with only the slots it keeps. */
+static bool rebuild(struct sw_leak_stream *s, struct table *t) {
   uint64_t live = 0;
-  for (uint64_t i = 0; i <= s->ptr_mask; i++) {
-    const struct ptr_slot *o = &s->ptrs[i];
-    live += o->dev != EMPTY && (o->head != NONE || !forgotten(s, o->dev, o->max_free));
-  }
+  for (uint64_t i = 0; i <= t->mask; i++) live += t->slots[i].dev != EMPTY && t->kept(s, &t->slots[i]);
   if (live > s->room) return false;
   uint64_t n = slots_for(live);
-  struct ptr_slot *t = ptr_table(n), *old = s->ptrs;
-  if (!t) return false;
-  uint64_t old_mask = s->ptr_mask;
-  s->ptrs = t;
-  s->ptr_mask = n - 1;
-  s->ptr_used = 0;
+  struct slot *fresh = slots_new(n), *old = t->slots;
+  if (!fresh) return false;
+  uint64_t old_mask = t->mask;
+  t->slots = fresh;
+  t->mask = n - 1;
+  t->used = 0;
   for (uint64_t i = 0; i <= old_mask; i++) {
-    const struct ptr_slot *o = &old[i];
-    if (o->dev == EMPTY || (o->head == NONE && forgotten(s, o->dev, o->max_free))) continue;
-    *ptr_slot(s, o->dev, o->ptr) = *o;
+    const struct slot *o = &old[i];
+    if (o->dev != EMPTY && t->kept(s, o)) *slot_of(s, t, o->dev, o->key) = *o;
   }
   pages_free(old, (old_mask + 1) * sizeof *old);
   return true;
 }
 
-static struct ptr_slot *ptr_slot(struct sw_leak_stream *s, uint32_t dev, double ptr) {
-  if (ptr == 0) ptr = 0;
-  for (uint64_t i = mix(ptr, dev) & s->ptr_mask;; i = (i + 1) & s->ptr_mask) {
-    struct ptr_slot *o = &s->ptrs[i];
-    if (o->dev == dev && o->ptr == ptr) return o;
+static struct slot *slot_of(struct sw_leak_stream *s, struct table *t, uint32_t dev, double key) {
+  if (key == 0) key = 0; /* -0 and 0 are one key */
+  for (uint64_t i = mix(key, dev) & t->mask;; i = (i + 1) & t->mask) {
+    struct slot *o = &t->slots[i];
+    if (o->dev == dev && o->key == key) return o;
     if (o->dev != EMPTY) continue;
-    if (4 * (s->ptr_used + 1) > 3 * (s->ptr_mask + 1)) {
-      if (!ptr_rebuild(s)) return NULL;
-      return ptr_slot(s, dev, ptr);
+    if (4 * (t->used + 1) > 3 * (t->mask + 1)) {
+      if (!rebuild(s, t)) return NULL;
+      return slot_of(s, t, dev, key);
     }
-    s->ptr_used++;
-    *o = (struct ptr_slot){.ptr = ptr, .max_free = -__builtin_inf(), .head = NONE, .dev = dev};
+    t->used++;
+    *o = (struct slot){.key = key, .max_free = -__builtin_inf(), .head = NONE, .dev = dev};
     return o;
   }
+}
+
+/* A Ptr's slot is needed while it has pending blocks, or a FREE a later
+ * MALLOC may come before. */
+static bool ptr_kept(const struct sw_leak_stream *s, const struct slot *o) {
+  return o->head != NONE || !forgotten(s, o->dev, o->max_free);
+}
+
+/* An ID's slot is needed while a later MALLOC may take the ID. Its block
+ * may have gone since (made_for says so on use): reading each block here
+ * would cost a cache miss a slot. */
+static bool id_kept(const struct sw_leak_stream *s, const struct slot *o) {
+  return o->head != NONE && !forgotten(s, o->dev, o->key);
 }
 
 /* Whether block `b` is the live one device `dev` made for `id`. */
@@ -194,49 +201,9 @@ static bool made_for(const struct sw_leak_stream *s, int32_t b, uint32_t dev, do
   return b != NONE && s->blocks[b].alive && s->blocks[b].dev == dev && s->blocks[b].id == id;
 }
 
-static struct id_slot *id_slot(struct sw_leak_stream *s, uint32_t dev, double id);
-
-/* Whether an ID slot is still needed: a later MALLOC may take its ID. Its
- * block may have gone since (made_for says so on use): reading each block
- * here would cost a cache miss a slot. */
-static bool id_kept(const struct sw_leak_stream *s, const struct id_slot *o) {
-  return o->dev != EMPTY && o->block != NONE && !forgotten(s, o->dev, o->id);
-}
-
-/* The ID table anew, with only the slots a later MALLOC may need. */
-static bool id_rebuild(struct sw_leak_stream *s) {
-  uint64_t live = 0;
-  for (uint64_t i = 0; i <= s->id_mask; i++) live += id_kept(s, &s->ids[i]);
-  if (live > s->room) return false;
-  uint64_t n = slots_for(live);
-  struct id_slot *t = id_table(n), *old = s->ids;
-  if (!t) return false;
-  uint64_t old_mask = s->id_mask;
-  s->ids = t;
-  s->id_mask = n - 1;
-  s->id_used = 0;
-  for (uint64_t i = 0; i <= old_mask; i++) {
-    const struct id_slot *o = &old[i];
-    if (!id_kept(s, o)) continue;
-    *id_slot(s, o->dev, o->id) = *o;
-  }
-  pages_free(old, (old_mask + 1) * sizeof *old);
-  return true;
-}
-
-static struct id_slot *id_slot(struct sw_leak_stream *s, uint32_t dev, double id) {
-  for (uint64_t i = mix(id, dev) & s->id_mask;; i = (i + 1) & s->id_mask) {
-    struct id_slot *o = &s->ids[i];
-    if (o->dev == dev && o->id == id) return o;
-    if (o->dev != EMPTY) continue;
-    if (4 * (s->id_used + 1) > 3 * (s->id_mask + 1)) {
-      if (!id_rebuild(s)) return NULL;
-      return id_slot(s, dev, id);
-    }
-    s->id_used++;
-    *o = (struct id_slot){.id = id, .block = NONE, .dev = dev};
-    return o;
-  }
+static bool table_init(struct table *t, bool (*kept)(const struct sw_leak_stream *, const struct slot *)) {
+  *t = (struct table){.slots = slots_new(MIN_SLOTS), .mask = MIN_SLOTS - 1, .kept = kept};
+  return t->slots != NULL;
 }
 
 struct sw_leak_stream *sw_leak_stream_new(uint64_t room) {
@@ -244,12 +211,10 @@ struct sw_leak_stream *sw_leak_stream_new(uint64_t room) {
   if (!s) return NULL;
   s->room = room;
   s->free_list = NONE;
-  s->ptrs = ptr_table(MIN_SLOTS);
-  s->ptr_mask = MIN_SLOTS - 1;
-  s->ids = id_table(MIN_SLOTS);
-  s->id_mask = MIN_SLOTS - 1;
+  bool made = table_init(&s->ptrs, ptr_kept);
+  made = table_init(&s->ids, id_kept) && made;
   for (int k = 0; k < MAX_DEVICES; k++) s->max_id[k] = -__builtin_inf();
-  if (!s->ptrs || !s->ids) {
+  if (!made) {
     sw_leak_stream_free(s);
     return NULL;
   }
@@ -259,8 +224,8 @@ struct sw_leak_stream *sw_leak_stream_new(uint64_t room) {
 void sw_leak_stream_free(struct sw_leak_stream *s) {
   if (!s) return;
   pages_free(s->blocks, s->cap_blocks * sizeof *s->blocks);
-  pages_free(s->ptrs, (s->ptr_mask + 1) * sizeof *s->ptrs);
-  pages_free(s->ids, (s->id_mask + 1) * sizeof *s->ids);
+  pages_free(s->ptrs.slots, (s->ptrs.mask + 1) * sizeof *s->ptrs.slots);
+  pages_free(s->ids.slots, (s->ids.mask + 1) * sizeof *s->ids.slots);
   pages_free(s, sizeof *s);
 }
 
@@ -276,7 +241,7 @@ static void unlink_block(struct sw_leak_stream *s, int32_t b) {
   struct block *k = &s->blocks[b];
   /* Its slot holds it (a slot with a chain is never dropped): found, not
    * made, so never NULL. */
-  struct ptr_slot *at = ptr_slot(s, k->dev, k->ptr);
+  struct slot *at = slot_of(s, &s->ptrs, k->dev, k->ptr);
   for (int32_t *link = &at->head; *link != NONE; link = &s->blocks[*link].next) {
     if (*link != b) continue;
     *link = k->next;
@@ -312,11 +277,11 @@ static bool replay_malloc(struct sw_leak_stream *s, const struct sw_leak_stream_
   /* leak_replay.c reports the first such row in the window, freed or not. */
   if (r->size != r->size) return false;
   if (!in_order(s, dev, id)) return false;
-  struct id_slot *same = id_slot(s, dev, id);
+  struct slot *same = slot_of(s, &s->ids, dev, id);
   if (!same) return false;
-  if (made_for(s, same->block, dev, id)) unlink_block(s, same->block);
-  same->block = NONE;
-  struct ptr_slot *at = ptr_slot(s, dev, ptr);
+  if (made_for(s, same->head, dev, id)) unlink_block(s, same->head);
+  same->head = NONE;
+  struct slot *at = slot_of(s, &s->ptrs, dev, ptr);
   if (!at) return false;
   if (at->max_free > id) return true; /* a FREE after it in ID order came first */
   int32_t b = block_new(s);
@@ -326,7 +291,7 @@ static bool replay_malloc(struct sw_leak_stream *s, const struct sw_leak_stream_
       .next = at->head, .alive = true, .odd_id = r->odd_id,
   };
   at->head = b;
-  same->block = b;
+  same->head = b;
   return true;
 }
 
@@ -337,7 +302,7 @@ static bool replay_free(struct sw_leak_stream *s, const struct sw_leak_stream_ro
    * clear came before it (later ones are not that far back). Nor does one
    * far ahead move the bound: MALLOCs alone do. */
   if (dev >= MAX_DEVICES || id != id) return false;
-  struct ptr_slot *at = ptr_slot(s, dev, ptr);
+  struct slot *at = slot_of(s, &s->ptrs, dev, ptr);
   if (!at) return false;
   if (id > at->max_free) at->max_free = id;
   /* Every pending block here came before it in the file: cleared when its
