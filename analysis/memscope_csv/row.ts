@@ -57,12 +57,16 @@ const C_ID = 0,
   C_PTR = 8,
   C_ATTR = 9;
 
+/** The value of a lowercase hex digit's byte, -1 for any other byte. */
+function hexDigit(c: number): number {
+  return c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1;
+}
+
 /** 8 lowercase hex digits at `s` as a number, or -1. */
 function hex8(b: Uint8Array, s: number): number {
   let n = 0;
   for (let i = s; i < s + 8; i++) {
-    const c = b[i];
-    const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1;
+    const d = hexDigit(b[i]);
     if (d < 0) return -1;
     n = (n << 4) | d;
   }
@@ -343,8 +347,7 @@ export class MemscopeRow {
     if (b[s + 2] === 48 && e - s > 3) return NaN;
     let n = 0;
     for (let i = s + 2; i < e; i++) {
-      const c = b[i];
-      const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1;
+      const d = hexDigit(b[i]);
       if (d < 0) return NaN;
       n = n * 16 + d;
     }

@@ -121,39 +121,36 @@ static const uint8_t HEX[256] = {
     ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
 };
 
+/* The value of the lowercase hex digits [p, e) into *v; false when one is
+ * not such a digit. Table values are digit + 1, 0 for anything else. */
+static inline bool hex_value(const uint8_t *p, const uint8_t *e, uint64_t *v) {
+  uint64_t n = 0;
+  unsigned bad = 0;
+  for (; p < e; p++) {
+    unsigned d = HEX[*p];
+    bad |= d == 0;
+    n = n << 4 | (uint64_t)((d - 1) & 15);
+  }
+  *v = n;
+  return !bad;
+}
+
 /* _leak_rows.ts PtrKeys.of for the three spellings it keys by value; false
  * for any other (the caller falls back). */
 static bool ptr_key(const struct sw_csv_field *f, double *key) {
   if (!f->present) return false;
   const uint8_t *s = f->s, *e = f->e;
+  uint64_t v;
   /* Python's hex(): 1 to 13 digits, no leading zero but in 0x0; value + 0.5. */
   if (e - s >= 3 && e - s <= 15 && s[0] == '0' && s[1] == 'x' && !(s[2] == '0' && e - s > 3)) {
-    uint64_t v = 0;
-    unsigned bad = 0;
-    for (const uint8_t *p = s + 2; p < e; p++) {
-      unsigned d = HEX[*p];
-      bad |= d == 0;
-      v = v << 4 | (uint64_t)((d - 1) & 15);
-    }
-    if (!bad) {
-      *key = (double)v + 0.5;
-      return true;
-    }
-    return false;
+    if (!hex_value(s + 2, e, &v)) return false;
+    *key = (double)v + 0.5;
+    return true;
   }
-  if (e - s == 18 && s[0] == '0' && s[1] == 'x') {
-    /* Table values are digit + 1, 0 for anything else. */
-    uint64_t v = 0;
-    unsigned bad = 0;
-    for (int i = 2; i < 18; i++) {
-      unsigned d = HEX[s[i]];
-      bad |= d == 0;
-      v = v << 4 | (uint64_t)((d - 1) & 15);
-    }
-    if (!bad && (v >> 32) <= 0x1fffff) {
-      *key = (double)v;
-      return true;
-    }
+  /* msMemScope's own: 16 digits (a constant count, for the loop to unroll). */
+  if (e - s == 18 && s[0] == '0' && s[1] == 'x' && hex_value(s + 2, s + 18, &v) && (v >> 32) <= 0x1fffff) {
+    *key = (double)v;
+    return true;
   }
   /* ptrDecimal: 1 to 16 digits, no leading zero, at most 2^53 - 1. */
   if (e == s || e - s > 16 || (s[0] == '0' && e - s > 1)) return false;
@@ -607,6 +604,22 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   return true;
 }
 
+/* The size of `fd`'s file now (0 when it cannot be had). */
+static uint64_t file_size_now(int fd) {
+  struct stat info;
+  return fstat(fd, &info) == 0 ? (uint64_t)info.st_size : 0;
+}
+
+/* SW_SCAN_CUT for a pass that was DONE over a file now shorter than the
+ * `size` it had when the pass began; `result` else. Each scan's mapping
+ * took the size of its own moment: a file cut between two of them (the
+ * halves' and a rescan) is seen here. */
+static int32_t cut_since(int fd, uint64_t size, int32_t result) {
+  struct stat info;
+  if (result == SW_LEAK_DONE && fstat(fd, &info) == 0 && (uint64_t)info.st_size < size) return SW_SCAN_CUT;
+  return result;
+}
+
 /* The reading side of a streaming pass, on a thread of its own. */
 struct stream_reader {
   struct pass *p;
@@ -632,8 +645,8 @@ static void forget_pages(void *p, size_t bytes) {
 /* A streaming pass (struct sw_leak_scan_args stream): one thread reads the
  * rows, this one replays them in file order (leak_stream.c); the leaks are
  * the rows kept. Room for half the budget (blocks of 48 bytes, and slots of
- * 24 and 16 in its two tables, at most half full after a rebuild: under
- * 200 MB at the default budget), in the memory the rows' arrays held. */
+ * 24 in its two tables, at most half full after a rebuild: about 200 MB at
+ * most at the default budget), in the memory the rows' arrays held. */
 static int32_t stream_pass(struct pass *p) {
   struct sw_leak_scan_args *a = p->a;
   if (!a->window_devices) return SW_LEAK_FALLBACK;
@@ -650,8 +663,7 @@ static int32_t stream_pass(struct pass *p) {
   forget_pages(a->line, n * sizeof *a->line);
   p->stream = sw_leak_stream_new(a->budget / 2 + 1);
   if (!p->stream) return SW_LEAK_FALLBACK;
-  struct stat info;
-  uint64_t file_size = fstat(a->fd, &info) == 0 ? (uint64_t)info.st_size : 0;
+  const uint64_t file_size = file_size_now(a->fd);
   struct stream_reader reader = {.p = p};
   pthread_t thread;
   if (pthread_create(&thread, NULL, stream_reader_main, &reader) != 0) {
@@ -672,8 +684,7 @@ static int32_t stream_pass(struct pass *p) {
   }
   sw_leak_stream_free(p->stream);
   p->stream = NULL;
-  if (result == SW_LEAK_DONE && fstat(a->fd, &info) == 0 && (uint64_t)info.st_size < file_size) result = SW_SCAN_CUT;
-  return result;
+  return cut_since(a->fd, file_size, result);
 }
 
 /*
@@ -709,8 +720,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   pass_init(&p, a);
   a->halves = 1;
   if (a->stream) return stream_pass(&p);
-  struct stat info;
-  uint64_t file_size = fstat(a->fd, &info) == 0 ? (uint64_t)info.st_size : 0;
+  const uint64_t file_size = file_size_now(a->fd);
   /* The second thread starts at what looks like a row start past the
    * middle (row_start.h); when the first thread's rows do not end there (a
    * quoted field holding a newline there), its work is dropped and the
@@ -763,10 +773,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     }
     half_free(h);
   }
-  /* Each scan's mapping took the size of its own moment: a file cut between
-   * two of them (the halves' and a rescan) is seen here. */
-  if (result == SW_LEAK_DONE && fstat(a->fd, &info) == 0 && (uint64_t)info.st_size < file_size)
-    result = SW_SCAN_CUT;
+  result = cut_since(a->fd, file_size, result);
   /* Room for MAX_DEVICES spans, three values each. */
   for (uint32_t k = 0; k < a->devices && k < MAX_DEVICES; k++) {
     spans[3 * k] = p.spans[k].rows;
