@@ -952,3 +952,48 @@ Deno.test("check_leaks reports a start index past every mark as out of bounds, p
     ),
   );
 });
+
+Deno.test("check_leaks replays a window of thousands of live addresses, freed in any order, some reused, as the rule says", async () => {
+  // Enough Ptrs pending at once that the replay's table of them grows
+  // many times, and FREEs that empty its slots wherever they lie.
+  const at = (n: number) => `0x${(n * 4096).toString(16).padStart(16, "0")}`;
+  let seed = 7;
+  const rnd = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return Math.floor(seed / 2147483648 * n);
+  };
+  const rows = [mark(1)];
+  const live: number[] = [];
+  const blocks = new Map<number, number[]>(); // Ptr -> IDs pending there
+  const expected = new Map<number, number>(); // ID -> Ptr
+  for (let id = 2; id < 60_000; id++) {
+    if (id === 40_000) {
+      rows.push(mark(id)); // B: MALLOCs past it are not in the window
+      continue;
+    }
+    if (live.length && rnd(100) < 45) {
+      const j = rnd(2) ? rnd(Math.min(live.length, 64)) : rnd(live.length);
+      const p = rnd(20) === 0 ? rnd(30_000) : live[j];
+      if (p === live[j]) live[j] = live[live.length - 1], live.pop();
+      rows.push(free(id, at(p)));
+      for (const m of blocks.get(p) ?? []) expected.delete(m);
+      blocks.delete(p);
+    } else {
+      const p = rnd(30_000);
+      if (rnd(4)) live.push(p);
+      rows.push(malloc(id, at(p)));
+      if (id < 40_000) {
+        blocks.set(p, [...blocks.get(p) ?? [], id]);
+        expected.set(id, p);
+      }
+    }
+  }
+  rows.push(mark(60_000));
+  const r = await check(rows, { maxLeaks: 1_000_000 });
+  assert.equal(r.passes, 1);
+  assert.ok(expected.size > 5_000, `${expected.size} blocks pending`);
+  assert.deepEqual(
+    r.devices[0].leaks.map((l) => `${l.id}@${l.ptr}`),
+    [...expected].sort(([a], [b]) => a - b).map(([id, p]) => `${id}@${at(p)}`),
+  );
+});
