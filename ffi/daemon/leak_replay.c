@@ -6,9 +6,8 @@
  * - a MALLOC with A <= ID <= B becomes pending; a later MALLOC with the same
  *   ID (next to it in this order) replaces it;
  * - a FREE with A <= ID <= C clears every pending block at its Ptr.
- * Pending blocks are chained per Ptr in a table of the Ptrs with pending
- * blocks (struct live_ptrs), so a FREE walks only its own Ptr's chain;
- * nothing is allocated per row.
+ * Which blocks stay pending is found per Ptr (mark_pending), in parts that
+ * fit a core's cache.
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -86,92 +85,97 @@ static bool order_by_counting(uint32_t *order, size_t n, const double *id, doubl
 }
 
 /*
- * The Ptrs that have pending blocks, each with the chain of them (its
- * newest first): an open-addressing table, linear probing, whose slot is
- * emptied when a FREE clears its Ptr. Sized by the blocks alive at once,
- * not by every MALLOC of the window: on a window of a million unique Ptrs
- * a table of them all was out of cache at every probe.
+ * Which MALLOCs stay pending, in the rule's terms per Ptr: a block stays
+ * pending unless a FREE at its Ptr comes after it in (ID, row) order, or
+ * the next MALLOC in that order takes its ID. The Ptrs never meet, so the
+ * rows are first split by a hash of their Ptr into parts of a few thousand
+ * (counted into place, keeping their order), and each part is walked from
+ * its end with a small set of the Ptrs freed later: a table of every Ptr
+ * of a window of a million rows was out of cache at every probe.
  */
-struct live_slot {
+struct part_row {
+  double ptr;
+  uint32_t k; /* position in `order` */
+  uint32_t is_free;
+};
+
+/* Rows a part holds, about: its set of Ptrs then fits a core's cache. */
+#define PART_ROWS 4096u
+
+/* The set of Ptrs freed later in one part; a slot is in it when its
+ * `part` is the part being walked, so that no part clears it. */
+struct freed_slot {
   double key;
-  int32_t head; /* the newest pending block; -1: an empty slot */
-  /* Whether the chain holds more than `head`: a FREE of a Ptr with one
-   * block, the usual case, then need not read `next` (out of cache). */
-  int32_t more;
+  uint32_t part; /* the part's number + 1; 0: never used */
+  uint32_t pad;
 };
 
-/* How many rows ahead the replay asks for a row's slot. */
-#define PREFETCH_AHEAD 32
+static uint32_t part_of(double key, unsigned bits) { return bits ? mix(key) >> (32 - bits) : 0; }
 
-struct live_ptrs {
-  struct live_slot *slots;
-  size_t mask, count;
-};
-
-static bool live_alloc(struct live_ptrs *t, size_t cap) {
-  t->slots = malloc(cap * sizeof *t->slots);
-  if (!t->slots) return false;
-  for (size_t s = 0; s < cap; s++) t->slots[s].head = -1;
-  t->mask = cap - 1;
-  t->count = 0;
-  return true;
-}
-
-static bool live_init(struct live_ptrs *t) { return live_alloc(t, 1024); }
-
-/* The slot of `key`, or the empty slot where it would go. */
-static struct live_slot *live_find(const struct live_ptrs *t, double key) {
-  if (key == 0) key = 0; /* -0 and 0 are one Ptr key */
-  size_t s = mix(key) & t->mask;
-  while (t->slots[s].head >= 0 && t->slots[s].key != key) s = (s + 1) & t->mask;
-  return &t->slots[s];
-}
-
-/* Asks for the home slot of `key` ahead of its row: a table of a million
- * live Ptrs is out of cache, and the probes of rows to come then overlap
- * instead of each waiting its turn. */
-static inline void live_prefetch(const struct live_ptrs *t, double key) {
-  __builtin_prefetch(&t->slots[mix(key) & t->mask]);
-}
-
-/* Fills the empty slot `at` with `key` (no chain yet); the slot, moved
- * when the table grew, or NULL when memory is short. */
-static struct live_slot *live_add(struct live_ptrs *t, struct live_slot *at, double key) {
-  if (key == 0) key = 0;
-  at->key = key;
-  at->head = INT32_MAX; /* taken: a chain is about to start */
-  if (++t->count * 2 <= t->mask + 1) return at;
-  struct live_ptrs old = *t;
-  if (!live_alloc(t, (old.mask + 1) * 2)) {
-    *t = old;
-    return NULL;
+/* Sets pending[k] for the MALLOCs at order[k] that stay pending; false
+ * when memory is short. */
+static bool mark_pending(const struct sw_leak_replay_args *a, const uint32_t *order, size_t n, uint8_t *pending) {
+  unsigned bits = 0;
+  while (bits < 16 && (n >> bits) > PART_ROWS) bits++;
+  const size_t parts = (size_t)1 << bits;
+  size_t *at = calloc(parts + 1, sizeof *at), *frees = calloc(parts, sizeof *frees);
+  struct part_row *rows = malloc((n ? n : 1) * sizeof *rows);
+  struct freed_slot *set = NULL;
+  bool ok = false;
+  if (!at || !frees || !rows) goto done;
+  for (size_t k = 0; k < n; k++) {
+    uint32_t i = order[k];
+    uint32_t part = part_of(a->ptr[i], bits);
+    at[part + 1]++;
+    frees[part] += a->kind[i] != MALLOC;
   }
-  struct live_slot *moved = NULL;
-  for (size_t s = 0; s <= old.mask; s++) {
-    if (old.slots[s].head < 0) continue;
-    struct live_slot *to = live_find(t, old.slots[s].key);
-    *to = old.slots[s];
-    t->count++;
-    if (&old.slots[s] == at) moved = to;
+  size_t most_frees = 0;
+  for (size_t p = 0; p < parts; p++) {
+    at[p + 1] += at[p];
+    if (frees[p] > most_frees) most_frees = frees[p];
   }
-  free(old.slots);
-  return moved;
-}
-
-/* Empties `at`, moving back the slots after it that probed past it, so
- * that every key stays reachable from its home slot. */
-static void live_remove(struct live_ptrs *t, struct live_slot *at) {
-  size_t hole = (size_t)(at - t->slots);
-  for (size_t s = (hole + 1) & t->mask; t->slots[s].head >= 0; s = (s + 1) & t->mask) {
-    size_t home = mix(t->slots[s].key) & t->mask;
-    /* Stays put when its home lies cyclically in (hole, s]. */
-    bool stays = hole <= s ? home > hole && home <= s : home > hole || home <= s;
-    if (stays) continue;
-    t->slots[hole] = t->slots[s];
-    hole = s;
+  size_t cap = 16;
+  while (cap < 2 * most_frees) cap *= 2;
+  set = calloc(cap, sizeof *set);
+  if (!set) goto done;
+  /* Into the parts, in order; a MALLOC whose ID the next MALLOC takes is
+   * replaced, never pending. */
+  int64_t last_malloc = -1;
+  for (size_t k = 0; k < n; k++) {
+    uint32_t i = order[k];
+    double key = a->ptr[i] == 0 ? 0 : a->ptr[i]; /* -0 and 0 are one Ptr key */
+    bool is_free = a->kind[i] != MALLOC;
+    if (!is_free) {
+      if (last_malloc >= 0 && a->id[order[last_malloc]] == a->id[i]) pending[last_malloc] = 0;
+      pending[k] = 1;
+      last_malloc = (int64_t)k;
+    }
+    size_t part = part_of(key, bits);
+    /* `at` ends as each part's end: its start is the part before's. */
+    rows[at[part]++] = (struct part_row){.ptr = key, .k = (uint32_t)k, .is_free = is_free};
   }
-  t->slots[hole].head = -1;
-  t->count--;
+  const size_t mask = cap - 1;
+  for (size_t p = 0, from = 0; p < parts; from = at[p++]) {
+    const uint32_t mine = (uint32_t)p + 1;
+    for (size_t r = at[p]; r-- > from;) {
+      const struct part_row *row = &rows[r];
+      size_t slot = mix(row->ptr) & mask;
+      while (set[slot].part == mine && set[slot].key != row->ptr) slot = (slot + 1) & mask;
+      if (row->is_free) {
+        set[slot].key = row->ptr;
+        set[slot].part = mine;
+      } else if (set[slot].part == mine) {
+        pending[row->k] = 0;
+      }
+    }
+  }
+  ok = true;
+done:
+  free(at);
+  free(frees);
+  free(rows);
+  free(set);
+  return ok;
 }
 
 /*
@@ -213,46 +217,14 @@ SW_EXPORT int64_t stompwatch_leak_replay(struct sw_leak_replay_args *a, const ui
   /* (ID, row) pairs are all distinct: any sort gives the one order. */
   if (!sorted && !order_by_counting(order, n, a->id, lo, hi))
     qsort_r(order, n, sizeof *order, by_id_then_row, (void *)a->id);
-  /* Chains of pending blocks, by position in `order`. */
-  int32_t *next = malloc((n ? n : 1) * sizeof *next);
   uint8_t *pending = calloc(n ? n : 1, 1);
-  struct live_ptrs live = {0};
   int64_t result = -1;
-  if (!next || !pending || !live_init(&live)) goto done;
-  int64_t last_malloc = -1;
-  for (size_t k = 0; k < n; k++) {
-    if (k + PREFETCH_AHEAD < n) live_prefetch(&live, a->ptr[order[k + PREFETCH_AHEAD]]);
-    uint32_t i = order[k];
-    double p = a->ptr[i];
-    struct live_slot *slot = live_find(&live, p);
-    if (a->kind[i] == MALLOC) {
-      if (last_malloc >= 0 && a->id[order[last_malloc]] == a->id[i]) pending[last_malloc] = 0;
-      last_malloc = (int64_t)k;
-      if (slot->head >= 0) {
-        next[k] = slot->head;
-        slot->more = 1;
-      } else {
-        slot = live_add(&live, slot, p);
-        if (!slot) goto done;
-        next[k] = -1;
-        slot->more = 0;
-      }
-      pending[k] = 1;
-      slot->head = (int32_t)k;
-    } else if (slot->head >= 0) {
-      pending[slot->head] = 0;
-      if (slot->more)
-        for (int32_t j = next[slot->head]; j >= 0; j = next[j]) pending[j] = 0;
-      live_remove(&live, slot);
-    }
-  }
+  if (!pending || !mark_pending(a, order, n, pending)) goto done;
   result = 0;
   for (size_t k = 0; k < n; k++)
     if (pending[k]) a->out[result++] = order[k];
 done:
   free(order);
-  free(live.slots);
-  free(next);
   free(pending);
   return result;
 }
