@@ -241,12 +241,31 @@ struct kept_count {
 };
 #define KEPT_STEP 4096
 
+/*
+ * What the first half of a split pass tells the second as it reads: its
+ * devices, by name, and their bounds (struct bounds) as its marks lower
+ * them. A bound made from the marks of any part of the file bounds the
+ * windows, so the second half drops the rows past the lower of its own and
+ * the first half's: on a log whose devices interleave, the marks that
+ * close the windows are mostly in the first half, and the second half kept
+ * most rows it read, only to drop them at the join.
+ */
+struct shared_bounds {
+  const uint8_t *names;       /* the first half's device_names */
+  _Atomic uint32_t devices;   /* names published */
+  _Atomic uint64_t past[MAX_DEVICES][2]; /* struct bounds past, a double's bits */
+};
+/* Rows between two looks of the second half at the first half's bounds. */
+#define SHARED_STEP 4096
+
 struct pass {
   struct sw_csv_scan scan; /* first: the framer hands take_row this */
   struct sw_leak_scan_args *a;
   struct kept_count *kept; /* a split pass's, where the budget is the cap */
   struct sw_leak_stream *stream; /* a streaming pass's replay */
   int side;
+  struct shared_bounds *shared; /* a split pass's */
+  int16_t shared_of[MAX_DEVICES]; /* the second half's devices, in the first's; -1: not yet */
   bool over_by_count; /* `kept` set a->overflow */
   uint8_t device_len[MAX_DEVICES];
   struct bounds bounds[MAX_DEVICES];
@@ -285,6 +304,51 @@ static int device_index(struct pass *p, const struct sw_csv_field *f) {
   return k;
 }
 
+static uint64_t bits_of(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+static double double_of(uint64_t u) {
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/* The first half's device k's bounds, for the second half: its name first
+ * (every device up to it), then the bounds. */
+static void publish_bounds(struct pass *p, int k) {
+  struct shared_bounds *s = p->shared;
+  if ((uint32_t)k >= atomic_load_explicit(&s->devices, memory_order_relaxed))
+    atomic_store_explicit(&s->devices, p->a->devices, memory_order_release);
+  for (int x = 0; x < 2; x++)
+    atomic_store_explicit(&s->past[k][x], bits_of(p->bounds[k].past[x]), memory_order_relaxed);
+}
+
+/* The second half's bounds, lowered to the first half's where those are
+ * lower: its devices matched to the first half's by name. */
+static void take_shared_bounds(struct pass *p) {
+  struct shared_bounds *s = p->shared;
+  const uint32_t published = atomic_load_explicit(&s->devices, memory_order_acquire);
+  const struct sw_leak_scan_args *a = p->a;
+  for (uint32_t k = 0; k < a->devices; k++) {
+    if (p->shared_of[k] < 0) {
+      const uint8_t *name = a->device_names + k * DEVICE_BYTES;
+      const size_t n = p->device_len[k];
+      for (uint32_t j = 0; j < published && p->shared_of[k] < 0; j++) {
+        const uint8_t *theirs = s->names + j * DEVICE_BYTES;
+        if (memcmp(theirs, name, n) == 0 && theirs[n] == 0) p->shared_of[k] = (int16_t)j;
+      }
+      if (p->shared_of[k] < 0) continue;
+    }
+    for (int x = 0; x < 2; x++) {
+      double theirs = double_of(atomic_load_explicit(&s->past[p->shared_of[k]][x], memory_order_relaxed));
+      if (theirs < p->bounds[k].past[x]) p->bounds[k].past[x] = theirs;
+    }
+  }
+}
+
 /* Device k's mark `id`, seen: its bounds (struct bounds) can only fall. */
 static void bound_by(struct pass *p, int k, double id) {
   const uint32_t want = p->a->bound_marks;
@@ -296,14 +360,17 @@ static void bound_by(struct pass *p, int k, double id) {
     at--;
   }
   b->smallest[at] = id;
-  if (b->n >= want - 1) b->past[0] = b->smallest[want - 2];
-  if (b->n == want) b->past[1] = b->smallest[want - 1];
+  /* Never above a bound the other half gave (take_shared_bounds). */
+  if (b->n >= want - 1 && b->smallest[want - 2] < b->past[0]) b->past[0] = b->smallest[want - 2];
+  if (b->n == want && b->smallest[want - 1] < b->past[1]) b->past[1] = b->smallest[want - 1];
+  if (p->shared && p->side == 0) publish_bounds(p, k);
 }
 
 /* One data row; false to fall back. */
 static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uint32_t line) {
   struct pass *p = ctx;
   struct sw_leak_scan_args *a = p->a;
+  if (p->shared && p->side == 1 && a->data_rows % SHARED_STEP == 0) take_shared_bounds(p);
   a->data_rows++;
   struct sw_csv_field dev = sw_csv_field_of(r, a->col[C_DEVICE]);
   int k = device_index(p, &dev);
@@ -412,6 +479,7 @@ static uint64_t rows_end(const struct sw_leak_scan_args *a) { return a->end ? a-
 /* A pass over `a`'s file, its rows framed by csv_frame.c. */
 static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
   *p = (struct pass){.a = a, .last_device = -3};
+  memset(p->shared_of, 0xff, sizeof p->shared_of);
   for (int k = 0; k < MAX_DEVICES; k++) {
     p->bounds[k].past[0] = p->bounds[k].past[1] = __builtin_inf();
     p->spans[k] = (struct span){.min = __builtin_inf(), .max = -__builtin_inf()};
@@ -729,20 +797,24 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   pthread_t thread;
   const uint32_t given = a->devices;
   struct kept_count kept = {.budget = a->budget};
+  struct shared_bounds shared = {.names = a->device_names};
+  for (int k = 0; k < MAX_DEVICES; k++) shared.past[k][0] = shared.past[k][1] = bits_of(__builtin_inf());
   /* A later pass reads only as far as the first did (rows_end): its
    * halves are halves of that, however the file grew since. */
   const uint64_t read_end = rows_end(a) < file_size ? rows_end(a) : file_size;
   if (read_end > a->offset && read_end - a->offset >= SPLIT_MIN) {
     uint64_t split = sw_log_split_point(a->fd, a->offset + (read_end - a->offset) / 2, read_end);
     if (split) h = half_new(a, split);
-    if (h && a->cap >= a->budget) {
-      p.kept = h->pass.kept = &kept;
+    if (h) {
+      p.shared = h->pass.shared = &shared;
       h->pass.side = 1;
     }
+    if (h && a->cap >= a->budget) p.kept = h->pass.kept = &kept;
     if (h && pthread_create(&thread, NULL, half_main, h) != 0) {
       half_free(h);
       h = NULL;
       p.kept = NULL;
+      p.shared = NULL;
     }
     if (h) p.scan.limit = split;
   }

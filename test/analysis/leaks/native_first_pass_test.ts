@@ -467,3 +467,35 @@ Deno.test("the native first pass joins of its second half only the rows inside t
   );
   Deno.removeSync(path);
 });
+
+Deno.test("the second half of a large log drops rows past the first half's bounds of the same device only, matched by its whole name", async () => {
+  // Device 10's window closes in the first rows; device 1's is open to the
+  // log's end, where its C comes. The second thread reads device 1's FREEs
+  // with device 10's bounds at hand, and must not take them for device 1's
+  // ("1" begins "10").
+  const lines = [HEADER, mark(10, 1), mark(20, 1)];
+  lines.push(mark(10, 10), mark(20, 10), mark(30, 10));
+  const ptr = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
+  for (let id = 11; id < 20; id++) {
+    lines.push(mem("MALLOC", id, ptr(0x1000 * id), '"{size:8}"', 1));
+  }
+  let id = 31, size = 0;
+  for (; size < 34 << 20; id++) {
+    // Device 1 now and then, so that the second thread knows it early.
+    const row = mem("FREE", id, ptr(id), '"{size:8}"', id % 1000 ? 10 : 1);
+    lines.push(row);
+    size += row.length + 1;
+  }
+  // In the second half: device 1 frees all but its block of ID 19.
+  for (let m = 11; m < 19; m++) {
+    lines.push(mem("FREE", id++, ptr(0x1000 * m), '"{size:8}"', 1));
+  }
+  lines.push(mark(id, 1));
+  const path = tempLog(lines.join("\n") + "\n");
+  const r = await checkLeaksFile(path, { mstxInfo: "step" });
+  assert.deepEqual(
+    r.devices.map((d) => [d.device, d.leaks.map((l) => l.id)]),
+    [["1", [19]], ["10", []]],
+  );
+  Deno.removeSync(path);
+});
