@@ -252,6 +252,7 @@ struct kept_count {
  */
 struct shared_bounds {
   const uint8_t *names;       /* the first half's device_names */
+  uint8_t len[MAX_DEVICES];   /* their lengths, written before published */
   _Atomic uint32_t devices;   /* names published */
   _Atomic uint64_t past[MAX_DEVICES][2]; /* struct bounds past, a double's bits */
 };
@@ -266,6 +267,7 @@ struct pass {
   int side;
   struct shared_bounds *shared; /* a split pass's */
   int16_t shared_of[MAX_DEVICES]; /* the second half's devices, in the first's; -1: not yet */
+  uint32_t shared_seen[MAX_DEVICES]; /* how many published names each was compared with */
   bool over_by_count; /* `kept` set a->overflow */
   uint8_t device_len[MAX_DEVICES];
   struct bounds bounds[MAX_DEVICES];
@@ -320,8 +322,11 @@ static double double_of(uint64_t u) {
  * (every device up to it), then the bounds. */
 static void publish_bounds(struct pass *p, int k) {
   struct shared_bounds *s = p->shared;
-  if ((uint32_t)k >= atomic_load_explicit(&s->devices, memory_order_relaxed))
+  const uint32_t published = atomic_load_explicit(&s->devices, memory_order_relaxed);
+  if ((uint32_t)k >= published) {
+    for (uint32_t j = published; j < p->a->devices; j++) s->len[j] = p->device_len[j];
     atomic_store_explicit(&s->devices, p->a->devices, memory_order_release);
+  }
   for (int x = 0; x < 2; x++)
     atomic_store_explicit(&s->past[k][x], bits_of(p->bounds[k].past[x]), memory_order_relaxed);
 }
@@ -336,10 +341,11 @@ static void take_shared_bounds(struct pass *p) {
     if (p->shared_of[k] < 0) {
       const uint8_t *name = a->device_names + k * DEVICE_BYTES;
       const size_t n = p->device_len[k];
-      for (uint32_t j = 0; j < published && p->shared_of[k] < 0; j++) {
-        const uint8_t *theirs = s->names + j * DEVICE_BYTES;
-        if (memcmp(theirs, name, n) == 0 && theirs[n] == 0) p->shared_of[k] = (int16_t)j;
-      }
+      /* Each published name once: a device the first half never names
+       * costs nothing more at each look. */
+      for (uint32_t j = p->shared_seen[k]; j < published && p->shared_of[k] < 0; j++)
+        if (s->len[j] == n && memcmp(s->names + j * DEVICE_BYTES, name, n) == 0) p->shared_of[k] = (int16_t)j;
+      p->shared_seen[k] = published;
       if (p->shared_of[k] < 0) continue;
     }
     for (int x = 0; x < 2; x++) {

@@ -473,8 +473,9 @@ Deno.test("the second half of a large log drops rows past the first half's bound
   // log's end, where its C comes. The second thread reads device 1's FREEs
   // with device 10's bounds at hand, and must not take them for device 1's
   // ("1" begins "10").
-  const lines = [HEADER, mark(10, 1), mark(20, 1)];
-  lines.push(mark(10, 10), mark(20, 10), mark(30, 10));
+  // Device 10 comes first, so that a match by prefix would find it first.
+  const lines = [HEADER, mark(10, 10), mark(20, 10), mark(30, 10)];
+  lines.push(mark(10, 1), mark(20, 1));
   const ptr = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
   for (let id = 11; id < 20; id++) {
     lines.push(mem("MALLOC", id, ptr(0x1000 * id), '"{size:8}"', 1));
@@ -495,7 +496,7 @@ Deno.test("the second half of a large log drops rows past the first half's bound
   const r = await checkLeaksFile(path, { mstxInfo: "step" });
   assert.deepEqual(
     r.devices.map((d) => [d.device, d.leaks.map((l) => l.id)]),
-    [["1", [19]], ["10", []]],
+    [["10", []], ["1", [19]]],
   );
   Deno.removeSync(path);
 });
