@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pages.h"
 #include "sw_common.h"
 
 enum { MALLOC = 1, FREE = 2 };
@@ -120,6 +121,7 @@ static bool mark_pending(const struct sw_leak_replay_args *a, const uint32_t *or
   const size_t parts = (size_t)1 << bits;
   size_t *at = calloc(parts + 1, sizeof *at), *frees = calloc(parts, sizeof *frees);
   struct part_row *rows = malloc((n ? n : 1) * sizeof *rows);
+  if (rows) sw_pages_prefer_huge(rows, n * sizeof *rows);
   struct freed_slot *set = NULL;
   bool ok = false;
   if (!at || !frees || !rows) goto done;

@@ -23,12 +23,12 @@
 #include <string.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "csv_frame.h"
 #include "leak_stream.h"
+#include "pages.h"
 #include "row_start.h"
 #include "sw_common.h"
 
@@ -536,6 +536,17 @@ static void half_free(struct half *h) {
   free(h);
 }
 
+/* `advise` (pages.h) over the pages of the rows' arrays, room for n rows. */
+static void advise_rows(const struct sw_leak_scan_args *b, uint64_t n, void (*advise)(void *, size_t)) {
+  advise(b->kind, n * sizeof *b->kind);
+  advise(b->device, n * sizeof *b->device);
+  advise(b->id, n * sizeof *b->id);
+  advise(b->ptr, n * sizeof *b->ptr);
+  advise(b->size, n * sizeof *b->size);
+  advise(b->row_offset, n * sizeof *b->row_offset);
+  advise(b->line, n * sizeof *b->line);
+}
+
 /* A second pass over [split, end) with arrays of its own; NULL when it
  * cannot be had (then one thread reads the whole file). */
 static struct half *half_new(const struct sw_leak_scan_args *a, uint64_t split) {
@@ -565,6 +576,7 @@ static struct half *half_new(const struct sw_leak_scan_args *a, uint64_t split) 
    * with more rows than that is read on by the first thread instead. */
   b->cap = a->cap < a->budget / 2 + 1 ? a->cap : a->budget / 2 + 1;
   b->budget = UINT64_MAX;
+  advise_rows(b, n, sw_pages_prefer_huge);
   pass_init(&h->pass, b);
   h->from = split;
   return h;
@@ -708,13 +720,6 @@ static void *stream_reader_main(void *arg) {
   return NULL;
 }
 
-/* Hands the whole pages of [p, p + bytes) back to the system: they read
- * as zeros after, as room for rows does. */
-static void forget_pages(void *p, size_t bytes) {
-  const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-  uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1), to = ((uintptr_t)p + bytes) & ~(page - 1);
-  if (to > from) madvise((void *)from, to - from, MADV_DONTNEED);
-}
 
 /* A streaming pass (struct sw_leak_scan_args stream): one thread reads the
  * rows, this one replays them in file order (leak_stream.c); the leaks are
@@ -727,14 +732,7 @@ static int32_t stream_pass(struct pass *p) {
   /* The rows' arrays, which the first pass filled (82 MB at the default
    * budget), hold only the leaks from here: their pages are given back
    * while the replay needs memory, and a pass after it starts afresh. */
-  const uint64_t n = a->cap;
-  forget_pages(a->kind, n * sizeof *a->kind);
-  forget_pages(a->device, n * sizeof *a->device);
-  forget_pages(a->id, n * sizeof *a->id);
-  forget_pages(a->ptr, n * sizeof *a->ptr);
-  forget_pages(a->size, n * sizeof *a->size);
-  forget_pages(a->row_offset, n * sizeof *a->row_offset);
-  forget_pages(a->line, n * sizeof *a->line);
+  advise_rows(a, a->cap, sw_pages_forget);
   p->stream = sw_leak_stream_new(a->budget / 2 + 1);
   if (!p->stream) return SW_LEAK_FALLBACK;
   const uint64_t file_size = file_size_now(a->fd);
@@ -794,6 +792,8 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   pass_init(&p, a);
   a->halves = 1;
   if (a->stream) return stream_pass(&p);
+  /* Filled once, front to back, from fresh pages. */
+  advise_rows(a, a->cap, sw_pages_prefer_huge);
   const uint64_t file_size = file_size_now(a->fd);
   /* The second thread starts at what looks like a row start past the
    * middle (row_start.h); when the first thread's rows do not end there (a
