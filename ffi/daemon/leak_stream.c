@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "leak_stream.h"
+#include "pages.h"
 
 #define DISORDER 65536.0
 #define MAX_DEVICES 256
@@ -128,7 +129,10 @@ static uint64_t slots_for(uint64_t live) {
  */
 static void *pages(size_t bytes) {
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
+  if (p == MAP_FAILED) return NULL;
+  /* Tables made anew at each rebuild, filled at once: pages.h. */
+  sw_pages_prefer_huge(p, bytes);
+  return p;
 }
 
 static void pages_free(void *p, size_t bytes) {
