@@ -973,8 +973,10 @@ export interface LeakScanResult {
 const LEAK_DEVICE_BYTES = 64;
 /** leak_scan.c's offset of the device names, and the size of its arguments. */
 const LEAK_NAMES_AT = 256;
+/** leak_stream.h SW_LEAK_MAX_DEVICES: room for names, and for spans. */
+const LEAK_MAX_DEVICES = 256;
 /** leak_scan.c's offset of `stream`, after the names. */
-const LEAK_STREAM_AT = LEAK_NAMES_AT + 256 * LEAK_DEVICE_BYTES;
+const LEAK_STREAM_AT = LEAK_NAMES_AT + LEAK_MAX_DEVICES * LEAK_DEVICE_BYTES;
 const LEAK_ARGS_SIZE = LEAK_STREAM_AT + 8;
 
 /** csv_frame.h SW_SCAN_CUT: the log got shorter while a pass read it. */
@@ -1032,7 +1034,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
   }
   // Empty texts still need memory the C side may read zero bytes from.
   const some = (b: Uint8Array) => b.length ? b : new Uint8Array(1);
-  const spans = new Float64Array(3 * 256);
+  const spans = new Float64Array(3 * LEAK_MAX_DEVICES);
   const status = await callsOf(leakSymbols).stompwatch_leak_scan(
     args,
     r.kind,

@@ -145,7 +145,8 @@ static bool mark_pending(const struct sw_leak_replay_args *a, const uint32_t *or
   int64_t last_malloc = -1;
   for (size_t k = 0; k < n; k++) {
     uint32_t i = order[k];
-    double key = a->ptr[i] == 0 ? 0 : a->ptr[i]; /* -0 and 0 are one Ptr key */
+    /* -0 and 0 are one Ptr key: mix hashes them alike, and == holds. */
+    double key = a->ptr[i];
     bool is_free = a->kind[i] != MALLOC;
     if (!is_free) {
       if (last_malloc >= 0 && a->id[order[last_malloc]] == a->id[i]) pending[last_malloc] = 0;

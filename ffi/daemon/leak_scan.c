@@ -37,7 +37,7 @@ enum { SW_LEAK_DONE = SW_SCAN_DONE, SW_LEAK_FALLBACK = SW_SCAN_FALLBACK };
 /* Columns the pass reads, as indices into sw_leak_scan_args.col. */
 enum { C_ID, C_EVENT, C_TYPE, C_NAME, C_DEVICE, C_PTR, C_ATTR, C_COUNT };
 
-#define MAX_DEVICES 256
+#define MAX_DEVICES SW_LEAK_MAX_DEVICES
 #define DEVICE_BYTES 64
 
 /* Shared with ffi/bindings.ts leakScan, field for field. */
@@ -720,7 +720,6 @@ static void *stream_reader_main(void *arg) {
   return NULL;
 }
 
-
 /* A streaming pass (struct sw_leak_scan_args stream): one thread reads the
  * rows, this one replays them in file order (leak_stream.c); the leaks are
  * the rows kept. Room for half the budget (blocks of 48 bytes, and slots of
@@ -762,8 +761,8 @@ static int32_t stream_pass(struct pass *p) {
 /*
  * Runs the pass from a->offset to the end of a->fd, keeping rows and marks
  * in the arrays given, and each device's span (struct span: rows, smallest
- * and largest ID) in `spans`, room for MAX_DEVICES of them. Returns SW_LEAK_DONE, SW_LEAK_FALLBACK, SW_SCAN_CUT
- * or -EIO.
+ * and largest ID) in `spans`, room for MAX_DEVICES of them. Returns
+ * SW_LEAK_DONE, SW_LEAK_FALLBACK, SW_SCAN_CUT or -EIO.
  */
 SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kind, uint32_t *device, double *id,
                                        double *ptr, double *size, double *row_offset, uint32_t *line,

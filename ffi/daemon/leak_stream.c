@@ -36,7 +36,7 @@
 #include "pages.h"
 
 #define DISORDER 65536.0
-#define MAX_DEVICES 256
+#define MAX_DEVICES SW_LEAK_MAX_DEVICES
 #define EMPTY UINT32_MAX
 #define NONE (-1)
 

@@ -10,13 +10,16 @@
 
 struct sw_leak_stream;
 
+/* Devices a pass tells apart (leak_scan.c); a row's `dev` is below it. */
+#define SW_LEAK_MAX_DEVICES 256
+
 /* A replay with room for `room` pending blocks, and as many slots in each
  * of its tables; NULL when memory is short. */
 struct sw_leak_stream *sw_leak_stream_new(uint64_t room);
 void sw_leak_stream_free(struct sw_leak_stream *s);
 
-/* An in-window memory row of device `dev` (below 256); a MALLOC's `offset`,
- * `line`, `size` and `odd_id` are what leak_scan.c keeps of a leaked row. */
+/* An in-window memory row of device `dev`; a MALLOC's `offset`, `line`,
+ * `size` and `odd_id` are what leak_scan.c keeps of a leaked row. */
 struct sw_leak_stream_row {
   double id, ptr, size, offset;
   uint32_t line;
