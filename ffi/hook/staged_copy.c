@@ -1,19 +1,25 @@
 /*
  * staged_copy.c: a watched block's copy to the host, pipelined as it would
  * be on hardware: the device's copy engine moves chunks k+1 .. k+ahead
- * (aclrtMemcpyAsync on a stream of the hook's own, an event recorded
- * after each) while the host hashes chunk k, and the host waits for each
- * chunk's own event (aclrtSynchronizeEvent), never for the copies queued
- * behind it. The copy engine needs page-locked host memory to run on its
- * own (with pageable memory CANN's aclrtMemcpyAsync returns only once the
- * copy is done), hence staging from aclrtMallocHost for checksums, and the
- * ring registered with aclrtHostRegister for full-content samples, whose
- * chunks go straight into their ring records.
+ * while the host hashes chunk k, and the host waits for each chunk's own
+ * completion, never for the copies queued behind it. Two engines queue the
+ * copies:
  *
- * Each thread that samples has its own stream and events, made on its
- * current device; a runtime without events gets one chunk ahead, waited
- * for with aclrtSynchronizeStream, and a runtime that lacks any of the
- * stream calls gets serial copies (watch_windows.c), as before.
+ * - the runtime we interpose (aclrtMemcpyAsync on a stream of the hook's
+ *   own, an event recorded after each chunk, aclrtSynchronizeEvent). The
+ *   copy engine needs page-locked host memory to run on its own (with
+ *   pageable memory CANN's aclrtMemcpyAsync returns only once the copy is
+ *   done), hence staging from aclrtMallocHost for checksums, and the ring
+ *   registered with aclrtHostRegister for full-content samples, whose
+ *   chunks go straight into their ring records. Each thread that samples
+ *   has its own stream and events, made on its current device; a runtime
+ *   without events gets one chunk ahead, waited for with
+ *   aclrtSynchronizeStream, and a runtime that lacks any of the stream
+ *   calls gets serial copies (watch_windows.c), as before;
+ * - the framework's copier, for device memory that runtime cannot copy
+ *   (CUDA tensors under PyTorch): the Python client queues each chunk on a
+ *   stream of its own and waits for it by slot, into page-locked staging
+ *   it owns (sw_copier_op).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -26,6 +32,12 @@
 
 #define NBUF (SW_STAGED_AHEAD + 1)
 
+static sw_copier g_copier;
+
+SW_EXPORT void stompwatch_set_copier(sw_copier fn) { __atomic_store_n(&g_copier, fn, __ATOMIC_RELEASE); }
+
+sw_copier sw_copier_get(void) { return __atomic_load_n(&g_copier, __ATOMIC_ACQUIRE); }
+
 struct sw_stager {
   aclrtStream stream;
   int32_t device; /* the stream's */
@@ -34,10 +46,16 @@ struct sw_stager {
   /* One per chunk in flight, made with the stream; none: one chunk ahead. */
   aclrtEvent event[SW_STAGED_AHEAD];
   int events;
+  /* Staging: the runtime's page-locked memory, or the copier's own (never
+   * freed here: the copier keeps it for the thread). */
   uint8_t *buf[NBUF];
   uint64_t buf_bytes;
   pid_t pid; /* whose stream and buffers they are: a forked child has neither */
 };
+
+/* The runtime we interpose copies device memory when it can copy at all:
+ * the copier is for memory it does not know. */
+static int by_runtime(const struct sw_real *real) { return real->aclrtMemcpy != NULL; }
 
 static int can_stage(const struct sw_real *real) {
   return real->aclrtMemcpyAsync && real->aclrtSynchronizeStream && real->aclrtCreateStream &&
@@ -66,7 +84,7 @@ static void own(struct sw_stager *st) {
 
 static void free_buffers(const struct sw_real *real, struct sw_stager *st) {
   for (int i = 0; i < NBUF; i++) {
-    if (st->buf[i] && real->aclrtFreeHost) real->aclrtFreeHost(st->buf[i]);
+    if (st->buf[i] && by_runtime(real) && real->aclrtFreeHost) real->aclrtFreeHost(st->buf[i]);
     st->buf[i] = NULL;
   }
   st->buf_bytes = 0;
@@ -109,14 +127,23 @@ static int ready(const struct sw_real *real, struct sw_stager *st) {
   return st->has_stream;
 }
 
+/* Staging buffer k of `bytes`, from whichever engine copies. */
+static uint8_t *new_buffer(const struct sw_real *real, int k, uint64_t bytes) {
+  void *p = NULL;
+  if (by_runtime(real)) {
+    if (!real->aclrtMallocHost || !real->aclrtFreeHost) return NULL;
+    return real->aclrtMallocHost(&p, bytes) == ACL_SUCCESS ? p : NULL;
+  }
+  sw_copier copier = sw_copier_get();
+  return copier && copier(SW_COPIER_STAGING, k, (uint64_t)(uintptr_t)&p, 0, bytes) == 0 ? p : NULL;
+}
+
 uint8_t *sw_stager_buffer(struct sw_stager *st, int i, uint64_t bytes) {
   const struct sw_real *real = sw_real();
   own(st);
   if (st->buf_bytes != bytes) {
     free_buffers(real, st);
-    if (!real->aclrtMallocHost || !real->aclrtFreeHost) return NULL;
-    for (int k = 0; k < NBUF; k++)
-      if (real->aclrtMallocHost((void **)&st->buf[k], bytes) != ACL_SUCCESS) st->buf[k] = NULL;
+    for (int k = 0; k < NBUF; k++) st->buf[k] = new_buffer(real, k, bytes);
     for (int k = 0; k < NBUF; k++)
       if (!st->buf[k]) {
         free_buffers(real, st);
@@ -147,6 +174,9 @@ void sw_stager_lock_ring(void) {
  * taken, oldest first, each with what its copy call said (a copy refused
  * at the call was never queued: nothing to wait for). */
 struct flight {
+  const struct sw_real *real;
+  sw_copier copier; /* NULL: the runtime copies */
+  struct sw_stager *st;
   const uint8_t *from;
   uint64_t len, chunk;
   int ahead;
@@ -159,14 +189,36 @@ struct flight {
   int stopped; /* the placer had no room */
 };
 
-/* Chunk c's event: the chunk SW_STAGED_AHEAD before it had it, and was
- * waited for before c was queued. */
-static aclrtEvent event_of(const struct sw_stager *st, const struct flight *f, const struct sw_chunk *c) {
-  return st->event[c->off / f->chunk % SW_STAGED_AHEAD];
+/* Chunk c's completion slot (an event of the runtime's, or the copier's):
+ * the chunk SW_STAGED_AHEAD before it had it, and was waited for before c
+ * was queued. */
+static int slot_of(const struct flight *f, const struct sw_chunk *c) {
+  return (int)(c->off / f->chunk % SW_STAGED_AHEAD);
+}
+
+static aclError queue(struct flight *f, const struct sw_chunk *c) {
+  const struct sw_real *real = f->real;
+  struct sw_stager *st = f->st;
+  if (f->copier)
+    return f->copier(SW_COPIER_QUEUE, slot_of(f, c), (uint64_t)(uintptr_t)c->dst,
+                     (uint64_t)(uintptr_t)(f->from + c->off), c->n) == 0
+               ? ACL_SUCCESS
+               : ACL_ERROR_INVALID_PARAM;
+  aclError err = real->aclrtMemcpyAsync(c->dst, c->n, f->from + c->off, c->n, ACL_MEMCPY_DEVICE_TO_HOST, st->stream);
+  if (err == ACL_SUCCESS && st->events) err = real->aclrtRecordEvent(st->event[slot_of(f, c)], st->stream);
+  return err;
+}
+
+static aclError wait_for(const struct flight *f, const struct sw_chunk *c) {
+  const struct sw_real *real = f->real;
+  struct sw_stager *st = f->st;
+  if (f->copier)
+    return f->copier(SW_COPIER_WAIT, slot_of(f, c), 0, 0, 0) == 0 ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+  return st->events ? real->aclrtSynchronizeEvent(st->event[slot_of(f, c)]) : real->aclrtSynchronizeStream(st->stream);
 }
 
 /* Places and queues chunks until `ahead` are in flight or the block is all placed. */
-static void fill(const struct sw_real *real, struct sw_stager *st, struct flight *f) {
+static void fill(struct flight *f) {
   while (f->count < f->ahead && f->at < f->len && !f->stopped) {
     int i = (f->first + f->count) % NBUF;
     struct sw_chunk *c = &f->chunk_at[i];
@@ -175,35 +227,44 @@ static void fill(const struct sw_real *real, struct sw_stager *st, struct flight
       f->stopped = 1;
       return;
     }
-    aclError err = real->aclrtMemcpyAsync(c->dst, c->n, f->from + c->off, c->n, ACL_MEMCPY_DEVICE_TO_HOST, st->stream);
-    if (err == ACL_SUCCESS && st->events) err = real->aclrtRecordEvent(event_of(st, f, c), st->stream);
-    f->issued[i] = err;
+    f->issued[i] = queue(f, c);
     f->at += c->n;
     f->count++;
   }
 }
 
+/* The flight's engine, ready on the thread's current device; 0 when
+ * neither can stage. */
+static int start(struct flight *f) {
+  if (!by_runtime(f->real)) {
+    f->copier = sw_copier_get();
+    return f->copier != NULL;
+  }
+  if (!can_stage(f->real) || !ready(f->real, f->st)) return 0;
+  if (!f->st->events) f->ahead = 1;
+  return 1;
+}
+
 enum sw_staged sw_staged_copy(struct sw_stager *st, const void *src, uint64_t len, uint64_t chunk, int ahead,
                               sw_chunk_place place, sw_chunk_take take, void *ctx) {
-  const struct sw_real *real = sw_real();
-  if (!st || !can_stage(real)) return SW_STAGED_SERIAL;
+  if (!st) return SW_STAGED_SERIAL;
   own(st);
-  if (!ready(real, st)) return SW_STAGED_SERIAL;
-  if (!st->events || ahead < 1) ahead = 1;
+  if (ahead < 1) ahead = 1;
   if (ahead > SW_STAGED_AHEAD) ahead = SW_STAGED_AHEAD;
-  struct flight f = {.from = src, .len = len, .chunk = chunk, .ahead = ahead, .place = place, .ctx = ctx};
+  struct flight f = {.real = sw_real(), .st = st, .from = src, .len = len, .chunk = chunk, .ahead = ahead,
+                     .place = place, .ctx = ctx};
+  if (!start(&f)) return SW_STAGED_SERIAL;
   int failed = 0;
-  fill(real, st, &f);
+  fill(&f);
   while (f.count > 0) {
     struct sw_chunk *c = &f.chunk_at[f.first];
     aclError err = f.issued[f.first];
-    if (err == ACL_SUCCESS)
-      err = st->events ? real->aclrtSynchronizeEvent(event_of(st, &f, c)) : real->aclrtSynchronizeStream(st->stream);
+    if (err == ACL_SUCCESS) err = wait_for(&f, c);
     f.first = (f.first + 1) % NBUF;
     f.count--;
     /* The next copies are queued before this chunk is taken: with one
      * ahead, that is the whole overlap. */
-    fill(real, st, &f);
+    fill(&f);
     take(ctx, c, err);
     failed |= err != ACL_SUCCESS;
   }

@@ -9,6 +9,30 @@
 
 #include "acl/acl.h"
 
+/* The framework's copier, for device memory the runtime we interpose
+ * cannot copy (CUDA tensors under PyTorch): the Python client registers one
+ * with stompwatch_set_copier. It copies as a device's copy engine does:
+ * asynchronously, each copy done once its slot is waited for. Every call
+ * returns 0 on success. */
+enum sw_copier_op {
+  /* (device, n): a sample of this block starts; the copier waits for the
+   * work queued before it, as ASCEND_LAUNCH_BLOCKING does for the runtime. */
+  SW_COPIER_BEGIN = 0,
+  /* (slot, host, device, n): queues the copy of n bytes at `device` to
+   * `host`; slot 0 .. SW_STAGED_AHEAD - 1. */
+  SW_COPIER_QUEUE = 1,
+  /* (slot): waits for the copy queued with that slot. */
+  SW_COPIER_WAIT = 2,
+  /* (k, host, n): stores at `host` (a uint8_t **) staging buffer k of n
+   * bytes, page-locked where the device has such memory, the copier's own
+   * for the calling thread's life. */
+  SW_COPIER_STAGING = 3,
+};
+typedef int (*sw_copier)(int op, int slot, uint64_t host, uint64_t device, uint64_t n);
+
+/* The registered copier; NULL when none is. */
+sw_copier sw_copier_get(void);
+
 /* One chunk of a block: bytes [off, off + n) of it, copied to dst. `rec`
  * and `pos` are the placer's own (a ring record and its position). */
 struct sw_chunk {
@@ -44,7 +68,8 @@ enum sw_staged {
 };
 
 /* The calling thread's copy stream and page-locked staging, made at its
- * first staged copy; NULL when there is no memory. */
+ * first staged copy; NULL when there is no memory. The runtime's stream
+ * copies where the runtime can copy at all, else the copier. */
 struct sw_stager *sw_stager_new(void);
 /* Gives the stream and staging back to the runtime. */
 void sw_stager_free(struct sw_stager *st);
@@ -60,7 +85,7 @@ enum sw_staged sw_staged_copy(struct sw_stager *st, const void *src, uint64_t le
 
 /* Staging buffer `i` (0 .. SW_STAGED_AHEAD) of `bytes` bytes, page-locked,
  * for copies that have no place of their own (checksums); NULL when the
- * runtime gives none. */
+ * runtime (or the copier) gives none. */
 uint8_t *sw_stager_buffer(struct sw_stager *st, int i, uint64_t bytes);
 
 /* Makes the ring's memory page-locked (once per process), so that chunks

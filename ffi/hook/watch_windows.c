@@ -31,11 +31,14 @@
  * chunks sampled no faster there (staged_copy.h), smaller ones start to
  * show the calls each chunk costs. */
 #define STAGING_BYTES (256u << 10)
-/* A chunk of a copy through the framework's copier (a call into Python,
- * tens of microseconds each before any byte moves): 256 KiB chunks made a
- * CUDA tensor's sample 5x slower than its copy to the host (H200,
- * bench/cuda_watch.py). */
-#define COPIER_CHUNK_BYTES (16u << 20)
+/* A chunk of a copy through the framework's copier (calls into Python,
+ * tens of microseconds each before any byte moves). On an H100 (2026-11-26,
+ * bench/cuda_watch.py, 256 MiB and 1 GiB, two rounds) a pipelined sample
+ * ran at 14.8-15.2 GiB/s in 2 MiB chunks, 13.1-15.9 in 4 MiB, 11.1-15.3 in
+ * 8 MiB and 9.0-10.6 in 16 MiB: the hasher reads a small chunk from cache.
+ * The SW_STAGED_AHEAD + 1 buffers take 8 MiB of the copier's page-locked
+ * memory per sampling thread. */
+#define COPIER_CHUNK_BYTES (2u << 20)
 
 /* A closed API watch keeps its slot until the daemon drops it from the
  * table, so the next table read does not start it again. */
@@ -68,20 +71,14 @@ static int g_cli_parsed; /* set after parse_cli: every op checks it, pthread_onc
 static uint32_t g_cli_windows;
 static uint64_t g_dump_seq;
 
-/* A framework's device-to-host copy, for device memory the runtime we
- * interpose cannot copy (CUDA tensors under PyTorch): the Python client
- * registers one. Returns 0 on success. */
-typedef int (*sw_copier)(void *dst, uint64_t src, uint64_t n);
-static sw_copier g_copier;
-
-SW_EXPORT void stompwatch_set_copier(sw_copier fn) { __atomic_store_n(&g_copier, fn, __ATOMIC_RELEASE); }
-
-/* Copies n device bytes at src to dst: the runtime's aclrtMemcpy, else the
- * framework's copier. */
+/* Copies n device bytes at src to dst, serially: the runtime's aclrtMemcpy,
+ * else the framework's copier, queued and waited for at once. */
 static int device_copy(const struct sw_real *real, void *dst, const void *src, uint64_t n) {
   if (real->aclrtMemcpy) return real->aclrtMemcpy(dst, n, src, n, ACL_MEMCPY_DEVICE_TO_HOST);
-  sw_copier copy = __atomic_load_n(&g_copier, __ATOMIC_ACQUIRE);
-  return copy && copy(dst, (uint64_t)(uintptr_t)src, n) == 0 ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+  sw_copier copy = sw_copier_get();
+  int ok = copy && copy(SW_COPIER_QUEUE, 0, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src, n) == 0 &&
+           copy(SW_COPIER_WAIT, 0, 0, 0, 0) == 0;
+  return ok ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
 }
 
 /* What a thread needs while it samples, on the heap from its first sampled
@@ -261,9 +258,15 @@ struct staged_sample {
   uint64_t dump_seq;
 };
 
+/* The runtime's copies take small chunks (STAGING_BYTES), the copier's large ones. */
+static uint64_t staging_bytes(const struct sw_real *real) {
+  return real->aclrtMemcpy ? STAGING_BYTES : COPIER_CHUNK_BYTES;
+}
+
 static int place_in_staging(void *ctx, struct sw_chunk *c) {
   struct staged_sample *s = ctx;
-  c->dst = sw_stager_buffer(s->t->stager, (int)(c->off / STAGING_BYTES % (SW_STAGED_AHEAD + 1)), STAGING_BYTES);
+  const uint64_t bytes = staging_bytes(sw_real());
+  c->dst = sw_stager_buffer(s->t->stager, (int)(c->off / bytes % (SW_STAGED_AHEAD + 1)), bytes);
   return c->dst == NULL;
 }
 
@@ -315,9 +318,10 @@ static enum sw_staged staged_out(struct sampling *t, struct local_watch *w, int 
   struct staged_sample s = {t, w, dump_seq};
   const void *src = (const void *)(uintptr_t)w->addr;
   if (!content) {
+    const uint64_t bytes = staging_bytes(sw_real());
     /* Every buffer exists before the first copy, or none is used. */
-    if (!sw_stager_buffer(t->stager, 0, STAGING_BYTES)) return SW_STAGED_SERIAL;
-    return sw_staged_copy(t->stager, src, w->len, STAGING_BYTES, SW_STAGED_AHEAD, place_in_staging, hash_staging, &s);
+    if (!sw_stager_buffer(t->stager, 0, bytes)) return SW_STAGED_SERIAL;
+    return sw_staged_copy(t->stager, src, w->len, bytes, SW_STAGED_AHEAD, place_in_staging, hash_staging, &s);
   }
   sw_stager_lock_ring();
   /* One ahead: a record placed holds the daemon's reading at it until it
@@ -334,7 +338,7 @@ static int copy_out(const struct sw_real *real, struct sampling *t, struct local
   uint64_t cap = sw_producer_header()->capacity;
   uint64_t chunk_max = cap / 4 < SW_CHUNK_MAX ? cap / 4 : SW_CHUNK_MAX;
   const int host = (w->flags & SW_WATCH_HOST) != 0;
-  if (!host && real->aclrtMemcpy) {
+  if (!host) {
     enum sw_staged rc = staged_out(t, w, content, chunk_max, dump_seq);
     if (rc == SW_STAGED_OK) return 0;
     if (rc == SW_STAGED_FAILED) return -2;
@@ -345,7 +349,7 @@ static int copy_out(const struct sw_real *real, struct sampling *t, struct local
     return 0;
   }
   if (!content) {
-    const uint64_t want = real->aclrtMemcpy ? STAGING_BYTES : COPIER_CHUNK_BYTES;
+    const uint64_t want = staging_bytes(real);
     if (t->staging_len < want) {
       free(t->staging);
       t->staging = malloc(want);
@@ -412,8 +416,10 @@ static void sample(struct sampling *t, struct local_watch *w, uint64_t op_seq, i
   const struct sw_real *real = sw_real();
   const int host = (w->flags & SW_WATCH_HOST) != 0;
   if (!host) {
-    if (!real->aclrtMemcpy && !__atomic_load_n(&g_copier, __ATOMIC_ACQUIRE)) return;
+    sw_copier copier = real->aclrtMemcpy ? NULL : sw_copier_get();
+    if (!real->aclrtMemcpy && !copier) return;
     if (real->aclrtSynchronizeDevice) real->aclrtSynchronizeDevice();
+    if (copier) copier(SW_COPIER_BEGIN, 0, 0, w->addr, w->len);
   }
   int content = (w->flags & SW_WATCH_FULL_CONTENT) != 0;
   uint32_t algo = sw_producer_header()->checksum_algo;

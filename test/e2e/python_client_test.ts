@@ -406,6 +406,39 @@ Deno.test("device memory the runtime cannot copy is copied to the host by the cl
   );
 });
 
+Deno.test("full content of device memory the copier copies: the .bin files hold the block's exact bytes, across ring records and a ragged end", async () => {
+  const r = await runPython("device_full_content.py", [], {
+    STOMPWATCH_TEST_DEVICE_COPY: "1",
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const dir = `${r.out}/watch_dump`;
+  const names = [...Deno.readDirSync(dir)].map((e) => e.name);
+  const bin = (phase: string) => {
+    const name = names.find((n) =>
+      new RegExp(
+        `^0_\\d+_torch\\._ops\\.aten\\.add_\\.Tensor_1-dev_0_${phase}\\.bin$`,
+      )
+        .test(n)
+    );
+    assert.ok(name, `no ${phase} dump in ${names.join(" ")}`);
+    return Deno.readFileSync(`${dir}/${name}`);
+  };
+  const before = new Uint8Array(
+    Int32Array.from({ length: (5 << 20) + 3 }, (_, i) => i).buffer,
+  );
+  // Where two 20 MiB arrays first differ: assert's own diff of them would
+  // print (and build) megabytes.
+  const firstDifference = (got: Uint8Array, want: Uint8Array) =>
+    got.length === want.length
+      ? got.findIndex((b, i) => b !== want[i])
+      : Math.min(got.length, want.length);
+  assert.equal(firstDifference(bin("before"), before), -1);
+  assert.equal(
+    firstDifference(bin("after"), before.map((b) => (b + 1) & 0xff)),
+    -1,
+  );
+});
+
 Deno.test("a runtime op launched inside an Aten op is sampled as part of it: the change is the Aten op's", async () => {
   const r = await runPython("nested_runtime_op.py");
   assert.equal(r.code, 0, r.stderr);

@@ -1,6 +1,6 @@
-"""Test job: a watched block larger than a chunk of the copier's copies
-(16 MiB in the hook), which an op may write only in part. The op's output
-straddles the first chunk boundary; its first call writes only the output
+"""Test job: a watched block of several chunks of the copier's copies
+(2 MiB in the hook), which an op may write only in part. The op's output
+straddles a chunk boundary (at 16 MiB); its first call writes only the output
 (allowed), its second also the element past the output's end, in the next
 chunk (a stomp). Run with STOMPWATCH_TEST_DEVICE_COPY=1 on the CPU."""
 

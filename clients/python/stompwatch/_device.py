@@ -2,20 +2,29 @@
 device PyTorch has but the Ascend runtime does not) is copied to the host
 here, when the hook asks, through a copier it calls back.
 
-The path is the simple fallback (synchronise, copy the watched bytes to
-the host); a checksum computed on the device is not done. The suite drives
-it with CPU tensors posing as device memory (``STOMPWATCH_TEST_DEVICE_COPY=1``);
-test/gpu/prove_cuda.sh runs it on CUDA tensors where a GPU is.
+The copier works as a device's copy engine does (ffi/hook/staged_copy.h,
+``sw_copier_op``): the hook queues the copy of each chunk of a block into a
+slot and waits for that slot before it hashes the chunk, so on CUDA the
+copy of the next chunks (on a stream of the copier's own, into page-locked
+staging) overlaps the hashing of this one. A checksum computed on the
+device is not done. Other devices, and the suite's CPU tensors posing as
+device memory (``STOMPWATCH_TEST_DEVICE_COPY=1``), copy when the slot is
+waited for: the latest a copy engine may finish, so the suite sees a hook
+that reads a chunk before its wait. test/gpu/prove_cuda.sh runs the CUDA
+path where a GPU is.
 """
 
 import ctypes
 import os
+import threading
 
 import torch
 
 from ._client import CLIENT
 
-_COPIER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64)
+_COPIER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64)
+# enum sw_copier_op, ffi/hook/staged_copy.h
+_BEGIN, _QUEUE, _WAIT, _STAGING = 0, 1, 2, 3
 _registered = None
 
 
@@ -24,28 +33,103 @@ def pretend() -> bool:
     return os.environ.get("STOMPWATCH_TEST_DEVICE_COPY") == "1"
 
 
+class _Copies(threading.local):
+    """A sampling thread's copier state: the hook samples on the thread
+    that runs the op, and calls back on it."""
+
+    def __init__(self) -> None:
+        self.storage = None  # the block being sampled, found at BEGIN
+        self.staging = {}  # the hook's staging buffer k -> its page-locked tensor
+        self.streams = {}  # CUDA device -> this thread's copy stream on it
+        self.done = {}  # slot -> a CUDA event, or the copy still to make
+
+
+_STATE = _Copies()
+
+
+def _holds(storage, addr: int, n: int) -> bool:
+    return storage.data_ptr() <= addr and addr + n <= storage.data_ptr() + storage.nbytes()
+
+
 def _storage_holding(addr: int, n: int):
     for _, _, keep in CLIENT.watches.values():
         if not hasattr(keep, "nbytes"):
             continue  # None, or a HookPin: a CPU block the hook reads in place
-        if keep.data_ptr() <= addr and addr + n <= keep.data_ptr() + keep.nbytes():
+        if _holds(keep, addr, n):
             return keep
     return None
 
 
-def _copy(dst: int, src: int, n: int) -> int:
-    try:
-        storage = _storage_holding(src, n)
-        if storage is None:
-            return -1
-        if storage.device.type == "cuda":
-            torch.cuda.synchronize(storage.device)
-        view = torch.empty(0, dtype=torch.uint8, device=storage.device)
-        view.set_(storage, src - storage.data_ptr(), (n,))
-        # Straight into the hook's buffer: no host tensor made and copied
-        # again for each chunk.
-        torch.frombuffer((ctypes.c_char * n).from_address(dst), dtype=torch.uint8).copy_(view)
+def _begin(addr: int, n: int) -> int:
+    storage = _storage_holding(addr, n)
+    _STATE.storage = storage
+    if storage is None:
+        return -1
+    if storage.device.type == "cuda":
+        torch.cuda.synchronize(storage.device)
+    return 0
+
+
+def _host(addr: int, n: int):
+    for tensor in _STATE.staging.values():
+        if tensor.data_ptr() == addr and tensor.nbytes >= n:
+            return tensor[:n]
+    # A ring record (full content): straight into it, no host tensor made
+    # and copied again.
+    return torch.frombuffer((ctypes.c_char * n).from_address(addr), dtype=torch.uint8)
+
+
+def _queue(slot: int, host: int, src: int, n: int) -> int:
+    storage = _STATE.storage
+    if storage is None or not _holds(storage, src, n):
+        storage = _STATE.storage = _storage_holding(src, n)
+    if storage is None:
+        return -1
+    view = torch.empty(0, dtype=torch.uint8, device=storage.device)
+    view.set_(storage, src - storage.data_ptr(), (n,))
+    dst = _host(host, n)
+    if storage.device.type != "cuda":
+        _STATE.done[slot] = (dst, view)
         return 0
+    stream = _STATE.streams.get(storage.device)
+    if stream is None:
+        stream = _STATE.streams[storage.device] = torch.cuda.Stream(storage.device)
+    with torch.cuda.stream(stream):
+        dst.copy_(view, non_blocking=True)
+        done = torch.cuda.Event()
+        done.record(stream)
+    _STATE.done[slot] = done
+    return 0
+
+
+def _wait(slot: int) -> int:
+    done = _STATE.done.pop(slot)
+    if isinstance(done, tuple):
+        dst, view = done
+        dst.copy_(view)
+    else:
+        done.synchronize()
+    return 0
+
+
+def _staging(k: int, out: int, n: int) -> int:
+    pin = _STATE.storage is not None and _STATE.storage.device.type == "cuda"
+    tensor = _STATE.staging[k] = torch.empty(n, dtype=torch.uint8, pin_memory=pin)
+    ctypes.c_void_p.from_address(out).value = tensor.data_ptr()
+    return 0
+
+
+def _copier(op: int, slot: int, host: int, device: int, n: int) -> int:
+    try:
+        if op == _BEGIN:
+            return _begin(device, n)
+        if op == _QUEUE:
+            return _queue(slot, host, device, n)
+        if op == _WAIT:
+            return _wait(slot)
+        if op == _STAGING:
+            return _staging(slot, host, n)
+        return -1
     except Exception:  # the hook marks the sample failed; never the job's problem
         return -1
 
@@ -54,5 +138,5 @@ def register(hook) -> None:
     """Gives the hook the copier, once."""
     global _registered
     if _registered is None:
-        _registered = _COPIER(_copy)
+        _registered = _COPIER(_copier)
         hook.set_copier(_registered)
