@@ -415,11 +415,14 @@ static void plan_outside(struct sampling *t, const struct local_watch *w, uint32
 static void sample(struct sampling *t, struct local_watch *w, uint64_t op_seq, int after) {
   const struct sw_real *real = sw_real();
   const int host = (w->flags & SW_WATCH_HOST) != 0;
+  /* The copier could not wait for the work before the sample (or finds no
+   * watched storage there): its bytes cannot be trusted, the sample fails. */
+  int begun = 1;
   if (!host) {
     sw_copier copier = real->aclrtMemcpy ? NULL : sw_copier_get();
     if (!real->aclrtMemcpy && !copier) return;
     if (real->aclrtSynchronizeDevice) real->aclrtSynchronizeDevice();
-    if (copier) copier(SW_COPIER_BEGIN, 0, 0, w->addr, w->len);
+    if (copier) begun = copier(SW_COPIER_BEGIN, 0, 0, w->addr, w->len) == 0;
   }
   int content = (w->flags & SW_WATCH_FULL_CONTENT) != 0;
   uint32_t algo = sw_producer_header()->checksum_algo;
@@ -427,7 +430,7 @@ static void sample(struct sampling *t, struct local_watch *w, uint64_t op_seq, i
       {0, content ? __atomic_add_fetch(&g_dump_seq, 1, __ATOMIC_RELAXED) : 0}, 0};
   sw_hasher_reset(&t->hasher, algo);
   if (t->n_allowed > 0) plan_outside(t, w, algo); /* else off, as after every sample */
-  int rc = copy_out(real, t, w, content, payload.dump.dump_seq);
+  int rc = begun ? copy_out(real, t, w, content, payload.dump.dump_seq) : -2;
   const int outside = t->outside_on;
   t->outside_on = 0;
   if (rc == -1) return; /* daemon gone or no memory: nothing to report */

@@ -406,6 +406,23 @@ Deno.test("device memory the runtime cannot copy is copied to the host by the cl
   );
 });
 
+Deno.test("ops TorchScript runs on its inter-op threads are sampled through the copier, each sample following the last", async () => {
+  const r = await runPython("device_forked.py", [], {
+    STOMPWATCH_TEST_DEVICE_COPY: "1",
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const sums = checksumRows(`${r.out}/watch_dump`).map(([, sum]) => sum);
+  assert.equal(sums.length, 8, sums.join(" "));
+  const hex = (b: Uint8Array) =>
+    nativeChecksum(RING.CHECKSUM_XXH3, b).toString(16).padStart(16, "0");
+  const bytes = new Uint8Array(9 << 20);
+  for (let call = 0; call < 4; call++) {
+    assert.equal(sums[2 * call], hex(bytes), `before call ${call + 1}`);
+    bytes.fill(call + 1);
+    assert.equal(sums[2 * call + 1], hex(bytes), `after call ${call + 1}`);
+  }
+});
+
 Deno.test("full content of device memory the copier copies: the .bin files hold the block's exact bytes, across ring records and a ragged end", async () => {
   const r = await runPython("device_full_content.py", [], {
     STOMPWATCH_TEST_DEVICE_COPY: "1",

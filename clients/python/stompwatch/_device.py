@@ -14,6 +14,7 @@ that reads a chunk before its wait. test/gpu/prove_cuda.sh runs the CUDA
 path where a GPU is.
 """
 
+import _thread
 import ctypes
 import os
 import threading
@@ -34,17 +35,22 @@ def pretend() -> bool:
 
 
 class _Copies(threading.local):
-    """A sampling thread's copier state: the hook samples on the thread
-    that runs the op, and calls back on it."""
+    """A sampling thread's copies in flight: the hook samples on the thread
+    that runs the op and calls back on it, all within one call."""
 
     def __init__(self) -> None:
-        self.storage = None  # the block being sampled, found at BEGIN
-        self.staging = {}  # the hook's staging buffer k -> its page-locked tensor
         self.streams = {}  # CUDA device -> this thread's copy stream on it
         self.done = {}  # slot -> a CUDA event, or the copy still to make
 
 
 _STATE = _Copies()
+
+# The hook's staging buffers, by OS thread: the hook keeps their addresses
+# for the thread's life, which a threading.local would not outlive (a pool
+# thread that runs Python only now and then gets a new thread state, and a
+# new local, each time). Entries of threads gone are dropped as others come.
+_STAGING = {}
+_STAGING_LOCK = threading.Lock()
 
 
 def _holds(storage, addr: int, n: int) -> bool:
@@ -52,6 +58,8 @@ def _holds(storage, addr: int, n: int) -> bool:
 
 
 def _storage_holding(addr: int, n: int):
+    """The watched storage holding the bytes, looked up at each call: the
+    copier keeps no storage alive past a sample."""
     for _, _, keep in CLIENT.watches.values():
         if not hasattr(keep, "nbytes"):
             continue  # None, or a HookPin: a CPU block the hook reads in place
@@ -62,7 +70,6 @@ def _storage_holding(addr: int, n: int):
 
 def _begin(addr: int, n: int) -> int:
     storage = _storage_holding(addr, n)
-    _STATE.storage = storage
     if storage is None:
         return -1
     if storage.device.type == "cuda":
@@ -71,7 +78,7 @@ def _begin(addr: int, n: int) -> int:
 
 
 def _host(addr: int, n: int):
-    for tensor in _STATE.staging.values():
+    for tensor in _STAGING.get(threading.get_native_id(), {}).values():
         if tensor.data_ptr() == addr and tensor.nbytes >= n:
             return tensor[:n]
     # A ring record (full content): straight into it, no host tensor made
@@ -80,9 +87,7 @@ def _host(addr: int, n: int):
 
 
 def _queue(slot: int, host: int, src: int, n: int) -> int:
-    storage = _STATE.storage
-    if storage is None or not _holds(storage, src, n):
-        storage = _STATE.storage = _storage_holding(src, n)
+    storage = _storage_holding(src, n)
     if storage is None:
         return -1
     view = torch.empty(0, dtype=torch.uint8, device=storage.device)
@@ -113,8 +118,15 @@ def _wait(slot: int) -> int:
 
 
 def _staging(k: int, out: int, n: int) -> int:
-    pin = _STATE.storage is not None and _STATE.storage.device.type == "cuda"
-    tensor = _STATE.staging[k] = torch.empty(n, dtype=torch.uint8, pin_memory=pin)
+    # Page-locked where CUDA memory is watched (the copy engine needs it to
+    # run on its own); a thread's buffers are made once, at its first sample.
+    pin = any(getattr(keep, "device", None) is not None and keep.device.type == "cuda"
+              for _, _, keep in CLIENT.watches.values())
+    tensor = torch.empty(n, dtype=torch.uint8, pin_memory=pin)
+    with _STAGING_LOCK:
+        for tid in [t for t in _STAGING if not os.path.exists(f"/proc/self/task/{t}")]:
+            del _STAGING[tid]
+        _STAGING.setdefault(threading.get_native_id(), {})[k] = tensor
     ctypes.c_void_p.from_address(out).value = tensor.data_ptr()
     return 0
 
@@ -129,6 +141,10 @@ def _copier(op: int, slot: int, host: int, device: int, n: int) -> int:
             return _wait(slot)
         if op == _STAGING:
             return _staging(slot, host, n)
+        return -1
+    except KeyboardInterrupt:
+        # ctypes would print and drop it: the job gets its Ctrl-C back.
+        _thread.interrupt_main()
         return -1
     except Exception:  # the hook marks the sample failed; never the job's problem
         return -1
