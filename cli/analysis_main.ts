@@ -10,6 +10,7 @@
  */
 import { parse, UsageError } from "./_usage.ts";
 import { exitWith } from "./_top.ts";
+import { printLines } from "./_stdout.ts";
 
 async function compareCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, ["input", "level", "output"]);
@@ -27,7 +28,7 @@ async function compareCommand(args: string[]): Promise<number> {
     outputDir: values.output as string ?? "stompwatch_out",
     at: new Date(),
   });
-  for (const line of compareSummary(path, rows)) console.log(line);
+  printLines(compareSummary(path, rows));
   return 0;
 }
 
@@ -53,13 +54,13 @@ export async function analysisCommand(
     case "check-leaks": {
       const { checkLeaksCli } = await import("./check_leaks.ts");
       const { lines, code } = await checkLeaksCli(rest);
-      if (lines.length) console.log(lines.join("\n"));
+      printLines(lines);
       return code;
     }
     case "snapshot": {
       const { snapshotCli } = await import("./snapshot.ts");
       const { lines, warnings } = await snapshotCli(rest);
-      for (const line of lines) console.log(line);
+      printLines(lines);
       for (const line of warnings) console.error(line);
       return 0;
     }
