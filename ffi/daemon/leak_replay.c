@@ -7,9 +7,10 @@
  *   ID (next to it in this order) replaces it;
  * - a FREE with A <= ID <= C clears every pending block at its Ptr.
  * Which blocks stay pending is found per Ptr (mark_pending), in parts that
- * fit a core's cache.
+ * fit a core's cache, on two threads for a large window.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -113,71 +114,154 @@ struct freed_slot {
 
 static uint32_t part_of(double key, unsigned bits) { return bits ? mix(key) >> (32 - bits) : 0; }
 
-/* Sets pending[k] for the MALLOCs at order[k] that stay pending; false
- * when memory is short. */
-static bool mark_pending(const struct sw_leak_replay_args *a, const uint32_t *order, size_t n, uint8_t *pending) {
-  unsigned bits = 0;
-  while (bits < 16 && (n >> bits) > PART_ROWS) bits++;
-  const size_t parts = (size_t)1 << bits;
-  size_t *at = calloc(parts + 1, sizeof *at), *frees = calloc(parts, sizeof *frees);
-  struct part_row *rows = malloc((n ? n : 1) * sizeof *rows);
-  if (rows) sw_pages_prefer_huge(rows, n * sizeof *rows);
-  struct freed_slot *set = NULL;
-  bool ok = false;
-  if (!at || !frees || !rows) goto done;
-  for (size_t k = 0; k < n; k++) {
-    uint32_t i = order[k];
-    uint32_t part = part_of(a->ptr[i], bits);
-    at[part + 1]++;
-    frees[part] += a->kind[i] != MALLOC;
+/* Rows from which the work of mark_pending is split between two threads:
+ * below, the second thread costs more than it saves. */
+#define TWO_THREADS_ROWS 65536u
+
+/* One thread's share of mark_pending: rows order[from, to) into the parts,
+ * and the parts [part_from, part_to) walked. */
+struct share {
+  const struct sw_leak_replay_args *a;
+  const uint32_t *order;
+  size_t from, to;
+  unsigned bits;
+  size_t *count;     /* per part: its rows, then where the next goes */
+  size_t most_frees; /* in any one part, of this share's rows */
+  struct part_row *rows;
+  uint8_t *pending;
+  size_t part_from, part_to;
+  size_t *at; /* part p's rows are rows[at[p], at[p + 1]) */
+  bool ok;
+};
+
+/* Runs fn on the first share, and on the second (when `two`) on a thread
+ * of its own when one can be had. */
+static void on_shares(void *(*fn)(void *), struct share *s, bool two) {
+  pthread_t thread;
+  bool threaded = two && pthread_create(&thread, NULL, fn, &s[1]) == 0;
+  fn(&s[0]);
+  if (threaded) pthread_join(thread, NULL);
+  else if (two) fn(&s[1]);
+}
+
+static void *count_rows(void *arg) {
+  struct share *s = arg;
+  size_t *frees = calloc(((size_t)1 << s->bits), sizeof *frees);
+  if (!frees) return NULL;
+  for (size_t k = s->from; k < s->to; k++) {
+    uint32_t i = s->order[k];
+    uint32_t part = part_of(s->a->ptr[i], s->bits);
+    s->count[part]++;
+    frees[part] += s->a->kind[i] != MALLOC;
   }
-  size_t most_frees = 0;
-  for (size_t p = 0; p < parts; p++) {
-    at[p + 1] += at[p];
-    if (frees[p] > most_frees) most_frees = frees[p];
-  }
-  size_t cap = 16;
-  while (cap < 2 * most_frees) cap *= 2;
-  set = calloc(cap, sizeof *set);
-  if (!set) goto done;
-  /* Into the parts, in order; a MALLOC whose ID the next MALLOC takes is
-   * replaced, never pending. */
+  for (size_t p = 0; p < ((size_t)1 << s->bits); p++)
+    if (frees[p] > s->most_frees) s->most_frees = frees[p];
+  free(frees);
+  s->ok = true;
+  return NULL;
+}
+
+/* Into the parts, in order; a MALLOC whose ID the next MALLOC takes is
+ * replaced, never pending (across the shares' seam: mark_pending). */
+static void *place_rows(void *arg) {
+  struct share *s = arg;
+  const struct sw_leak_replay_args *a = s->a;
   int64_t last_malloc = -1;
-  for (size_t k = 0; k < n; k++) {
-    uint32_t i = order[k];
+  for (size_t k = s->from; k < s->to; k++) {
+    uint32_t i = s->order[k];
     /* -0 and 0 are one Ptr key: mix hashes them alike, and == holds. */
     double key = a->ptr[i];
     bool is_free = a->kind[i] != MALLOC;
     if (!is_free) {
-      if (last_malloc >= 0 && a->id[order[last_malloc]] == a->id[i]) pending[last_malloc] = 0;
-      pending[k] = 1;
+      if (last_malloc >= 0 && a->id[s->order[last_malloc]] == a->id[i]) s->pending[last_malloc] = 0;
+      s->pending[k] = 1;
       last_malloc = (int64_t)k;
     }
-    size_t part = part_of(key, bits);
-    /* `at` ends as each part's end: its start is the part before's. */
-    rows[at[part]++] = (struct part_row){.ptr = key, .k = (uint32_t)k, .is_free = is_free};
+    s->rows[s->count[part_of(key, s->bits)]++] = (struct part_row){.ptr = key, .k = (uint32_t)k, .is_free = is_free};
   }
+  return NULL;
+}
+
+/* Walks each part of the share from its end with the set of Ptrs freed
+ * later in it. */
+static void *walk_parts(void *arg) {
+  struct share *s = arg;
+  size_t cap = 16;
+  while (cap < 2 * s->most_frees) cap *= 2;
+  struct freed_slot *set = calloc(cap, sizeof *set);
+  s->ok = set != NULL;
+  if (!set) return NULL;
   const size_t mask = cap - 1;
-  for (size_t p = 0, from = 0; p < parts; from = at[p++]) {
+  for (size_t p = s->part_from; p < s->part_to; p++) {
     const uint32_t mine = (uint32_t)p + 1;
-    for (size_t r = at[p]; r-- > from;) {
-      const struct part_row *row = &rows[r];
+    for (size_t r = s->at[p + 1]; r-- > s->at[p];) {
+      const struct part_row *row = &s->rows[r];
       size_t slot = mix(row->ptr) & mask;
       while (set[slot].part == mine && set[slot].key != row->ptr) slot = (slot + 1) & mask;
       if (row->is_free) {
         set[slot].key = row->ptr;
         set[slot].part = mine;
       } else if (set[slot].part == mine) {
-        pending[row->k] = 0;
+        s->pending[row->k] = 0;
       }
     }
   }
-  ok = true;
+  free(set);
+  return NULL;
+}
+
+/* Sets pending[k] for the MALLOCs at order[k] that stay pending; false
+ * when memory is short. Rows are counted, placed and walked by two
+ * threads on a large window, each placing its half of the rows behind the
+ * other's in each part, so the parts keep their order. */
+static bool mark_pending(const struct sw_leak_replay_args *a, const uint32_t *order, size_t n, uint8_t *pending) {
+  unsigned bits = 0;
+  while (bits < 16 && (n >> bits) > PART_ROWS) bits++;
+  const size_t parts = (size_t)1 << bits;
+  const size_t split = n >= TWO_THREADS_ROWS ? n / 2 : n;
+  const bool two = split < n;
+  size_t *at = calloc(parts + 1, sizeof *at);
+  size_t *count[2] = {calloc(parts, sizeof(size_t)), calloc(parts, sizeof(size_t))};
+  struct part_row *rows = malloc((n ? n : 1) * sizeof *rows);
+  if (rows) sw_pages_prefer_huge(rows, n * sizeof *rows);
+  bool ok = false;
+  if (!at || !count[0] || !count[1] || !rows) goto done;
+  struct share s[2];
+  for (int t = 0; t < 2; t++)
+    s[t] = (struct share){.a = a, .order = order, .from = t ? split : 0, .to = t ? n : split, .bits = bits,
+                          .count = count[t], .rows = rows, .pending = pending, .at = at};
+  on_shares(count_rows, s, two);
+  if (!s[0].ok || (two && !s[1].ok)) goto done;
+  /* Each part: the first share's rows, then the second's. */
+  for (size_t p = 0; p < parts; p++) {
+    at[p + 1] = at[p] + count[0][p] + count[1][p];
+    count[0][p] = at[p];
+    count[1][p] = at[p + 1] - count[1][p];
+  }
+  on_shares(place_rows, s, two);
+  /* The seam: the first share's last MALLOC is replaced when the second's
+   * first MALLOC takes its ID. */
+  size_t last = split, next = split;
+  while (last > 0 && a->kind[order[last - 1]] != MALLOC) last--;
+  while (next < n && a->kind[order[next]] != MALLOC) next++;
+  if (last > 0 && next < n && a->id[order[last - 1]] == a->id[order[next]]) pending[last - 1] = 0;
+  /* A part's FREEs are at most the two shares' most each. */
+  const size_t most_frees = s[0].most_frees + (two ? s[1].most_frees : 0);
+  for (int t = 0; t < 2; t++) {
+    s[t].most_frees = most_frees;
+    s[t].ok = false;
+    /* Half the parts each (the rows spread evenly over them by hash), or
+     * all of them for one thread. */
+    s[t].part_from = t ? parts / 2 : 0;
+    s[t].part_to = t || !two ? parts : parts / 2;
+  }
+  on_shares(walk_parts, s, two);
+  ok = s[0].ok && (!two || s[1].ok);
 done:
   free(at);
-  free(frees);
+  free(count[0]);
+  free(count[1]);
   free(rows);
-  free(set);
   return ok;
 }
 
