@@ -953,7 +953,24 @@ Deno.test("check_leaks reports a start index past every mark as out of bounds, p
   );
 });
 
-Deno.test("check_leaks replays a window of thousands of live addresses, freed in any order, some reused, as the rule says", async () => {
+Deno.test("check_leaks replays a large window's MALLOCs that share an ID, the later replacing the earlier, also where the replay's two threads split the window", async () => {
+  // 40,001 pairs: the window's 80,002 rows split between the threads at
+  // row 40,001, inside pair 20,000.
+  const at = (n: number) => `0x${(n * 4096).toString(16).padStart(16, "0")}`;
+  const pairs = 40_001;
+  const rows = [mark(1)];
+  for (let j = 0; j < pairs; j++) {
+    rows.push(malloc(j + 2, at(2 * j)), malloc(j + 2, at(2 * j + 1)));
+  }
+  rows.push(mark(pairs + 2), mark(pairs + 3));
+  const r = await check(rows, { maxLeaks: 1_000_000 });
+  assert.equal(r.passes, 1);
+  const leaks = r.devices[0].leaks;
+  assert.equal(leaks.length, pairs);
+  assert.ok(leaks.every((l, j) => l.id === j + 2 && l.ptr === at(2 * j + 1)));
+});
+
+Deno.test("check_leaks replays a window of thousands of live addresses, freed in any order, some reused, as the rule says (on two threads past 65,536 rows)", async () => {
   // Enough Ptrs pending at once that the replay's table of them grows
   // many times, and FREEs that empty its slots wherever they lie.
   const at = (n: number) => `0x${(n * 4096).toString(16).padStart(16, "0")}`;
@@ -966,8 +983,8 @@ Deno.test("check_leaks replays a window of thousands of live addresses, freed in
   const live: number[] = [];
   const blocks = new Map<number, number[]>(); // Ptr -> IDs pending there
   const expected = new Map<number, number>(); // ID -> Ptr
-  for (let id = 2; id < 60_000; id++) {
-    if (id === 40_000) {
+  for (let id = 2; id < 80_000; id++) {
+    if (id === 53_000) {
       rows.push(mark(id)); // B: MALLOCs past it are not in the window
       continue;
     }
@@ -982,13 +999,13 @@ Deno.test("check_leaks replays a window of thousands of live addresses, freed in
       const p = rnd(30_000);
       if (rnd(4)) live.push(p);
       rows.push(malloc(id, at(p)));
-      if (id < 40_000) {
+      if (id < 53_000) {
         blocks.set(p, [...blocks.get(p) ?? [], id]);
         expected.set(id, p);
       }
     }
   }
-  rows.push(mark(60_000));
+  rows.push(mark(80_000));
   const r = await check(rows, { maxLeaks: 1_000_000 });
   assert.equal(r.passes, 1);
   assert.ok(expected.size > 5_000, `${expected.size} blocks pending`);
