@@ -542,6 +542,7 @@ export class TracedProcess implements RecordHandler {
     if (r.flags & REC.FLAG_FAILED) {
       // The copy failed (the block was freed?): this sample proves nothing.
       w.verdict.markGap();
+      w.unreadSamples = (w.unreadSamples ?? 0) + 1;
       return;
     }
     w.verdict.add({

@@ -26,7 +26,7 @@ export interface WatchReport {
       | "source"
       | "addr"
       | "length"
-    >
+    > & { unread_samples?: number }
   >;
 }
 
@@ -50,6 +50,7 @@ export function buildReport(watches: WatchInfo[]): WatchReport {
       addr: w.addr,
       length: w.length,
       changes: w.changes,
+      ...(w.unreadSamples ? { unread_samples: w.unreadSamples } : {}),
     })),
   };
 }
@@ -195,6 +196,13 @@ export class WatchReportFile {
  */
 export function formatVerdictLine(w: WatchInfo): string {
   const who = `watch ${w.name} (pid ${w.pid}, ${w.addr}, ${w.length} bytes)`;
+  const unread = w.unreadSamples
+    ? `; ${w.unreadSamples} of its samples could not be read (the block freed, or its device memory not copied), so a change there is not seen`
+    : "";
+  return verdictOf(w, who) + unread;
+}
+
+function verdictOf(w: WatchInfo, who: string): string {
   const c = w.first_change;
   if (!c) return `${who}: unchanged`;
   if (c.outside_op) {

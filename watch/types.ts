@@ -140,6 +140,12 @@ export interface WatchInfo {
    * none): samples of that time are lost, so no change proves less.
    */
   gaps?: number;
+  /**
+   * Samples whose bytes could not be read (absent when none): the block was
+   * freed, or its device memory could not be copied; no change between
+   * them and their neighbours is seen.
+   */
+  unreadSamples?: number;
 }
 
 /** One file in the dump directory. */

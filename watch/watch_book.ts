@@ -31,6 +31,8 @@ export interface WatchEntry {
   verdict: WatchVerdict;
   /** Times the daemon stopped reading while the watch was live. */
   gaps?: number;
+  /** Samples whose bytes could not be read (the copy failed). */
+  unreadSamples?: number;
 }
 
 /**
@@ -229,5 +231,6 @@ export function watchInfo(w: WatchEntry, processExited = false): WatchInfo {
     stomp: w.verdict.stomp,
     changes: w.verdict.changes,
     ...(w.gaps ? { gaps: w.gaps } : {}),
+    ...(w.unreadSamples ? { unreadSamples: w.unreadSamples } : {}),
   };
 }

@@ -28,6 +28,7 @@ interface Watch {
   stomp: boolean;
   first_change: { op: string; call_count: number } | null;
   changes: Change[];
+  unread_samples?: number;
 }
 
 function report(out: string): Map<string, Watch> {
@@ -41,15 +42,19 @@ function ops(w: Watch): Array<[string, number, boolean]> {
   return w.changes.map((c) => [c.op, c.call_count, c.allowed]);
 }
 
-for (
-  const [memory, env] of [
-    ["host memory the hook reads in place", {}],
-    // The path of CUDA tensors: the bytes are copied to the host first.
-    ["device memory the client's copier copies", {
-      STOMPWATCH_TEST_DEVICE_COPY: "1",
-    }],
-  ] as const
-) {
+/**
+ * The two ways a watched block is read: in place (CPU tensors), or copied
+ * to the host first by the client's copier (the path of CUDA tensors; here
+ * CPU tensors posing as device memory).
+ */
+const MEMORIES = [
+  ["host memory the hook reads in place", {}],
+  ["device memory the client's copier copies", {
+    STOMPWATCH_TEST_DEVICE_COPY: "1",
+  }],
+] as const;
+
+for (const [memory, env] of MEMORIES) {
   Deno.test(`a custom op writing past its output into a watched neighbour is a stomp at that call; SGD's in-place update of a watched weight is not (${memory})`, async () => {
     const r = await runPython("stomp_training.py", [], env);
     assert.deepEqual(r.code, 0, r.stderr);
@@ -553,16 +558,36 @@ Deno.test("CPU storage rows stay in order when other threads allocate and free w
   assert.equal(live.size, 0, [...live].join(" "));
 });
 
-Deno.test("run --watch on Aten ops opens a window on a CPU tensor in a script that never imports stompwatch, and names the op that stomped it", async () => {
-  const r = await runPython("cli_window.py", [
+// On the copier's path the window's block is found among the start op's
+// outputs, which no watch holds.
+for (const [memory, env] of MEMORIES) {
+  Deno.test(`run --watch on Aten ops opens a window on ${memory} in a script that never imports stompwatch, and names the op that stomped it`, async () => {
+    const r = await runPython("cli_window.py", [
+      "--watch=torch._ops.aten.add_.Tensor,torch._ops.aten.mul_.Tensor",
+    ], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^a\[3\] = 198\.0$/m);
+    const w = report(r.out).get("torch._ops.aten.add_.Tensor")!;
+    assert.equal(w.stomp, true);
+    assert.equal(w.first_change?.op, "torch._ops.cliwin.sneaky.default");
+    assert.equal(w.first_change?.call_count, 1);
+  });
+}
+
+Deno.test("a run --watch window whose device block is freed before its end op says how many samples could not be read", async () => {
+  const r = await runPython("cli_window_freed.py", [
     "--watch=torch._ops.aten.add_.Tensor,torch._ops.aten.mul_.Tensor",
-  ]);
+  ], { STOMPWATCH_TEST_DEVICE_COPY: "1" });
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /^a\[3\] = 198\.0$/m);
-  const w = report(r.out).get("torch._ops.aten.add_.Tensor")!;
-  assert.equal(w.stomp, true);
-  assert.equal(w.first_change?.op, "torch._ops.cliwin.sneaky.default");
-  assert.equal(w.first_change?.call_count, 1);
+  const unread = report(r.out).get("torch._ops.aten.add_.Tensor")!
+    .unread_samples!;
+  assert.ok(unread >= 2, `${unread} unread`);
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `watch torch\\._ops\\.aten\\.add_\\.Tensor .*: written by torch\\._ops\\.aten\\.add_\\.Tensor #1, one of its outputs .*; ${unread} of its samples could not be read`,
+    ),
+  );
 });
 
 Deno.test("BatchNorm's running statistics are its own to write in training; a tensor made from a Python list is recorded and can be watched by address", async () => {

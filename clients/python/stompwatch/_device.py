@@ -18,6 +18,7 @@ import _thread
 import ctypes
 import os
 import threading
+import weakref
 
 import torch
 
@@ -53,18 +54,45 @@ _STAGING = {}
 _STAGING_LOCK = threading.Lock()
 
 
+# A `run --watch=START,END` window opens on an output of START, which no
+# watch of the client's holds: the storages START writes on a device are
+# kept here, weakly (the job frees them as it would), for the copier to find.
+_CLI_START = (os.environ.get("STOMPWATCH_WATCH") or "").split(",")[0].split(":")[0].encode()
+_windows = {}  # storage address -> weak reference to the storage
+
+
+def written(op: bytes, tensors) -> None:
+    """The op named `op` is about to write these device tensors: the hook
+    may sample them (a `run --watch` window opening on them), so it gets the
+    copier."""
+    if _registered is None:
+        register(CLIENT.hook())
+    if op != _CLI_START or not _CLI_START:
+        return
+    for addr in [a for a, ref in _windows.items() if ref() is None]:
+        del _windows[addr]
+    for t in tensors:
+        storage = t.untyped_storage()
+        _windows[storage.data_ptr()] = weakref.ref(storage)
+
+
 def _holds(storage, addr: int, n: int) -> bool:
     return storage.data_ptr() <= addr and addr + n <= storage.data_ptr() + storage.nbytes()
 
 
 def _storage_holding(addr: int, n: int):
-    """The watched storage holding the bytes, looked up at each call: the
-    copier keeps no storage alive past a sample."""
+    """The watched storage (or `run --watch` window's) holding the bytes,
+    looked up at each call: the copier keeps no storage alive past a
+    sample."""
     for _, _, keep in CLIENT.watches.values():
         if not hasattr(keep, "nbytes"):
             continue  # None, or a HookPin: a CPU block the hook reads in place
         if _holds(keep, addr, n):
             return keep
+    for ref in list(_windows.values()):
+        storage = ref()
+        if storage is not None and _holds(storage, addr, n):
+            return storage
     return None
 
 
@@ -118,10 +146,9 @@ def _wait(slot: int) -> int:
 
 
 def _staging(k: int, out: int, n: int) -> int:
-    # Page-locked where CUDA memory is watched (the copy engine needs it to
-    # run on its own); a thread's buffers are made once, at its first sample.
-    pin = any(getattr(keep, "device", None) is not None and keep.device.type == "cuda"
-              for _, _, keep in CLIENT.watches.values())
+    # Page-locked where the job uses CUDA (the copy engine needs it to run
+    # on its own); a thread's buffers are made once, at its first sample.
+    pin = torch.cuda.is_available() and torch.cuda.is_initialized()
     tensor = torch.empty(n, dtype=torch.uint8, pin_memory=pin)
     with _STAGING_LOCK:
         for tid in [t for t in _STAGING if not os.path.exists(f"/proc/self/task/{t}")]:

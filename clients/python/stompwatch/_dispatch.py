@@ -22,7 +22,7 @@ import threading
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack, _pop_mode, _push_mode
 
-from . import _memory, _oom
+from . import _device, _memory, _oom
 from ._client import CLIENT
 
 _Tensor = torch.Tensor
@@ -110,17 +110,28 @@ def _tensors(v):
 EXTENTS_HOST = 1 << 30
 
 
+# The suite's CPU tensors posing as device memory (_device.pretend()).
+_PRETEND = _device.pretend()
+
+
 def _written(plan, args, kwargs):
     """The {addr, len} extents the op may write, flat, and whether they are
-    all CPU memory."""
+    all CPU memory; the tensors of device memory among them go to _device,
+    which copies them for a `run --watch` window."""
     flat = []
     host = True
+    on_device = None
     for i, name in plan.writes:
         for t in _tensors(args[i] if i < len(args) else kwargs.get(name)):
             e = extent(t)
             if e:
                 flat.extend(e)
-                host = host and t.is_cpu
+                if not t.is_cpu or _PRETEND:
+                    host = False
+                    on_device = on_device or []
+                    on_device.append(t)
+    if on_device:
+        _device.written(plan.name, on_device)
     return flat, host
 
 
