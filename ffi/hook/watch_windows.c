@@ -465,6 +465,15 @@ __attribute__((noinline)) static int may_sample_first(struct sw_ring_header *hdr
   return may_watch(hdr);
 }
 
+/* The op a `run --watch` window opens on, as the hook parsed
+ * STOMPWATCH_WATCH; "" when none. The Python client keeps the storages that
+ * op writes on a device, for its copier to find the window's block: one
+ * grammar, this one. */
+SW_EXPORT const char *stompwatch_cli_start(void) {
+  pthread_once(&g_cli_once, parse_cli_once);
+  return g_cli.on && g_cli.has_start ? g_cli.start : "";
+}
+
 /* Kept small, so that the op launch path gets it inlined. */
 int sw_watch_may_sample(void) {
   struct sw_ring_header *hdr = sw_producer_header();

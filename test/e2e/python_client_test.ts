@@ -574,6 +574,17 @@ for (const [memory, env] of MEMORIES) {
   });
 }
 
+Deno.test("a run --watch spec written with the full-width comma opens the same window on device memory as with a comma", async () => {
+  const r = await runPython("cli_window.py", [
+    "--watch=torch._ops.aten.add_.Tensor\uff0ctorch._ops.aten.mul_.Tensor",
+  ], { STOMPWATCH_TEST_DEVICE_COPY: "1" });
+  assert.equal(r.code, 0, r.stderr);
+  const w = report(r.out).get("torch._ops.aten.add_.Tensor")!;
+  assert.equal(w.stomp, true);
+  assert.equal(w.first_change?.op, "torch._ops.cliwin.sneaky.default");
+  assert.equal(w.unread_samples, undefined);
+});
+
 Deno.test("a run --watch window whose device block is freed before its end op says how many samples could not be read", async () => {
   const r = await runPython("cli_window_freed.py", [
     "--watch=torch._ops.aten.add_.Tensor,torch._ops.aten.mul_.Tensor",

@@ -40,6 +40,7 @@ Deno.test("the preloaded library exports the interposers and the producer API, a
     "posix_memalign",
     "stompwatch_alloc_failed",
     "stompwatch_attached",
+    "stompwatch_cli_start",
     "stompwatch_emit",
     "stompwatch_emit_batch",
     "stompwatch_host_block",

@@ -55,25 +55,36 @@ _STAGING_LOCK = threading.Lock()
 
 
 # A `run --watch=START,END` window opens on an output of START, which no
-# watch of the client's holds: the storages START writes on a device are
-# kept here, weakly (the job frees them as it would), for the copier to find.
-_CLI_START = (os.environ.get("STOMPWATCH_WATCH") or "").split(",")[0].split(":")[0].encode()
+# watch of the client's holds: the storages START writes are kept here,
+# weakly (the job frees them as it would), for the copier to find. Ops run
+# on several threads (autograd's, TorchScript's): the lock keeps the table
+# whole.
+_cli_start = None  # START as the hook parsed it; b"" when there is none
 _windows = {}  # storage address -> weak reference to the storage
+_windows_lock = threading.Lock()
 
 
-def written(op: bytes, tensors) -> None:
-    """The op named `op` is about to write these device tensors: the hook
-    may sample them (a `run --watch` window opening on them), so it gets the
-    copier."""
-    if _registered is None:
-        register(CLIENT.hook())
-    if op != _CLI_START or not _CLI_START:
-        return
-    for addr in [a for a, ref in _windows.items() if ref() is None]:
-        del _windows[addr]
-    for t in tensors:
-        storage = t.untyped_storage()
-        _windows[storage.data_ptr()] = weakref.ref(storage)
+def written(hook, op: bytes, tensors) -> None:
+    """The op named `op` is about to write these tensors, some of them
+    device memory: the hook may sample them (a `run --watch` window opening
+    on them), so it gets the copier. Never raises: the op's extents are
+    already known, and this must not lose them."""
+    global _cli_start
+    try:
+        if _registered is None:
+            register(hook)
+        if _cli_start is None:
+            _cli_start = hook.cli_start() or b""
+        if not _cli_start or op != _cli_start:
+            return
+        storages = [t.untyped_storage() for t in tensors]
+        with _windows_lock:
+            for addr in [a for a, ref in _windows.items() if ref() is None]:
+                del _windows[addr]
+            for storage in storages:
+                _windows[storage.data_ptr()] = weakref.ref(storage)
+    except Exception:  # the window's samples are then unread, and counted so
+        pass
 
 
 def _holds(storage, addr: int, n: int) -> bool:
@@ -89,7 +100,9 @@ def _storage_holding(addr: int, n: int):
             continue  # None, or a HookPin: a CPU block the hook reads in place
         if _holds(keep, addr, n):
             return keep
-    for ref in list(_windows.values()):
+    with _windows_lock:
+        refs = list(_windows.values())
+    for ref in refs:
         storage = ref()
         if storage is not None and _holds(storage, addr, n):
             return storage

@@ -116,22 +116,22 @@ _PRETEND = _device.pretend()
 
 def _written(plan, args, kwargs):
     """The {addr, len} extents the op may write, flat, and whether they are
-    all CPU memory; the tensors of device memory among them go to _device,
-    which copies them for a `run --watch` window."""
+    all CPU memory; when some are not, the tensors go to _device, whose
+    copier copies them for a `run --watch` window."""
     flat = []
     host = True
-    on_device = None
     for i, name in plan.writes:
         for t in _tensors(args[i] if i < len(args) else kwargs.get(name)):
             e = extent(t)
             if e:
                 flat.extend(e)
-                if not t.is_cpu or _PRETEND:
-                    host = False
-                    on_device = on_device or []
-                    on_device.append(t)
-    if on_device:
-        _device.written(plan.name, on_device)
+                host = host and t.is_cpu and not _PRETEND
+    if flat and not host:
+        # All of them: a window may open on a CPU output of an op that also
+        # writes device memory, and is then copied like the rest.
+        written = [t for i, name in plan.writes for t in _tensors(args[i] if i < len(args) else kwargs.get(name))
+                   if extent(t)]
+        _device.written(_work.hook, plan.name, written)
     return flat, host
 
 

@@ -47,6 +47,9 @@ class Hook:
         self.wait_consumed = lib.stompwatch_wait_consumed
         self.wait_consumed.argtypes = [ctypes.c_uint32]
         self.wait_consumed.restype = ctypes.c_int
+        self.cli_start = lib.stompwatch_cli_start
+        self.cli_start.argtypes = []
+        self.cli_start.restype = ctypes.c_char_p
         self.set_copier = lib.stompwatch_set_copier
         self.set_copier.argtypes = [ctypes.c_void_p]
         self.set_copier.restype = None
