@@ -190,6 +190,17 @@ def _copier(op: int, slot: int, host: int, device: int, n: int) -> int:
         return -1
 
 
+def _after_fork_in_child() -> None:
+    # Only the forking thread lives on in the child: a lock another thread
+    # held at the fork would stay held there for good.
+    global _STAGING_LOCK, _windows_lock
+    _STAGING_LOCK = threading.Lock()
+    _windows_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def register(hook) -> None:
     """Gives the hook the copier, once."""
     global _registered
