@@ -428,6 +428,19 @@ Deno.test("ops TorchScript runs on its inter-op threads are sampled through the 
   }
 });
 
+Deno.test("a Ctrl-C that reaches the client's copier is raised in the job once its op is over, with no traceback from ctypes", async () => {
+  const r = await runPython("device_interrupt.py", [], {
+    STOMPWATCH_TEST_DEVICE_COPY: "1",
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split("\n"), [
+    "round 1 interrupted, t[0] = 1.0",
+    "round 2 interrupted, t[0] = 2.0",
+    "done, t[0] = 3.0",
+  ]);
+  assert.doesNotMatch(r.stderr, /Traceback|Exception ignored/);
+});
+
 Deno.test("full content of device memory the copier copies: the .bin files hold the block's exact bytes, across ring records and a ragged end", async () => {
   const r = await runPython("device_full_content.py", [], {
     STOMPWATCH_TEST_DEVICE_COPY: "1",

@@ -14,9 +14,9 @@ that reads a chunk before its wait. test/gpu/prove_cuda.sh runs the CUDA
 path where a GPU is.
 """
 
-import _thread
 import ctypes
 import os
+import sys
 import threading
 import weakref
 
@@ -28,6 +28,10 @@ _COPIER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_ui
 # enum sw_copier_op, ffi/hook/staged_copy.h
 _BEGIN, _QUEUE, _WAIT, _STAGING = 0, 1, 2, 3
 _registered = None
+# A Ctrl-C that reached the copier, which runs inside a call of the hook and
+# cannot raise into the job: the thread it interrupted (0: none), which
+# raises it again once its op is over (take_interrupt).
+_interrupted = 0
 
 
 def pretend() -> bool:
@@ -183,8 +187,7 @@ def _copier(op: int, slot: int, host: int, device: int, n: int) -> int:
             return _staging(slot, host, n)
         return -1
     except KeyboardInterrupt:
-        # ctypes would print and drop it: the job gets its Ctrl-C back.
-        _thread.interrupt_main()
+        _note_interrupt()
         return -1
     except Exception:  # the hook marks the sample failed; never the job's problem
         return -1
@@ -201,9 +204,36 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+def _note_interrupt() -> None:
+    global _interrupted
+    _interrupted = threading.get_ident()
+
+
+def take_interrupt() -> bool:
+    """Whether a Ctrl-C reached the copier on this thread since the last
+    call; the op it came in is over, so the caller raises it."""
+    global _interrupted
+    if _interrupted != threading.get_ident():
+        return False
+    _interrupted = 0
+    return True
+
+
+def _unraisable_hook(previous):
+    def hook(info) -> None:
+        # A Ctrl-C that came before the copier's try (its first line):
+        # ctypes reports it here instead of raising it.
+        if info.object is _copier and info.exc_type is not None and issubclass(info.exc_type, KeyboardInterrupt):
+            _note_interrupt()
+            return
+        previous(info)
+    return hook
+
+
 def register(hook) -> None:
     """Gives the hook the copier, once."""
     global _registered
     if _registered is None:
+        sys.unraisablehook = _unraisable_hook(sys.unraisablehook)
         _registered = _COPIER(_copier)
         hook.set_copier(_registered)

@@ -242,6 +242,10 @@ def _bracketed(func, plan, args, kwargs):
         if seq:
             stack = _memory.python_stack(CLIENT.call_stack).encode() if CLIENT.call_stack else None
             hook.op_end(plan.name, seq, 0, stack)
+        # A Ctrl-C the copier met while sampling around this op, now the op
+        # is over.
+        if _device._interrupted and _device.take_interrupt():
+            raise KeyboardInterrupt
 
 
 class StompwatchMode(TorchDispatchMode):
