@@ -53,9 +53,7 @@ struct sw_stager {
   pid_t pid; /* whose stream and buffers they are: a forked child has neither */
 };
 
-/* The runtime we interpose copies device memory when it can copy at all:
- * the copier is for memory it does not know. */
-static int by_runtime(const struct sw_real *real) { return real->aclrtMemcpy != NULL; }
+int sw_runtime_copies(const struct sw_real *real) { return real->aclrtMemcpy != NULL; }
 
 static int can_stage(const struct sw_real *real) {
   return real->aclrtMemcpyAsync && real->aclrtSynchronizeStream && real->aclrtCreateStream &&
@@ -84,7 +82,7 @@ static void own(struct sw_stager *st) {
 
 static void free_buffers(const struct sw_real *real, struct sw_stager *st) {
   for (int i = 0; i < NBUF; i++) {
-    if (st->buf[i] && by_runtime(real) && real->aclrtFreeHost) real->aclrtFreeHost(st->buf[i]);
+    if (st->buf[i] && sw_runtime_copies(real) && real->aclrtFreeHost) real->aclrtFreeHost(st->buf[i]);
     st->buf[i] = NULL;
   }
   st->buf_bytes = 0;
@@ -130,7 +128,7 @@ static int ready(const struct sw_real *real, struct sw_stager *st) {
 /* Staging buffer k of `bytes`, from whichever engine copies. */
 static uint8_t *new_buffer(const struct sw_real *real, int k, uint64_t bytes) {
   void *p = NULL;
-  if (by_runtime(real)) {
+  if (sw_runtime_copies(real)) {
     if (!real->aclrtMallocHost || !real->aclrtFreeHost) return NULL;
     return real->aclrtMallocHost(&p, bytes) == ACL_SUCCESS ? p : NULL;
   }
@@ -236,7 +234,7 @@ static void fill(struct flight *f) {
 /* The flight's engine, ready on the thread's current device; 0 when
  * neither can stage. */
 static int start(struct flight *f) {
-  if (!by_runtime(f->real)) {
+  if (!sw_runtime_copies(f->real)) {
     f->copier = sw_copier_get();
     return f->copier != NULL;
   }

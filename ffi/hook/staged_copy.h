@@ -33,6 +33,11 @@ typedef int (*sw_copier)(int op, int slot, uint64_t host, uint64_t device, uint6
 /* The registered copier; NULL when none is. */
 sw_copier sw_copier_get(void);
 
+struct sw_real;
+/* Whether the runtime we interpose copies device memory (it can copy at
+ * all); where it does not, the copier does. */
+int sw_runtime_copies(const struct sw_real *real);
+
 /* One chunk of a block: bytes [off, off + n) of it, copied to dst. `rec`
  * and `pos` are the placer's own (a ring record and its position). */
 struct sw_chunk {

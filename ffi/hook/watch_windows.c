@@ -74,7 +74,7 @@ static uint64_t g_dump_seq;
 /* Copies n device bytes at src to dst, serially: the runtime's aclrtMemcpy,
  * else the framework's copier, queued and waited for at once. */
 static int device_copy(const struct sw_real *real, void *dst, const void *src, uint64_t n) {
-  if (real->aclrtMemcpy) return real->aclrtMemcpy(dst, n, src, n, ACL_MEMCPY_DEVICE_TO_HOST);
+  if (sw_runtime_copies(real)) return real->aclrtMemcpy(dst, n, src, n, ACL_MEMCPY_DEVICE_TO_HOST);
   sw_copier copy = sw_copier_get();
   int ok = copy && copy(SW_COPIER_QUEUE, 0, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src, n) == 0 &&
            copy(SW_COPIER_WAIT, 0, 0, 0, 0) == 0;
@@ -260,7 +260,7 @@ struct staged_sample {
 
 /* The runtime's copies take small chunks (STAGING_BYTES), the copier's large ones. */
 static uint64_t staging_bytes(const struct sw_real *real) {
-  return real->aclrtMemcpy ? STAGING_BYTES : COPIER_CHUNK_BYTES;
+  return sw_runtime_copies(real) ? STAGING_BYTES : COPIER_CHUNK_BYTES;
 }
 
 static int place_in_staging(void *ctx, struct sw_chunk *c) {
@@ -419,8 +419,9 @@ static void sample(struct sampling *t, struct local_watch *w, uint64_t op_seq, i
    * watched storage there): its bytes cannot be trusted, the sample fails. */
   int begun = 1;
   if (!host) {
-    sw_copier copier = real->aclrtMemcpy ? NULL : sw_copier_get();
-    if (!real->aclrtMemcpy && !copier) return;
+    const int runtime = sw_runtime_copies(real);
+    sw_copier copier = runtime ? NULL : sw_copier_get();
+    if (!runtime && !copier) return;
     if (real->aclrtSynchronizeDevice) real->aclrtSynchronizeDevice();
     if (copier) begun = copier(SW_COPIER_BEGIN, 0, 0, w->addr, w->len) == 0;
   }
