@@ -135,6 +135,28 @@ static inline bool hex_value(const uint8_t *p, const uint8_t *e, uint64_t *v) {
   return !bad;
 }
 
+/* The value of 8 lowercase hex digits at s (the first the highest) into
+ * *v; false when one is not such a digit. All 8 at once: the table's digit
+ * by digit loop cost about 15 instructions a digit, and every kept row's
+ * Ptr has 16. */
+static inline bool hex8_value(const uint8_t *s, uint32_t *v) {
+  const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+  uint64_t x;
+  memcpy(&x, s, 8);
+  /* Below 0x80 each byte, so no sum below carries into the next byte: the
+   * high bit of x + (0x80 - lo) says >= lo, of x + (0x7f - hi) says > hi. */
+  const uint64_t digit = (x + (0x80 - '0') * ones) & ~(x + (0x7f - '9') * ones);
+  const uint64_t letter = (x + (0x80 - 'a') * ones) & ~(x + (0x7f - 'f') * ones);
+  if ((x & high) || ((digit | letter) & high) != high) return false;
+  /* '0'-'9' are 0x30-0x39, 'a'-'f' 0x61-0x66: the low four bits, plus 9
+   * where bit 6 says a letter. */
+  uint64_t t = (x & 0x0f0f0f0f0f0f0f0full) + 9 * (x >> 6 & ones);
+  t = (t << 4 | t >> 8) & 0x00ff00ff00ff00ffull;        /* byte pairs */
+  t = (t << 8 | t >> 16) & 0x0000ffff0000ffffull;       /* then 16-bit pairs */
+  *v = (uint32_t)(t << 16 | t >> 32);
+  return true;
+}
+
 /* _leak_rows.ts PtrKeys.of for the three spellings it keys by value; false
  * for any other (the caller falls back). */
 static bool ptr_key(const struct sw_csv_field *f, double *key) {
@@ -148,8 +170,9 @@ static bool ptr_key(const struct sw_csv_field *f, double *key) {
     return true;
   }
   /* msMemScope's own: 16 digits (a constant count, for the loop to unroll). */
-  if (e - s == 18 && s[0] == '0' && s[1] == 'x' && hex_value(s + 2, s + 18, &v) && (v >> 32) <= 0x1fffff) {
-    *key = (double)v;
+  uint32_t hi, lo;
+  if (e - s == 18 && s[0] == '0' && s[1] == 'x' && hex8_value(s + 2, &hi) && hex8_value(s + 10, &lo) && hi <= 0x1fffff) {
+    *key = (double)((uint64_t)hi << 32 | lo);
     return true;
   }
   /* ptrDecimal: 1 to 16 digits, no leading zero, at most 2^53 - 1. */
@@ -276,7 +299,13 @@ struct pass {
   int last_device;
   size_t last_n;
   uint8_t last_bytes[DEVICE_BYTES];
+  /* The event type asked, padded for sw_csv_short_equal (a longer one is
+   * compared where it is). */
+  uint8_t event_type[16];
 };
+
+/* An absent field's text, readable as sw_csv_short_equal reads. */
+static const uint8_t EMPTY[8];
 
 /* The index of a device, made on first sight; -1 for N/A, -2 to fall back. */
 static int device_index(struct pass *p, const struct sw_csv_field *f) {
@@ -284,7 +313,8 @@ static int device_index(struct pass *p, const struct sw_csv_field *f) {
   const uint8_t *s = f->present ? f->s : (const uint8_t *)"";
   /* Before the cache: `a""b` quoted is not the text `a""b` unquoted. */
   if (sw_csv_has_doubled_quote(f)) return -2;
-  if (p->last_device != -3 && n == p->last_n && memcmp(s, p->last_bytes, n) == 0) return p->last_device;
+  if (!f->present) s = EMPTY;
+  if (p->last_device != -3 && n == p->last_n && sw_csv_short_equal(s, p->last_bytes, n)) return p->last_device;
   if (!sw_csv_ascii(s, s + n) || n >= DEVICE_BYTES || memchr(s, 0, n)) return -2;
   int k;
   if (n == 3 && memcmp(s, "N/A", 3) == 0) {
@@ -292,7 +322,7 @@ static int device_index(struct pass *p, const struct sw_csv_field *f) {
   } else {
     struct sw_leak_scan_args *a = p->a;
     for (k = 0; k < (int)a->devices; k++)
-      if (p->device_len[k] == n && memcmp(a->device_names + k * DEVICE_BYTES, s, n) == 0) break;
+      if (p->device_len[k] == n && sw_csv_short_equal(a->device_names + k * DEVICE_BYTES, s, n)) break;
     if (k == (int)a->devices) {
       if (k == MAX_DEVICES) return -2;
       memcpy(a->device_names + k * DEVICE_BYTES, s, n);
@@ -372,6 +402,23 @@ static void bound_by(struct pass *p, int k, double id) {
   if (p->shared && p->side == 0) publish_bounds(p, k);
 }
 
+/* Whether a row's Event Type is the one asked (sw_csv_text_is). */
+static inline bool event_type_is(const struct pass *p, const struct sw_csv_field *f) {
+  const uint32_t n = p->a->event_type_len;
+  if (n > 8) return sw_csv_text_is(f, p->a->event_type, n);
+  if (!f->present) return n == 0;
+  return (size_t)(f->e - f->s) == n && !sw_csv_has_doubled_quote(f) && sw_csv_short_equal(f->s, p->event_type, n);
+}
+
+/* An ID field's value (sw_csv_parse_decimal), NAN when absent. */
+static inline double id_value(const struct sw_csv_field *f) {
+  if (!f->present) return __builtin_nan("");
+  const size_t n = (size_t)(f->e - f->s);
+  uint64_t v;
+  if (n >= 1 && n <= 8 && sw_csv_short_digits(f->s, n, &v)) return (double)v;
+  return sw_csv_parse_decimal(f->s, f->e);
+}
+
 /* One data row; false to fall back. */
 static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uint32_t line) {
   struct pass *p = ctx;
@@ -387,12 +434,12 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
   bool free_row = !malloc_row && sw_csv_text_is(&ev, (const uint8_t *)"FREE", 4);
   struct sw_csv_field type = sw_csv_field_of(r, a->col[C_TYPE]);
   if (malloc_row || free_row) {
-    if (!sw_csv_text_is(&type, a->event_type, a->event_type_len)) return true;
+    if (!event_type_is(p, &type)) return true;
   } else if (!sw_csv_text_is(&ev, (const uint8_t *)"MSTX", 4)) {
     return true;
   }
   struct sw_csv_field idf = sw_csv_field_of(r, a->col[C_ID]);
-  double id = idf.present ? sw_csv_parse_decimal(idf.s, idf.e) : __builtin_nan("");
+  double id = id_value(&idf);
   if (id != id) return true;
   if (malloc_row || free_row) {
     struct span *span = &p->spans[k];
@@ -495,6 +542,7 @@ static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
   for (uint32_t k = 0; k < a->devices && k < MAX_DEVICES; k++)
     p->device_len[k] = (uint8_t)strnlen((const char *)a->device_names + k * DEVICE_BYTES, DEVICE_BYTES - 1);
   p->scan = (struct sw_csv_scan){.fd = a->fd, .take = take_row, .ctx = p, .limit = rows_end(a)};
+  if (a->event_type_len <= 8) memcpy(p->event_type, a->event_type, a->event_type_len);
 }
 
 /* Frames the rows from `from` (a row start, on line `line`) on; see

@@ -350,6 +350,53 @@ Deno.test("the native first pass keys a Ptr written as Python's hex() writes it 
   );
 });
 
+Deno.test("the native first pass reads IDs, Ptrs, Device Ids and event types of every length round its eight-byte steps as the TypeScript pass does", async () => {
+  // leak_scan.c reads up to 8 digits of an ID, 8 hex digits of a Ptr and 8
+  // bytes of a Device Id or Event Type at once: lengths either side of 8,
+  // bytes next to the digits' ranges, and texts that share a prefix.
+  const rows = [HEADER, mark(1), mark(2, "npu:1"), mark(3, "npu:10")];
+  const ids = ["7", "42", "1234567", "12345678", "123456789", "00000042"];
+  ids.push("123456789012345", "1234567890123456", "1234:678", "12/45678");
+  ids.push("99999999", "9999999999999999");
+  const hex = ["0000124100000000", "00001240c0000000", "001fffffffffffff"];
+  hex.push("0000000900000000", "00000000a0f00009");
+  const devices = ["0", "npu:1", "npu:10", "npu:1000", "npu:1001", "npu:100"];
+  devices.push("1", "apu:10", "npu:1000x", "npu:1000y");
+  let n = 0;
+  for (const id of ids) {
+    for (const h of hex) {
+      const device = devices[n++ % devices.length];
+      rows.push(mem("MALLOC", id, `0x${h}`, "{size:1}", device));
+      rows.push(mem("FREE", id, `0x${h}`, "{}", device));
+    }
+  }
+  const types = ["HA", "HALX", "XAL", "MINDSPORE", "MINDSPOR", "HAL", "HOST"];
+  for (const type of [...types, "HOST_PINNED", "HOST_PINNE", "HOSTX"]) {
+    rows.push(mem("MALLOC", 5, "0x0000000000001000", "{size:2}", 0, type));
+  }
+  rows.push(mark(60), mark(61, "npu:1"), mark(62, "npu:10"));
+  const path = tempLog(rows.join("\n") + "\n");
+  for (const eventType of ["HAL", "MINDSPORE", "HOST", "HOST_PINNED"]) {
+    const { native, typescript } = await bothPasses(path, {
+      mstxInfo: "step",
+      eventType,
+    });
+    assert.ok(native, "the native pass fell back");
+    assert.deepEqual(native, typescript);
+  }
+  // Not 16 lowercase hex digits below 2^53: keyed by text, so natively not
+  // at all (the next test says why).
+  const odd = ["0020000000000000", "00001240C0000000", "00001240g0000000"];
+  odd.push("0000:24100000000", "0000`24100000000", "ffffffff/fffffff");
+  for (const h of odd) {
+    const path = tempLog(
+      [HEADER, mark(1), mem("MALLOC", 2, `0x${h}`, "{size:1}")].join("\n"),
+    );
+    const { native } = await bothPasses(path, { mstxInfo: "step" });
+    assert.equal(native, undefined, h);
+  }
+});
+
 Deno.test("the native first pass leaves to the TypeScript pass what it cannot read for certain", async () => {
   const cases = [
     // A Ptr in no spelling keyed by value is keyed by its text.
