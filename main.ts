@@ -9,8 +9,9 @@ import { exitWith } from "./cli/_top.ts";
 // Each command's modules are imported when it runs: an offline analysis
 // never loads the daemon, hono or the FFI tables, which took most of its
 // start-up (about 70 of 100 ms before the file was opened). ./stompwatch
-// starts the analyses at cli/analysis_main.ts, which Deno's start-up does
-// not walk from here to the daemon.
+// starts each analysis at its own entry point (cli/check_leaks_main.ts and
+// its two siblings), bundled, which Deno's start-up does not walk from here
+// to the daemon.
 
 function checksumOf(value: string | undefined): "xxh3" | "crc64-msmemscope" {
   if (value === undefined || value === "xxh3" || value === "crc64-msmemscope") {
@@ -166,11 +167,13 @@ async function main(args: string[]): Promise<number> {
     case "env":
       return await envCommand(rest);
     case "check-leaks":
+      return await (await import("./cli/check_leaks_main.ts"))
+        .checkLeaksCommand(rest);
     case "compare":
-    case "snapshot": {
-      const { analysisCommand } = await import("./cli/analysis_main.ts");
-      return await analysisCommand(cmd, rest);
-    }
+      return await (await import("./cli/compare_main.ts")).compareCommand(rest);
+    case "snapshot":
+      return await (await import("./cli/snapshot_main.ts"))
+        .snapshotCommand(rest);
     case undefined:
     case "help":
     case "--help":

@@ -11,8 +11,11 @@
  * @module
  */
 
-// A path, not a URL's: a checkout under "my logs" is not "my%20logs".
-const here = decodeURIComponent(new URL(".", import.meta.url).pathname);
+// This file's folder, ffi/, as a path, not a URL's: a checkout under "my
+// logs" is not "my%20logs". ./stompwatch runs each analysis from a bundle
+// in ffi/build/ that holds this file: from there ffi/ is the folder above.
+const own = decodeURIComponent(new URL(".", import.meta.url).pathname);
+const here = own.endsWith("/ffi/build/") ? own.slice(0, -"build/".length) : own;
 
 /** Path of the job-side library, which `run` and `env` preload into jobs. */
 export const HOOK_LIBRARY = `${here}build/libstompwatch_hook.so`;

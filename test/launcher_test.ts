@@ -41,29 +41,40 @@ Deno.test("the launcher refuses a path holding a comma in one line of its own, b
   Deno.removeSync(dir, { recursive: true });
 });
 
-Deno.test("the launcher rebuilds the native code when a source changed since its last check, and runs no make when none did", () => {
+/**
+ * A checkout of its own in `dir`/co: the tracked files (times kept), the
+ * built libraries (no bundle of an analysis) and the installed Deno.
+ */
+function checkoutIn(dir: string): void {
   const root = new URL("..", import.meta.url).pathname;
+  Deno.mkdirSync(`${dir}/co`);
+  const copy = new Deno.Command("bash", {
+    args: [
+      "-c",
+      'git ls-files -z --cached --others --exclude-standard ffi main.ts stompwatch cli daemon routes watch analysis deno.json deno.lock | xargs -0 cp --parents -a -t "$1"',
+      "_",
+      `${dir}/co`,
+    ],
+    cwd: root,
+  }).outputSync();
+  assert.equal(copy.code, 0, new TextDecoder().decode(copy.stderr));
+  Deno.chmodSync(`${dir}/co/stompwatch`, 0o755);
+  Deno.symlinkSync(`${root}.deno`, `${dir}/co/.deno`);
+  new Deno.Command("cp", {
+    args: ["-a", `${root}ffi/build`, `${dir}/co/ffi/build`],
+  }).outputSync();
+  for (const entry of Deno.readDirSync(`${dir}/co/ffi/build`)) {
+    if (/\.js$|\.unbundled$/.test(entry.name)) {
+      Deno.removeSync(`${dir}/co/ffi/build/${entry.name}`);
+    }
+  }
+}
+
+Deno.test("the launcher rebuilds the native code when a source changed since its last check, and runs no make when none did", () => {
   const dir = Deno.makeTempDirSync({ prefix: "stompwatch_launcher_" });
   try {
-    // A checkout of its own (the tracked files, times kept), the built
-    // libraries and the installed Deno, with a make on PATH that notes each
-    // call.
-    Deno.mkdirSync(`${dir}/co`);
-    const copy = new Deno.Command("bash", {
-      args: [
-        "-c",
-        'git ls-files -z ffi main.ts stompwatch cli daemon routes watch analysis deno.json deno.lock | xargs -0 cp --parents -a -t "$1"',
-        "_",
-        `${dir}/co`,
-      ],
-      cwd: root,
-    }).outputSync();
-    assert.equal(copy.code, 0, new TextDecoder().decode(copy.stderr));
-    Deno.chmodSync(`${dir}/co/stompwatch`, 0o755);
-    Deno.symlinkSync(`${root}.deno`, `${dir}/co/.deno`);
-    new Deno.Command("cp", {
-      args: ["-a", `${root}ffi/build`, `${dir}/co/ffi/build`],
-    }).outputSync();
+    // With a make on PATH that notes each call.
+    checkoutIn(dir);
     Deno.mkdirSync(`${dir}/bin`);
     Deno.writeTextFileSync(
       `${dir}/bin/make`,
@@ -109,6 +120,86 @@ Deno.test("the launcher rebuilds the native code when a source changed since its
     const after = makeCalls();
     assert.equal(help().code, 0);
     assert.equal(makeCalls(), after, "rebuilt: no make again");
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("the launcher runs each analysis from a bundle it makes once and makes again when a TypeScript source changed, and from its sources where it cannot bundle", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_launcher_" });
+  const fixture = `${dir}/memscope_dump.csv`;
+  try {
+    checkoutIn(dir);
+    // A block allocated between the first two marks and never freed.
+    const header = "ID,Event,Event Type,Name,Timestamp(ns),Process Id," +
+      "Thread Id,Device Id,Ptr,Attr,Call Stack(Python),Call Stack(C)";
+    const mark = (id: number) => `${id},MSTX,Mark,"step",${id},1,1,0,N/A,,,`;
+    Deno.writeTextFileSync(
+      fixture,
+      [
+        header,
+        mark(1),
+        '2,MALLOC,HAL,N/A,2,1,1,0,0x0000124100000000,"{size:4096}",,',
+        mark(3),
+        mark(4),
+      ].join("\n") + "\n",
+    );
+    const bundle = `${dir}/co/ffi/build/check-leaks.js`;
+    const checkLeaks = (args: string[], env: Record<string, string> = {}) => {
+      const out = new Deno.Command(`${dir}/co/stompwatch`, {
+        args: ["check-leaks", ...args],
+        env,
+        stdout: "piped",
+        stderr: "piped",
+      }).outputSync();
+      const text = new TextDecoder();
+      return {
+        code: out.code,
+        stdout: text.decode(out.stdout),
+        stderr: text.decode(out.stderr),
+      };
+    };
+    const check = ["--input", fixture, "--mstx-info", "step"];
+
+    const first = checkLeaks(check);
+    assert.equal(first.stderr, "");
+    assert.match(first.stdout, /memory leak/);
+    const made = Deno.statSync(bundle).mtime!;
+    assert.deepEqual(checkLeaks(check), first, "the same from the bundle");
+    assert.deepEqual(Deno.statSync(bundle).mtime, made, "not made again");
+
+    // A source edited since the bundle was made: the next command runs the
+    // edit.
+    const source = `${dir}/co/cli/check_leaks.ts`;
+    const hourAgo = new Date(Date.now() - 3600_000);
+    Deno.utimeSync(bundle, hourAgo, hourAgo);
+    Deno.writeTextFileSync(
+      source,
+      Deno.readTextFileSync(source).replace(
+        "Missing --input:",
+        "Missing --input (edited):",
+      ),
+    );
+    const edited = checkLeaks([]);
+    assert.equal(edited.code, 2);
+    assert.match(edited.stderr, /^stompwatch: Missing --input \(edited\):/);
+    assert.ok(Deno.statSync(bundle).mtime! > hourAgo, "made again");
+
+    // No bundle and none to be had (Deno cannot fetch esbuild): said once,
+    // and the check runs from its sources all the same.
+    Deno.removeSync(bundle);
+    const offline = {
+      DENO_DIR: `${dir}/empty_deno_dir`,
+      NPM_CONFIG_REGISTRY: "http://127.0.0.1:9/",
+    };
+    const unbundled = checkLeaks(check, offline);
+    assert.match(
+      unbundled.stderr,
+      /^stompwatch: could not bundle check-leaks \(.+\); it runs from its sources/,
+    );
+    assert.equal(unbundled.stdout, first.stdout);
+    assert.equal(unbundled.code, first.code);
+    assert.deepEqual(checkLeaks(check, offline), first, "said once");
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
