@@ -6,33 +6,12 @@
  * the quotes, texts decoded as TextDecoder does.
  */
 #include "analysis.h"
+#include "digits.h"
 
 #include <math.h>
 #include <string.h>
 
 #define MAX_SAFE 9007199254740991.0
-
-/* Eight ASCII digits packed in v (the first in the low byte) as a number,
- * or -1 when one is not a digit (simdjson's check and its multiply-and-
- * shift combination). */
-static inline int64_t eight_digits(uint64_t v) {
-    if (((v & 0xf0f0f0f0f0f0f0f0ull) | (((v + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) >> 4)) !=
-        0x3333333333333333ull)
-        return -1;
-    v = ((v & 0x0f0f0f0f0f0f0f0full) * 2561) >> 8;
-    v = ((v & 0x00ff00ff00ff00ffull) * 6553601) >> 16;
-    return (int64_t)(((v & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32);
-}
-
-/* 1 to 8 digits at s (8 bytes readable there: fields lie in the read
- * buffer, which has slack after its end), as a number or -1; the digits
- * are moved up and '0's put in front. */
-static inline int64_t few_digits(const uint8_t *s, size_t n) {
-    uint64_t v;
-    memcpy(&v, s, 8);
-    if (n < 8) v = (v << (8 * (8 - n))) | (0x3030303030303030ull >> (8 * n));
-    return eight_digits(v);
-}
 
 static const uint64_t POW10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 
@@ -43,9 +22,9 @@ static inline bool plain_digits(const uint8_t *s, const uint8_t *e, double *out)
     if (n == 0 || n > 16) return false;
     int64_t v;
     if (n <= 8) {
-        v = few_digits(s, n);
+        v = sw_few_digits(s, n);
     } else {
-        int64_t hi = few_digits(s, 8), lo = few_digits(s + 8, n - 8);
+        int64_t hi = sw_few_digits(s, 8), lo = sw_few_digits(s + 8, n - 8);
         v = hi < 0 || lo < 0 ? -1 : hi * (int64_t)POW10[n - 8] + lo;
     }
     /* Past 2^53 parseDecimal's own rounding decides. */

@@ -84,25 +84,6 @@ static inline bool sw_csv_short_equal(const uint8_t *s, const uint8_t *t, size_t
   return ((x ^ y) & keep) == 0;
 }
 
-/* The value of the 1 to 8 plain digits at [s, s + n), where 8 bytes can
- * be read at s (as sw_csv_short_equal), into *v; false when one is not a
- * digit. Eight digits at once, as simdjson reads them: an ID field's digit
- * by digit loop was a tenth of check_leaks' first pass. */
-static inline bool sw_csv_short_digits(const uint8_t *s, size_t n, uint64_t *v) {
-  uint64_t x;
-  memcpy(&x, s, 8);
-  /* The digits moved to the top, leading '0's below them (little-endian:
-   * the first digit is the lowest byte). */
-  const unsigned pad = 8 * (unsigned)(8 - n);
-  if (pad) x = x << pad | 0x3030303030303030ull >> (64 - pad);
-  const uint64_t d = x - 0x3030303030303030ull;
-  if ((d | (d + 0x7676767676767676ull)) & 0x8080808080808080ull) return false;
-  uint64_t t = (d * 2561) >> 8 & 0x00ff00ff00ff00ffull;      /* pairs: 10 a + b */
-  t = (t * 6553601) >> 16 & 0x0000ffff0000ffffull;            /* 100 ab + cd */
-  *v = (t * 42949672960001ull) >> 32;                         /* 10000 abcd + efgh */
-  return true;
-}
-
 /* Digits [s, e) as a double, each step n * 10 + d in doubles as JavaScript
  * does them: exact (and done in integers) up to 15 digits, rounding past. */
 double sw_csv_digits_value(const uint8_t *s, const uint8_t *e);

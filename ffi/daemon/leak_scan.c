@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "csv_frame.h"
+#include "digits.h"
 #include "leak_stream.h"
 #include "pages.h"
 #include "row_start.h"
@@ -210,6 +211,7 @@ static double malloc_size(const struct sw_csv_field *f) {
     const uint8_t *q = p + 5;
     while (q < e && *q >= '0' && *q <= '9') q++;
     if (q == p + 5) continue;
+    if (q - (p + 5) <= 8) return (double)sw_few_digits(p + 5, (size_t)(q - (p + 5)));
     double n = sw_csv_digits_value(p + 5, q);
     if (n <= 9007199254740991.0) return n;
     /* Past 2^53 each step above rounds: read the digits whole, as Number()
@@ -414,9 +416,8 @@ static inline bool event_type_is(const struct pass *p, const struct sw_csv_field
 static inline double id_value(const struct sw_csv_field *f) {
   if (!f->present) return __builtin_nan("");
   const size_t n = (size_t)(f->e - f->s);
-  uint64_t v;
-  if (n >= 1 && n <= 8 && sw_csv_short_digits(f->s, n, &v)) return (double)v;
-  return sw_csv_parse_decimal(f->s, f->e);
+  const int64_t v = n >= 1 && n <= 8 ? sw_few_digits(f->s, n) : -1;
+  return v >= 0 ? (double)v : sw_csv_parse_decimal(f->s, f->e);
 }
 
 /* One data row; false to fall back. */

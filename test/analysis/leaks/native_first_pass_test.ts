@@ -351,9 +351,9 @@ Deno.test("the native first pass keys a Ptr written as Python's hex() writes it 
 });
 
 Deno.test("the native first pass reads IDs, Ptrs, Device Ids and event types of every length round its eight-byte steps as the TypeScript pass does", async () => {
-  // leak_scan.c reads up to 8 digits of an ID, 8 hex digits of a Ptr and 8
-  // bytes of a Device Id or Event Type at once: lengths either side of 8,
-  // bytes next to the digits' ranges, and texts that share a prefix.
+  // leak_scan.c reads up to 8 digits of an ID or a size, 8 hex digits of a
+  // Ptr and 8 bytes of a Device Id or Event Type at once: lengths either
+  // side of 8, bytes next to the digits' ranges, texts that share a prefix.
   const rows = [HEADER, mark(1), mark(2, "npu:1"), mark(3, "npu:10")];
   const ids = ["7", "42", "1234567", "12345678", "123456789", "00000042"];
   ids.push("123456789012345", "1234567890123456", "1234:678", "12/45678");
@@ -366,7 +366,8 @@ Deno.test("the native first pass reads IDs, Ptrs, Device Ids and event types of 
   for (const id of ids) {
     for (const h of hex) {
       const device = devices[n++ % devices.length];
-      rows.push(mem("MALLOC", id, `0x${h}`, "{size:1}", device));
+      const size = ["1", "12345678", "123456789", "00000009"][n % 4];
+      rows.push(mem("MALLOC", id, `0x${h}`, `{size:${size}}`, device));
       rows.push(mem("FREE", id, `0x${h}`, "{}", device));
     }
   }
