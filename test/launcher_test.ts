@@ -204,3 +204,41 @@ Deno.test("the launcher runs each analysis from a bundle it makes once and makes
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+Deno.test("every module an analysis loads is among the sources whose change makes the launcher bundle it again", async () => {
+  const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+  // The launcher's own list, expanded as it expands it.
+  const line = Deno.readTextFileSync(LAUNCHER).split("\n")
+    .find((l) => l.startsWith("analysis_sources="));
+  assert.ok(line, "the launcher names its analysis sources");
+  const listed = await new Deno.Command("bash", {
+    args: [
+      "-c",
+      `here="$1"; ${line}; printf '%s\\n' "\${analysis_sources[@]}"`,
+      "_",
+      root,
+    ],
+    stdout: "piped",
+  }).output();
+  const sources = new Set(
+    new TextDecoder().decode(listed.stdout).trim().split("\n"),
+  );
+  for (const entry of ["check_leaks", "compare", "snapshot"]) {
+    const info = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--no-config", "--json", `${root}/cli/${entry}_main.ts`],
+      stdout: "piped",
+    }).output();
+    const graph = JSON.parse(new TextDecoder().decode(info.stdout)) as {
+      modules: { specifier: string }[];
+    };
+    assert.ok(graph.modules.length > 10, entry);
+    for (const { specifier } of graph.modules) {
+      assert.ok(specifier.startsWith("file://"), `${entry}: ${specifier}`);
+      const path = decodeURIComponent(new URL(specifier).pathname);
+      assert.ok(
+        sources.has(path),
+        `${entry} loads ${path}, which the launcher does not watch`,
+      );
+    }
+  }
+});
