@@ -39,8 +39,9 @@ export interface CheckLeaksOptions {
   eventType?: string;
   /**
    * Most memory rows kept in memory at once (about 41 bytes each); past it
-   * the file is read again, a share of the addresses per pass. Default 2M
-   * (82 MB): a 1M-row log of memory rows alone is read once.
+   * the file is read again, a share of the addresses per pass. Default
+   * 2.5M (103 MB): a window of that many memory rows is replayed from
+   * memory within the 256 MB a check may take (200 MB at most measured).
    */
   rowBudget?: number;
   /**
@@ -98,7 +99,10 @@ export interface RawOptions {
 }
 
 const DEFAULT_MAX_LEAKS = 10_000;
-const DEFAULT_ROW_BUDGET = 2_000_000;
+// A window's rows kept (41 bytes each) and then replayed from memory (about
+// 23 more each) take 200 MB at most at this budget, in all; 3M took 229 MB
+// (README, "check-leaks").
+const DEFAULT_ROW_BUDGET = 2_500_000;
 
 /**
  * A whole number from 0: a number, or (on the command line) its digits. One
@@ -133,7 +137,7 @@ function indexText(raw: RawOptions, startIndex: number): string {
  * import { checkOptions } from "./options.ts";
  * checkOptions({ mstxInfo: "step", startIndex: 1 });
  * // { mstxInfo: "step", startIndex: 1, startIndexText: "1", eventType: "HAL",
- * //   maxLeaks: 10000, rowBudget: 2000000, detail: "all" }
+ * //   maxLeaks: 10000, rowBudget: 2500000, detail: "all" }
  * ```
  */
 export function checkOptions(

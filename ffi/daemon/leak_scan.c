@@ -769,19 +769,25 @@ static void *stream_reader_main(void *arg) {
   return NULL;
 }
 
+/* The most blocks a streaming pass holds (and FREEs it remembers), past a
+ * budget of 2M rows: blocks of 48 bytes, and slots of 24 in its two tables,
+ * at most half full after a rebuild, about 200 MB at most. The budget sizes
+ * the rows kept in memory, which the replay in memory also needs; this
+ * replay needs more for each block it holds, so its room stops there. */
+#define STREAM_ROOM 1000001u
+
 /* A streaming pass (struct sw_leak_scan_args stream): one thread reads the
  * rows, this one replays them in file order (leak_stream.c); the leaks are
- * the rows kept. Room for half the budget (blocks of 48 bytes, and slots of
- * 24 in its two tables, at most half full after a rebuild: about 200 MB at
- * most at the default budget), in the memory the rows' arrays held. */
+ * the rows kept. Room for half the budget, STREAM_ROOM at most, in the
+ * memory the rows' arrays held. */
 static int32_t stream_pass(struct pass *p) {
   struct sw_leak_scan_args *a = p->a;
   if (!a->window_devices) return SW_LEAK_FALLBACK;
-  /* The rows' arrays, which the first pass filled (82 MB at the default
+  /* The rows' arrays, which the first pass filled (103 MB at the default
    * budget), hold only the leaks from here: their pages are given back
    * while the replay needs memory, and a pass after it starts afresh. */
   advise_rows(a, a->cap, sw_pages_forget);
-  p->stream = sw_leak_stream_new(a->budget / 2 + 1);
+  p->stream = sw_leak_stream_new(a->budget / 2 + 1 < STREAM_ROOM ? a->budget / 2 + 1 : STREAM_ROOM);
   if (!p->stream) return SW_LEAK_FALLBACK;
   const uint64_t file_size = file_size_now(a->fd);
   struct stream_reader reader = {.p = p};
