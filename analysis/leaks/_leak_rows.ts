@@ -60,6 +60,14 @@ export class LeakRows {
     this.textsFromValues = false;
   }
 
+  /** Makes room for `n` more rows at once (within the budget). */
+  reserve(n: number): void {
+    const want = Math.min(this.length + n, this.budget);
+    if (want > this.id.length) {
+      this.#grow(Math.min(Math.max(want, this.id.length * 2), this.budget));
+    }
+  }
+
   /** Adds a row; false (and nothing kept) once the budget is reached. */
   push(
     kind: number,
@@ -162,6 +170,12 @@ export async function replayWindow(
   );
 }
 
+/** Each byte's two lowercase hex digits. */
+const HEX_BYTE = Array.from(
+  { length: 256 },
+  (_, b) => b.toString(16).padStart(2, "0"),
+);
+
 /**
  * Ptr keys for the typed arrays. msMemScope's analyser matches a FREE to
  * its blocks by the Ptr text, so two keys are equal exactly when the texts
@@ -180,6 +194,15 @@ export class PtrKeys {
    * spellings); undefined for a key of its own text, which only the row has.
    */
   static text(key: number): string | undefined {
+    if (Number.isInteger(key) && key >= 0 && key <= Number.MAX_SAFE_INTEGER) {
+      // A byte at a time from the two 32-bit halves: toString(16) of a
+      // number past 2^31 took about 0.7 µs, 7 ms of 10,000 printed leaks.
+      const hi = Math.floor(key / 4294967296), lo = key >>> 0;
+      return "0x" + HEX_BYTE[hi >>> 24] + HEX_BYTE[(hi >>> 16) & 255] +
+        HEX_BYTE[(hi >>> 8) & 255] + HEX_BYTE[hi & 255] +
+        HEX_BYTE[lo >>> 24] + HEX_BYTE[(lo >>> 16) & 255] +
+        HEX_BYTE[(lo >>> 8) & 255] + HEX_BYTE[lo & 255];
+    }
     if (Number.isInteger(key) && key >= 0) {
       return `0x${key.toString(16).padStart(16, "0")}`;
     }

@@ -1,0 +1,42 @@
+import assert from "node:assert/strict";
+import { LeakRows, PtrKeys } from "../../../analysis/leaks/_leak_rows.ts";
+
+Deno.test("a Ptr key made from 16 hex digits is spelled back as those digits, at every byte's edge", () => {
+  const keys = [0, 1, 0xff, 0x100, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32];
+  keys.push(2 ** 52, 2 ** 53 - 1, 0x0000124100000000, 0x00001240c0000000);
+  for (let bits = 1; bits <= 53; bits++) {
+    keys.push(2 ** bits - 1, 2 ** (bits - 1) + 0x5a5a5a % 2 ** (bits - 1));
+  }
+  for (const key of keys) {
+    assert.equal(
+      PtrKeys.text(key),
+      `0x${key.toString(16).padStart(16, "0")}`,
+      String(key),
+    );
+  }
+  // Python's hex() (value + 0.5) and plain decimal (-(value + 1)) as before.
+  assert.equal(PtrKeys.text(0x1000 + 0.5), "0x1000");
+  assert.equal(PtrKeys.text(-(4096 + 1)), "4096");
+  assert.equal(PtrKeys.text(-0.5), undefined);
+});
+
+Deno.test("rows reserved at once hold what is pushed, and never more than the budget", () => {
+  const rows = new LeakRows(5000, 4);
+  rows.push(1, 0, 7, 8, 9, 10, 11);
+  rows.reserve(3000);
+  assert.ok(rows.id.length >= 3001);
+  for (let i = 0; i < 6000; i++) rows.push(1, 1, i, i + 1, i + 2, i + 3, i + 4);
+  assert.equal(rows.length, 5000);
+  assert.deepEqual(
+    [rows.id[0], rows.ptr[0], rows.line[0], rows.id[4999], rows.device[4999]],
+    [7, 8, 11, 4998, 1],
+  );
+  rows.reserve(10_000);
+  assert.equal(rows.id.length, 5000);
+  // Room near the budget: doubling would pass it.
+  const near = new LeakRows(5000, 3000);
+  near.push(1, 0, 1, 1, 1, 1, 1);
+  near.reserve(4500);
+  for (let i = 0; i < 6000; i++) near.push(1, 0, i, i, i, i, i);
+  assert.equal(near.length, 5000);
+});
