@@ -971,6 +971,11 @@ export interface LeakScanResult {
    * pass leaves them empty).
    */
   spans: Float64Array;
+  /**
+   * The marks passed the room `markId` has, which alone made the pass fall
+   * back: more room, and it can run again.
+   */
+  marksFull: boolean;
 }
 
 const LEAK_DEVICE_BYTES = 64;
@@ -1082,6 +1087,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     oddIds: Number(v.getBigUint64(240, true)),
     halves: Number(v.getBigUint64(248, true)),
     spans: spans.subarray(0, 3 * count),
+    marksFull: v.getUint32(LEAK_STREAM_AT + 4, true) !== 0,
   };
 }
 

@@ -25,6 +25,9 @@ import type { FirstPass } from "./_first_pass.ts";
 import { LEAK_COLUMNS, LeakRows, PtrKeys, type Window } from "./_leak_rows.ts";
 import type { CheckedOptions } from "./options.ts";
 
+/** Marks a first try of a pass has room for: a job marks each step. */
+const MARK_ROOM = 65_536;
+
 /** MEMSCOPE_HEADER positions of LEAK_COLUMNS, in the order leak_scan.c reads them. */
 const HEADER_AT = [0, 1, 2, 3, 7, 8, 9];
 
@@ -63,35 +66,42 @@ async function scan(
   const start = await readMemscopeStart(source, { columns: LEAK_COLUMNS });
   if (start === undefined) return undefined;
   // A mark row has at least 8 fields, 19 bytes: room for every row that
-  // could be one (address space only, until written).
-  // Both in one buffer, as LeakRows carves its arrays (#carve says why).
-  const markRoom = Math.ceil(size / 16) + 1;
-  const markBuffer = new ArrayBuffer(markRoom * 12);
-  const markId = new Float64Array(markBuffer, 0, markRoom);
-  const markDevice = new Uint32Array(markBuffer, markRoom * 8, markRoom);
-  const pending = leakScan({
-    fd,
-    columns: HEADER_AT.map((k) => start.columns.at[k]),
-    offset: start.offset,
-    line: start.line,
-    rows,
-    budget: options.rowBudget,
-    markDevice,
-    markId,
-    eventType: options.eventType,
-    mstxInfo: options.mstxInfo,
-    windows,
-    startIndex: windows ? undefined : options.startIndex,
-  });
-  try {
-    const found = await pending;
+  // could be one is address space the log's size over 16 (100 MB for 134
+  // MB), which V8 answered with collections as it came (external memory
+  // pressure: scavenges and a mark-compact, 5-9 ms of a command). A first
+  // try has room for MARK_ROOM marks; a log with more is read again with
+  // room for all.
+  const all = Math.ceil(size / 16) + 1;
+  for (let room = Math.min(MARK_ROOM, all);; room = all) {
+    // Both in one buffer, as LeakRows carves its arrays (#carve says why).
+    const markBuffer = new ArrayBuffer(room * 12);
+    const markId = new Float64Array(markBuffer, 0, room);
+    const markDevice = new Uint32Array(markBuffer, room * 8, room);
+    let found: LeakScanResult;
+    try {
+      found = await leakScan({
+        fd,
+        columns: HEADER_AT.map((k) => start.columns.at[k]),
+        offset: start.offset,
+        line: start.line,
+        rows,
+        budget: options.rowBudget,
+        markDevice,
+        markId,
+        eventType: options.eventType,
+        mstxInfo: options.mstxInfo,
+        windows,
+        startIndex: windows ? undefined : options.startIndex,
+      });
+    } catch (e) {
+      throw new MemscopeCsvError(
+        `Cannot read ${source.label}: ${(e as Error).message}`,
+      );
+    }
+    if (found.marksFull && room < all) continue;
     rows.length = found.rowsKept;
     rows.textsFromValues = found.oddIds === 0;
     return { found, markDevice, markId, header: start.columns.names };
-  } catch (e) {
-    throw new MemscopeCsvError(
-      `Cannot read ${source.label}: ${(e as Error).message}`,
-    );
   }
 }
 

@@ -95,7 +95,11 @@ struct sw_leak_scan_args {
    * instead of keeping their rows: what it keeps is the leaks. It ends
    * with SW_LEAK_FALLBACK where the replay cannot go on. */
   uint32_t stream;
-  uint32_t pad;
+  /* Out: 1 when the marks passed mark_cap, which alone made the pass fall
+   * back: the caller, having given little room, may give more and run it
+   * again (room for every row that could be a mark is address space the
+   * size of the log, which V8 answers with collections). */
+  uint32_t marks_full;
 };
 
 /* ffi/bindings.ts leakScan writes and reads these offsets. */
@@ -519,7 +523,10 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
     same = (size_t)(name.e - name.s) == a->mstx_len && memcmp(name.s, a->mstx, a->mstx_len) == 0;
   }
   if (!same) return true;
-  if (a->marks == a->mark_cap) return false;
+  if (a->marks == a->mark_cap) {
+    a->marks_full = 1;
+    return false;
+  }
   a->mark_device[a->marks] = (uint32_t)k;
   a->mark_id[a->marks] = id;
   a->marks++;

@@ -398,6 +398,31 @@ Deno.test("the native first pass reads IDs, Ptrs, Device Ids and event types of 
   }
 });
 
+Deno.test("the native first pass reads a log with more marks than its first try has room for again, with room for all", async () => {
+  // _native_first_pass.ts MARK_ROOM is 65,536: 70,000 marks pass it.
+  const rows = [HEADER];
+  for (let id = 1; id <= 140_000; id += 2) {
+    rows.push(mark(id, id % 3));
+    rows.push(
+      mem(
+        "MALLOC",
+        id + 1,
+        `0x${id.toString(16).padStart(16, "0")}`,
+        "{size:8}",
+        id % 3,
+      ),
+    );
+  }
+  const path = tempLog(rows.join("\n") + "\n");
+  const { native, typescript } = await bothPasses(path, { mstxInfo: "step" });
+  assert.ok(native, "the native pass fell back");
+  assert.equal(native.marks.flat().length, 70_000);
+  assert.deepEqual(native, typescript);
+  const leaks = await checkLeaksFile(path, { mstxInfo: "step", startIndex: 5 });
+  assert.equal(leaks.passes, 1);
+  assert.equal(leaks.leakCount, 3, "one a device, the block after its mark A");
+});
+
 Deno.test("the native first pass leaves to the TypeScript pass what it cannot read for certain", async () => {
   const cases = [
     // A Ptr in no spelling keyed by value is keyed by its text.
