@@ -602,45 +602,56 @@ Deno.test("check_leaks matches a FREE to its blocks by the Ptr's text when Ptrs 
   }
 });
 
-Deno.test("check_leaks finds the same leaks replaying as it reads as from rows it keeps, on generated logs of rows out of order, replaced IDs and reused addresses", async () => {
-  let seed = 12345;
-  const random = (n: number) => {
+/**
+ * A generated log's rows: 1 to 3 devices, 2,000 to 4,000 rows, up to 6
+ * marks a device, blocks freed in any order (one FREE in ten at an address
+ * not held), one row in 20 taking an ID already written, each row swapped
+ * with one up to 31 rows on. `random(n)`: a whole number below n.
+ */
+function generatedRows(random: (n: number) => number): string[] {
+  const address = () =>
+    `0x${(0x1000 * (1 + random(150))).toString(16).padStart(16, "0")}`;
+  const devices = 1 + random(3);
+  const next = Array(devices).fill(1), marks = Array(devices).fill(0);
+  const held: string[][] = Array.from({ length: devices }, () => []);
+  const rows: string[] = [];
+  for (let n = 2000 + random(2000); n > 0; n--) {
+    const device = random(devices);
+    const id = random(20) ? next[device]++ : Math.max(1, next[device] - 2);
+    const live = held[device];
+    const roll = random(100);
+    if (roll < 2 && marks[device] < 6) {
+      marks[device]++;
+      rows.push(mark(id, device));
+    } else if (live.length && (roll < 50 || live.length > 100)) {
+      const ptr = live.splice(random(live.length), 1)[0];
+      rows.push(free(id, random(10) ? ptr : address(), MB, { device }));
+    } else {
+      const ptr = address();
+      live.push(ptr);
+      rows.push(malloc(id, ptr, 1 + random(MB), { device }));
+    }
+  }
+  for (let i = 0; i < rows.length; i++) {
+    const j = Math.min(rows.length - 1, i + random(32));
+    [rows[i], rows[j]] = [rows[j], rows[i]];
+  }
+  return rows;
+}
+
+/** A seeded `random(n)` for {@link generatedRows}. */
+function seeded(seed: number): (n: number) => number {
+  return (n) => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
     return Math.floor((seed / 2 ** 31) * n);
   };
-  const address = () =>
-    `0x${(0x1000 * (1 + random(150))).toString(16).padStart(16, "0")}`;
+}
+
+Deno.test("check_leaks finds the same leaks replaying as it reads as from rows it keeps, on generated logs of rows out of order, replaced IDs and reused addresses", async () => {
+  const random = seeded(12345);
   let replayed = 0;
   for (let log = 0; log < 40; log++) {
-    const devices = 1 + random(3);
-    const next = Array(devices).fill(1), marks = Array(devices).fill(0);
-    const held: string[][] = Array.from({ length: devices }, () => []);
-    const rows: string[] = [];
-    for (let n = 2000 + random(2000); n > 0; n--) {
-      const device = random(devices);
-      // One row in 20 takes an ID already written: replaced blocks.
-      const id = random(20) ? next[device]++ : Math.max(1, next[device] - 2);
-      const live = held[device];
-      const roll = random(100);
-      if (roll < 2 && marks[device] < 6) {
-        marks[device]++;
-        rows.push(mark(id, device));
-      } else if (live.length && (roll < 50 || live.length > 100)) {
-        // One FREE in ten at an address that is not (or no longer) held.
-        const ptr = live.splice(random(live.length), 1)[0];
-        rows.push(free(id, random(10) ? ptr : address(), MB, { device }));
-      } else {
-        const ptr = address();
-        live.push(ptr);
-        rows.push(malloc(id, ptr, 1 + random(MB), { device }));
-      }
-    }
-    // Rows out of ID order: each swapped with one up to 31 rows on.
-    for (let i = 0; i < rows.length; i++) {
-      const j = Math.min(rows.length - 1, i + random(32));
-      [rows[i], rows[j]] = [rows[j], rows[i]];
-    }
-    const path = tempLog(rows);
+    const path = tempLog(generatedRows(random));
     const options = { mstxInfo: "step", startIndex: random(2) };
     const one = await checkLeaksFile(path, options);
     const read = await checkLeaksFile(path, { ...options, rowBudget: 300 });
@@ -650,6 +661,32 @@ Deno.test("check_leaks finds the same leaks replaying as it reads as from rows i
     assert.deepEqual({ ...read, passes: 1 }, one, `log ${log}`);
   }
   assert.ok(replayed >= 10, `${replayed} of 40 logs replayed as read`);
+});
+
+Deno.test("check_leaks finds the same leaks natively, dropping rows past the marks' bounds as it reads, as the TypeScript pass that keeps every row, on generated logs", async () => {
+  // A last row whose Device Id is not ASCII leaves the log to the
+  // TypeScript pass (native_first_pass_test.ts); it adds a device with no
+  // marks and a row, and nothing else.
+  const typescriptOnly = "9999999,OP_LAUNCH,ATEN_START,op,1,1,1,gerät,N/A,,,";
+  const random = seeded(2026);
+  let leaked = 0;
+  for (let log = 0; log < 40; log++) {
+    const rows = generatedRows(random);
+    const options = { mstxInfo: "step", startIndex: random(3) };
+    const native = await checkLeaksFile(tempLog(rows), options);
+    const path = tempLog([...rows, typescriptOnly]);
+    const typescript = await checkLeaksFile(path, options);
+    const added = typescript.devices.pop();
+    assert.equal(added?.device, "gerät", `log ${log}`);
+    assert.deepEqual(
+      { ...typescript, input: native.input, rows: native.rows, bytes: 0 },
+      { ...native, bytes: 0 },
+      `log ${log}`,
+    );
+    assert.equal(typescript.rows, native.rows + 1);
+    leaked += native.leakCount ? 1 : 0;
+  }
+  assert.ok(leaked >= 20, `${leaked} of 40 logs leak`);
 });
 
 Deno.test("check_leaks reads only the rows inside the windows again when all its memory rows pass the budget, on two threads, and in parts when those pass it too and are too far out of order to replay as they are read", async () => {
