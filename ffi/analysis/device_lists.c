@@ -7,6 +7,7 @@
  * Both the cut and the ordering run on two threads.
  */
 #include "analysis.h"
+#include "two_threads.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -62,16 +63,6 @@ static void *fill_share(void *arg) {
     return NULL;
 }
 
-/* Runs `work` on the second share on a thread of its own and on the first
- * share here; both on this thread when no thread can be had. */
-static void both(void *(*work)(void *), struct share *a, struct share *b) {
-    pthread_t thread;
-    bool two = pthread_create(&thread, NULL, work, b) == 0;
-    work(a);
-    if (two) pthread_join(thread, NULL);
-    else work(b);
-}
-
 static void share_init(struct share *s, const struct sw_rows *rows, const uint32_t *order,
                        size_t from, size_t to, size_t devices, uint32_t **list) {
     *s = (struct share){.rows = rows, .order = order, .from = from, .to = to, .devices = devices,
@@ -104,14 +95,14 @@ void sw_device_lists_split(const struct sw_rows *rows, const uint32_t *order, si
     struct share a, b;
     share_init(&a, rows, order, 0, n / 2, devices, out->list);
     share_init(&b, rows, order, n / 2, n, devices, out->list);
-    both(count_share, &a, &b);
+    sw_on_both(count_share, &a, &b);
     for (size_t d = 0; d < devices; d++) {
         out->n[d] = a.count[d] + b.count[d];
         b.base[d] = a.count[d];
         out->list[d] = malloc((out->n[d] + 1) * sizeof **out->list);
         if (!out->list[d]) abort();
     }
-    both(fill_share, &a, &b);
+    sw_on_both(fill_share, &a, &b);
     /* The shares joined: the second one's first row of a list noted after
      * the first one's last, then the rest of what the second one noted. */
     for (size_t d = 0; d < devices; d++) {

@@ -5,9 +5,9 @@
  */
 #define _GNU_SOURCE
 #include "analysis.h"
+#include "two_threads.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,11 +211,8 @@ void sw_rows_order(const struct sw_rows *r, uint32_t *list, size_t n) {
     struct part second = first;
     second.from = half;
     second.to = n;
-    pthread_t thread;
-    bool two = half < n && pthread_create(&thread, NULL, order_part_main, &second) == 0;
-    order_part(&first);
-    if (two) pthread_join(thread, NULL);
-    else if (half < n) order_part(&second);
+    if (half < n) sw_on_both(order_part_main, &first, &second);
+    else order_part(&first);
     bool rising = first.rising, sorted = first.sorted;
     if (half < n) {
         double t = ts[half], before = ts[half - 1];

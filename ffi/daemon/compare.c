@@ -28,6 +28,7 @@
 #include "csv_frame.h"
 #include "myers.h"
 #include "sw_common.h"
+#include "two_threads.h"
 
 /* Shared with ffi/bindings.ts, field for field. */
 struct sw_compare_args {
@@ -138,11 +139,7 @@ SW_EXPORT int32_t stompwatch_compare_read(struct sw_compare_args *a) {
     L->line = a->line[s];
     L->levels = a->levels;
   }
-  pthread_t other;
-  bool threaded = pthread_create(&other, NULL, read_log, &j->log[1]) == 0;
-  read_log(&j->log[0]);
-  if (threaded) pthread_join(other, NULL);
-  else read_log(&j->log[1]);
+  sw_on_both(read_log, &j->log[0], &j->log[1]);
   int failed = j->log[0].fd != SW_SCAN_DONE ? 0 : 1;
   int32_t result = j->log[failed].fd;
   a->handle = (uint32_t)failed;

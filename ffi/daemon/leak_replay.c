@@ -10,7 +10,6 @@
  * fit a core's cache, on two threads for a large window.
  */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +17,7 @@
 #include <string.h>
 
 #include "pages.h"
+#include "two_threads.h"
 #include "sw_common.h"
 
 enum { MALLOC = 1, FREE = 2 };
@@ -134,14 +134,11 @@ struct share {
   bool ok;
 };
 
-/* Runs fn on the first share, and on the second (when `two`) on a thread
- * of its own when one can be had. */
+/* Runs fn on the first share, and on the second when `two`
+ * (sw_on_both). */
 static void on_shares(void *(*fn)(void *), struct share *s, bool two) {
-  pthread_t thread;
-  bool threaded = two && pthread_create(&thread, NULL, fn, &s[1]) == 0;
-  fn(&s[0]);
-  if (threaded) pthread_join(thread, NULL);
-  else if (two) fn(&s[1]);
+  if (two) sw_on_both(fn, &s[0], &s[1]);
+  else fn(&s[0]);
 }
 
 static void *count_rows(void *arg) {
