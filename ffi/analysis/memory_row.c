@@ -13,29 +13,9 @@
 
 #define MAX_SAFE 9007199254740991.0
 
-static const uint64_t POW10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
-
-/* Plain digits, 1 to 16 of them, below 2^53 (most numbers of a log):
- * their value. */
-static inline bool plain_digits(const uint8_t *s, const uint8_t *e, double *out) {
-    size_t n = (size_t)(e - s);
-    if (n == 0 || n > 16) return false;
-    int64_t v;
-    if (n <= 8) {
-        v = sw_few_digits(s, n);
-    } else {
-        int64_t hi = sw_few_digits(s, 8), lo = sw_few_digits(s + 8, n - 8);
-        v = hi < 0 || lo < 0 ? -1 : hi * (int64_t)POW10[n - 8] + lo;
-    }
-    /* Past 2^53 parseDecimal's own rounding decides. */
-    if (v < 0 || v >= (int64_t)(1ull << 53)) return false;
-    *out = (double)v;
-    return true;
-}
-
 static inline double parse_decimal(const uint8_t *s, const uint8_t *e) {
     double v;
-    return plain_digits(s, e, &v) ? v : sw_parse_decimal(s, e);
+    return sw_plain_digits(s, e, &v) ? v : sw_parse_decimal(s, e);
 }
 
 static bool field(const struct sw_csv_row *r, int col, const uint8_t **s, const uint8_t **e) {

@@ -68,6 +68,14 @@ struct frame_state {
   uint32_t line;
 };
 
+/* Appends the separators b + each bit of m to sep from *n, while there is
+ * room (SW_CSV_MAX_SEPS): a row's, at its end, or the block's rest, which
+ * the next row begins with. */
+static inline __attribute__((always_inline)) void take_seps(const uint8_t **sep, uint32_t *n, const uint8_t *b,
+                                                            uint64_t m) {
+  for (; m && *n < SW_CSV_MAX_SEPS; m &= m - 1) sep[(*n)++] = b + __builtin_ctzll(m);
+}
+
 static inline __attribute__((always_inline)) int64_t frame_with(struct sw_csv_scan *sc, const uint8_t *buf,
                                                                 size_t len, uint64_t base, bool last,
                                                                 struct frame_state *st, const bool avx2) {
@@ -90,8 +98,7 @@ static inline __attribute__((always_inline)) int64_t frame_with(struct sw_csv_sc
       const unsigned bit = (unsigned)__builtin_ctzll(ends);
       ends &= ends - 1;
       const uint64_t upto = bit == 63 ? ~0ull : (2ull << bit) - 1;
-      for (uint64_t m = seps & upto; m && nsep < SW_CSV_MAX_SEPS; m &= m - 1)
-        r.sep[nsep++] = b + __builtin_ctzll(m);
+      take_seps(r.sep, &nsep, b, seps & upto);
       seps &= ~upto;
       const uint8_t *pos = b + bit;
       line = block_line + (uint32_t)__builtin_popcountll(k.newline & upto);
@@ -110,7 +117,7 @@ static inline __attribute__((always_inline)) int64_t frame_with(struct sw_csv_sc
         return start - buf;
       }
     }
-    for (; seps && nsep < SW_CSV_MAX_SEPS; seps &= seps - 1) r.sep[nsep++] = b + __builtin_ctzll(seps);
+    take_seps(r.sep, &nsep, b, seps);
     block_line += (uint32_t)__builtin_popcountll(k.newline);
     line = block_line;
   }

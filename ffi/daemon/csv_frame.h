@@ -61,13 +61,18 @@ static inline bool sw_csv_ascii(const uint8_t *s, const uint8_t *e) {
   return true;
 }
 
-/* The field's decoded text equals `want` (ASCII, no quote): a quoted field
- * with a doubled quote decodes to text holding a quote, so it never does;
- * an absent field reads as "". */
-static inline bool sw_csv_text_is(const struct sw_csv_field *f, const uint8_t *want, size_t n) {
+/* Whether the field's decoded text can be n bytes of ASCII without a
+ * quote, before its bytes are compared: a quoted field with a doubled quote
+ * decodes to text holding a quote, so it never is; an absent field reads
+ * as "". */
+static inline bool sw_csv_text_fits(const struct sw_csv_field *f, size_t n) {
   if (!f->present) return n == 0;
-  if ((size_t)(f->e - f->s) != n || sw_csv_has_doubled_quote(f)) return false;
-  return memcmp(f->s, want, n) == 0;
+  return (size_t)(f->e - f->s) == n && !sw_csv_has_doubled_quote(f);
+}
+
+/* The field's decoded text equals `want` (ASCII, no quote). */
+static inline bool sw_csv_text_is(const struct sw_csv_field *f, const uint8_t *want, size_t n) {
+  return sw_csv_text_fits(f, n) && (!f->present || memcmp(f->s, want, n) == 0);
 }
 
 /* Whether the n bytes at s and t are the same, where 8 bytes can be read
@@ -82,6 +87,11 @@ static inline bool sw_csv_short_equal(const uint8_t *s, const uint8_t *t, size_t
   memcpy(&y, t, 8);
   const uint64_t keep = n == 8 ? ~0ull : (1ull << (8 * n)) - 1;
   return ((x ^ y) & keep) == 0;
+}
+
+/* sw_csv_text_is for a `want` that 8 bytes can be read at (a padded copy). */
+static inline bool sw_csv_padded_text_is(const struct sw_csv_field *f, const uint8_t *want, size_t n) {
+  return sw_csv_text_fits(f, n) && (!f->present || sw_csv_short_equal(f->s, want, n));
 }
 
 /* Digits [s, e) as a double, each step n * 10 + d in doubles as JavaScript

@@ -215,8 +215,9 @@ static double malloc_size(const struct sw_csv_field *f) {
     const uint8_t *q = p + 5;
     while (q < e && *q >= '0' && *q <= '9') q++;
     if (q == p + 5) continue;
-    if (q - (p + 5) <= 8) return (double)sw_few_digits(p + 5, (size_t)(q - (p + 5)));
-    double n = sw_csv_digits_value(p + 5, q);
+    double n;
+    if (sw_plain_digits(p + 5, q, &n)) return n;
+    n = sw_csv_digits_value(p + 5, q);
     if (n <= 9007199254740991.0) return n;
     /* Past 2^53 each step above rounds: read the digits whole, as Number()
      * does. Past leading zeros, 400 digits are beyond any double. */
@@ -316,10 +317,9 @@ static const uint8_t EMPTY[8];
 /* The index of a device, made on first sight; -1 for N/A, -2 to fall back. */
 static int device_index(struct pass *p, const struct sw_csv_field *f) {
   size_t n = f->present ? (size_t)(f->e - f->s) : 0;
-  const uint8_t *s = f->present ? f->s : (const uint8_t *)"";
+  const uint8_t *s = f->present ? f->s : EMPTY;
   /* Before the cache: `a""b` quoted is not the text `a""b` unquoted. */
   if (sw_csv_has_doubled_quote(f)) return -2;
-  if (!f->present) s = EMPTY;
   if (p->last_device != -3 && n == p->last_n && sw_csv_short_equal(s, p->last_bytes, n)) return p->last_device;
   if (!sw_csv_ascii(s, s + n) || n >= DEVICE_BYTES || memchr(s, 0, n)) return -2;
   int k;
@@ -408,20 +408,17 @@ static void bound_by(struct pass *p, int k, double id) {
   if (p->shared && p->side == 0) publish_bounds(p, k);
 }
 
-/* Whether a row's Event Type is the one asked (sw_csv_text_is). */
+/* Whether a row's Event Type is the one asked. */
 static inline bool event_type_is(const struct pass *p, const struct sw_csv_field *f) {
   const uint32_t n = p->a->event_type_len;
-  if (n > 8) return sw_csv_text_is(f, p->a->event_type, n);
-  if (!f->present) return n == 0;
-  return (size_t)(f->e - f->s) == n && !sw_csv_has_doubled_quote(f) && sw_csv_short_equal(f->s, p->event_type, n);
+  return n <= 8 ? sw_csv_padded_text_is(f, p->event_type, n) : sw_csv_text_is(f, p->a->event_type, n);
 }
 
 /* An ID field's value (sw_csv_parse_decimal), NAN when absent. */
 static inline double id_value(const struct sw_csv_field *f) {
+  double v;
   if (!f->present) return __builtin_nan("");
-  const size_t n = (size_t)(f->e - f->s);
-  const int64_t v = n >= 1 && n <= 8 ? sw_few_digits(f->s, n) : -1;
-  return v >= 0 ? (double)v : sw_csv_parse_decimal(f->s, f->e);
+  return sw_plain_digits(f->s, f->e, &v) ? v : sw_csv_parse_decimal(f->s, f->e);
 }
 
 /* One data row; false to fall back. */

@@ -7,6 +7,7 @@
 #ifndef STOMPWATCH_DIGITS_H
 #define STOMPWATCH_DIGITS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -31,6 +32,26 @@ static inline int64_t sw_few_digits(const uint8_t *s, size_t n) {
     memcpy(&v, s, 8);
     if (n < 8) v = (v << (8 * (8 - n))) | (0x3030303030303030ull >> (8 * n));
     return sw_eight_digits(v);
+}
+
+/* Plain digits [s, e), 1 to 16 of them, below 2^53 (most numbers of a
+ * log), their value into *out; false for any other text, which the
+ * caller's general reading takes (past 2^53 its own rounding decides).
+ * 8 bytes can be read at s and at s + 8, as for sw_few_digits. */
+static inline bool sw_plain_digits(const uint8_t *s, const uint8_t *e, double *out) {
+    static const int64_t POW10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+    const size_t n = (size_t)(e - s);
+    if (n == 0 || n > 16) return false;
+    int64_t v;
+    if (n <= 8) {
+        v = sw_few_digits(s, n);
+    } else {
+        const int64_t hi = sw_few_digits(s, 8), lo = sw_few_digits(s + 8, n - 8);
+        v = hi < 0 || lo < 0 ? -1 : hi * POW10[n - 8] + lo;
+    }
+    if (v < 0 || v >= (int64_t)(1ull << 53)) return false;
+    *out = (double)v;
+    return true;
 }
 
 #endif
