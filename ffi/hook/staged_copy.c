@@ -38,6 +38,16 @@ SW_EXPORT void stompwatch_set_copier(sw_copier fn) { __atomic_store_n(&g_copier,
 
 sw_copier sw_copier_get(void) { return __atomic_load_n(&g_copier, __ATOMIC_ACQUIRE); }
 
+aclError sw_copier_queue(sw_copier copier, int slot, void *host, const void *device, uint64_t n) {
+  return copier && copier(SW_COPIER_QUEUE, slot, (uint64_t)(uintptr_t)host, (uint64_t)(uintptr_t)device, n) == 0
+             ? ACL_SUCCESS
+             : ACL_ERROR_INVALID_PARAM;
+}
+
+aclError sw_copier_wait(sw_copier copier, int slot) {
+  return copier && copier(SW_COPIER_WAIT, slot, 0, 0, 0) == 0 ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+}
+
 struct sw_stager {
   aclrtStream stream;
   int32_t device; /* the stream's */
@@ -197,11 +207,7 @@ static int slot_of(const struct flight *f, const struct sw_chunk *c) {
 static aclError queue(struct flight *f, const struct sw_chunk *c) {
   const struct sw_real *real = f->real;
   struct sw_stager *st = f->st;
-  if (f->copier)
-    return f->copier(SW_COPIER_QUEUE, slot_of(f, c), (uint64_t)(uintptr_t)c->dst,
-                     (uint64_t)(uintptr_t)(f->from + c->off), c->n) == 0
-               ? ACL_SUCCESS
-               : ACL_ERROR_INVALID_PARAM;
+  if (f->copier) return sw_copier_queue(f->copier, slot_of(f, c), c->dst, f->from + c->off, c->n);
   aclError err = real->aclrtMemcpyAsync(c->dst, c->n, f->from + c->off, c->n, ACL_MEMCPY_DEVICE_TO_HOST, st->stream);
   if (err == ACL_SUCCESS && st->events) err = real->aclrtRecordEvent(st->event[slot_of(f, c)], st->stream);
   return err;
@@ -210,8 +216,7 @@ static aclError queue(struct flight *f, const struct sw_chunk *c) {
 static aclError wait_for(const struct flight *f, const struct sw_chunk *c) {
   const struct sw_real *real = f->real;
   struct sw_stager *st = f->st;
-  if (f->copier)
-    return f->copier(SW_COPIER_WAIT, slot_of(f, c), 0, 0, 0) == 0 ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+  if (f->copier) return sw_copier_wait(f->copier, slot_of(f, c));
   return st->events ? real->aclrtSynchronizeEvent(st->event[slot_of(f, c)]) : real->aclrtSynchronizeStream(st->stream);
 }
 

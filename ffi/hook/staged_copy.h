@@ -33,6 +33,11 @@ typedef int (*sw_copier)(int op, int slot, uint64_t host, uint64_t device, uint6
 /* The registered copier; NULL when none is. */
 sw_copier sw_copier_get(void);
 
+/* The copier's QUEUE and WAIT, answered as the runtime's copy calls are:
+ * ACL_SUCCESS, else ACL_ERROR_INVALID_PARAM (also without a copier). */
+aclError sw_copier_queue(sw_copier copier, int slot, void *host, const void *device, uint64_t n);
+aclError sw_copier_wait(sw_copier copier, int slot);
+
 struct sw_real;
 /* Whether the runtime we interpose copies device memory (it can copy at
  * all); where it does not, the copier does. */

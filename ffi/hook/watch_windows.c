@@ -75,10 +75,9 @@ static uint64_t g_dump_seq;
  * else the framework's copier, queued and waited for at once. */
 static int device_copy(const struct sw_real *real, void *dst, const void *src, uint64_t n) {
   if (sw_runtime_copies(real)) return real->aclrtMemcpy(dst, n, src, n, ACL_MEMCPY_DEVICE_TO_HOST);
-  sw_copier copy = sw_copier_get();
-  int ok = copy && copy(SW_COPIER_QUEUE, 0, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src, n) == 0 &&
-           copy(SW_COPIER_WAIT, 0, 0, 0, 0) == 0;
-  return ok ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+  sw_copier copier = sw_copier_get();
+  aclError err = sw_copier_queue(copier, 0, dst, src, n);
+  return err == ACL_SUCCESS ? sw_copier_wait(copier, 0) : err;
 }
 
 /* What a thread needs while it samples, on the heap from its first sampled
