@@ -13,6 +13,10 @@
 
 /* Lists this long are put in time order a half a thread, then merged. */
 #define TWO_HALVES_MIN (1u << 17)
+/* Lists falling in time at most once in this many rows are put in order by
+ * insertion (order_runs_in_place). */
+#define FEW_FALLS 64
+#define MOST_STEPS 4
 
 /* Sorts a[s..e) by ids, then by position, as rows.ts sortRunById. */
 static int by_id_then_pos(const void *x, const void *y, void *ids) {
@@ -181,23 +185,60 @@ void sw_positions_push(struct sw_positions *at, size_t k) {
 }
 
 /*
- * The general path's answer for a list already rising in time, as most
- * logs' lists are: only its runs of one microsecond that are out of ID
- * order sorted, where they lie, without the general path's four arrays of
- * n (each fresh page of them a fault). False, with `list` untouched, when
- * the list does not rise.
+ * The general path's answer for a list nearly rising in time, as most
+ * logs' lists are, without its four arrays of n (each fresh page of them a
+ * fault). A log of several threads rises but for a few rows stamped a
+ * little late: each is moved back into place as it comes, by insertion,
+ * a few steps. Then only the runs of one microsecond that are out of ID
+ * order are sorted, where they lie. False when the list falls in time
+ * more than once in FEW_FALLS rows, or its rows lie too far from their
+ * places (more steps than MOST_STEPS a row): the list is then partly in
+ * order, but no row has passed one of its own time, so the general path
+ * orders it as it would have ordered the list given.
  */
 static bool order_runs_in_place(const struct sw_rows *r, uint32_t *list, size_t n) {
+    const size_t few = n / FEW_FALLS;
+    size_t falls = 0, steps = n * MOST_STEPS;
+    /* Rows noted as they come stay next to the one noted before them (the
+     * latest so far); a row moved back shifts the places noted past its
+     * own. Noted again only where the row moved back lands in a run of its
+     * own time, which it may put out of ID order. */
+    bool note_again = false;
     struct sw_list_order o;
     sw_list_order_init(&o);
-    for (size_t k = 0; k < n && o.rising; k++) {
-        const struct sw_row *row = sw_row_at(r, list[k]);
-        sw_list_order_note(&o, row->t, row->id, k);
+    bool ordered = true;
+    for (size_t k = 0; k < n && ordered; k++) {
+        const uint32_t i = list[k];
+        const struct sw_row *row = sw_row_at(r, i);
+        const double t = row->t;
+        if (t >= o.last_t) {
+            sw_list_order_note(&o, t, row->id, k);
+            continue;
+        }
+        size_t j = k;
+        while (j > 0 && sw_row_at(r, list[j - 1])->t > t) {
+            list[j] = list[j - 1];
+            j--;
+        }
+        list[j] = i;
+        for (size_t u = o.untidy.n; u > 0 && o.untidy.p[u - 1] >= j; u--) o.untidy.p[u - 1]++;
+        ordered = ++falls <= few && k - j <= steps;
+        steps -= ordered ? k - j : 0;
+        note_again = note_again || (j > 0 && sw_row_at(r, list[j - 1])->t == t) ||
+                     sw_row_at(r, list[j + 1])->t == t;
+    }
+    if (ordered && note_again) {
+        free(o.untidy.p);
+        sw_list_order_init(&o);
+        for (size_t k = 0; k < n; k++) {
+            const struct sw_row *row = sw_row_at(r, list[k]);
+            sw_list_order_note(&o, row->t, row->id, k);
+        }
     }
     /* As the general path: a list in order by time, then ID is left as it is. */
-    if (o.rising && !o.sorted) sw_rows_order_runs(r, list, n, &o);
+    if (ordered && !o.sorted) sw_rows_order_runs(r, list, n, &o);
     free(o.untidy.p);
-    return o.rising;
+    return ordered;
 }
 
 void sw_rows_order(const struct sw_rows *r, uint32_t *list, size_t n) {

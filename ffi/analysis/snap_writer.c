@@ -21,6 +21,16 @@ static const char *const ACTIONS[6] = {
     "alloc", "free_requested", "free_completed", "segment_alloc", "segment_free", "oom",
 };
 
+/* The fixed bytes of a trace entry whose keys and action are memoized
+ * below 256, between its three integers and its frames: stored a word at a
+ * time (sw_writer_entry). */
+struct entry_bytes {
+    uint64_t head;           /* EMPTY_DICT MARK, BINGET action, the action, addr */
+    uint16_t size_key;       /* BINGET size */
+    uint64_t stream_to_time; /* BINGET stream, BININT1 0, BINGET time_us: 6 bytes */
+    uint16_t frames_key;     /* BINGET frames */
+};
+
 struct sw_writer {
     struct sw_out out;
     bool json;
@@ -32,8 +42,8 @@ struct sw_writer {
     uint32_t *string_memo;
     size_t string_memo_cap;
     int64_t *frames_memo; /* per stack id, -1 until written */
-    uint8_t entry_memo[6][7];
-    bool entry_memo_ok[6];
+    struct entry_bytes entry[6]; /* per action, once entry_ok */
+    bool entry_ok[6];
     /* per open container: items so far (lists), -1 (dicts); JSON: filled */
     int64_t *open;
     size_t nopen, open_cap;
@@ -409,8 +419,10 @@ void sw_writer_frames(struct sw_writer *w, int32_t stack) {
 
 /* ---- trace entries ---- */
 
-static void entry_by_fields(struct sw_writer *w, int action, double addr, double size, double t,
-                            int32_t stack) {
+/* Kept out of sw_writer_entry's fast path, whose registers it took. */
+__attribute__((noinline, cold)) static void entry_by_fields(struct sw_writer *w, int action,
+                                                            double addr, double size, double t,
+                                                            int32_t stack) {
     sw_writer_dict_start(w);
     sw_writer_key(w, "action");
     sw_writer_str(w, ACTIONS[action]);
@@ -427,67 +439,105 @@ static void entry_by_fields(struct sw_writer *w, int action, double addr, double
     sw_writer_dict_end(w);
 }
 
-/* Memo indices of an entry's keys and action once all were written with
- * indices below 256 (the first entry of each action writes them). */
-static bool entry_memo(struct sw_writer *w, int action) {
-    if (w->entry_memo_ok[action]) return true;
+/* An entry's fixed bytes once its keys and action were all written with
+ * memo indices below 256 (the first entry of each action writes them). */
+__attribute__((noinline)) static bool entry_bytes_made(struct sw_writer *w, int action) {
     const char *keys[7] = {"action", ACTIONS[action], action == A_OOM ? "device_free" : "addr",
                            "size", "stream", "time_us", "frames"};
+    uint8_t m[7];
     for (int k = 0; k < 7; k++) {
-        int64_t m = memo_of(w, (const uint8_t *)keys[k], strlen(keys[k]));
-        if (m < 0 || m > 255) return false;
-        w->entry_memo[action][k] = (uint8_t)m;
+        int64_t i = memo_of(w, (const uint8_t *)keys[k], strlen(keys[k]));
+        if (i < 0 || i > 255) return false;
+        m[k] = (uint8_t)i;
     }
-    w->entry_memo_ok[action] = true;
+    const uint8_t head[8] = {'}', '(', 'h', m[0], 'h', m[1], 'h', m[2]};
+    const uint8_t size_key[2] = {'h', m[3]};
+    const uint8_t stream_to_time[8] = {'h', m[4], 'K', 0, 'h', m[5], 0, 0};
+    const uint8_t frames_key[2] = {'h', m[6]};
+    struct entry_bytes *e = &w->entry[action];
+    memcpy(&e->head, head, 8);
+    memcpy(&e->size_key, size_key, 2);
+    memcpy(&e->stream_to_time, stream_to_time, 8);
+    memcpy(&e->frames_key, frames_key, 2);
+    w->entry_ok[action] = true;
     return true;
+}
+
+/* put_whole's opcodes by a value's bit length: BININT1, BININT2, BININT,
+ * then LONG1 with the fewest bytes that leave a sign bit. */
+struct whole_op {
+    uint16_t op; /* the opcode, and LONG1's length byte */
+    uint8_t op_len, value_len;
+};
+#define LONG1(n) {0x8a | (n) << 8, 2, (n)}
+static const struct whole_op WHOLE_OPS[65] = {
+    [0 ... 8] = {'K', 1, 1},   [9 ... 16] = {'M', 1, 2},  [17 ... 31] = {'J', 1, 4},
+    [32 ... 39] = LONG1(5),    [40 ... 47] = LONG1(6),    [48 ... 55] = LONG1(7),
+    [56 ... 63] = LONG1(8),    [64] = LONG1(9),
+};
+#undef LONG1
+
+/* put_whole without a branch on the value's width: opcode and bytes stored
+ * whole, the pointer moved by their length (10 bytes of room). */
+static inline uint8_t *put_whole_at(uint8_t *q, uint64_t v) {
+    const struct whole_op o = WHOLE_OPS[64 - __builtin_clzll(v | 1)];
+    memcpy(q, &o.op, 2);
+    memcpy(q + o.op_len, &v, 8);
+    return q + o.op_len + o.value_len;
 }
 
 void sw_writer_entry(struct sw_writer *w, int action, double addr, double size, double t,
                      int32_t stack) {
-    if (w->json || !entry_memo(w, action) || w->frames_memo[stack] < 0) {
+    if (w->json || !(w->entry_ok[action] || entry_bytes_made(w, action)) ||
+        w->frames_memo[stack] < 0) {
         entry_by_fields(w, action, addr, size, t, stack);
         return;
     }
-    before(w);
-    const uint8_t *m = w->entry_memo[action];
-    uint8_t *b = sw_out_room(&w->out, 64);
-    size_t at = 0;
-    b[at++] = '}';
-    b[at++] = '(';
-    b[at++] = 'h';
-    b[at++] = m[0];
-    b[at++] = 'h';
-    b[at++] = m[1];
-    b[at++] = 'h';
-    b[at++] = m[2];
-    bool plain = whole(addr) && whole(size) && whole(t);
-    at += plain ? put_whole(b + at, (uint64_t)(int64_t)addr) : put_int(b + at, addr);
-    b[at++] = 'h';
-    b[at++] = m[3];
-    at += plain ? put_whole(b + at, (uint64_t)(int64_t)size) : put_int(b + at, size);
-    b[at++] = 'h';
-    b[at++] = m[4];
-    b[at++] = 'K'; /* BININT1 0: the stream */
-    b[at++] = 0;
-    b[at++] = 'h';
-    b[at++] = m[5];
-    at += plain ? put_whole(b + at, (uint64_t)(int64_t)t) : put_int(b + at, t);
-    b[at++] = 'h';
-    b[at++] = m[6];
-    uint32_t f = (uint32_t)w->frames_memo[stack];
-    if (f < 256) {
-        b[at++] = 'h';
-        b[at++] = (uint8_t)f;
+    /* The entry in one room, a word at a time. Entries are items of a
+     * list, whose MARK and APPENDS (before and after) are written here
+     * too; `unlisted` stands in where there is none. */
+    int64_t unlisted = -1;
+    int64_t *items = w->nopen ? &w->open[w->nopen - 1] : &unlisted;
+    const bool listed = *items >= 0;
+    const int64_t in_batch = listed ? *items % BATCH : -1;
+    *items += listed;
+    const struct entry_bytes *e = &w->entry[action];
+    uint8_t *q = sw_out_room(&w->out, 64), *start = q;
+    *q = '('; /* MARK, kept at a batch's start */
+    q += in_batch == 0;
+    memcpy(q, &e->head, 8);
+    q += 8;
+    if (whole(addr) && whole(size) && whole(t)) {
+        q = put_whole_at(q, (uint64_t)addr);
+        memcpy(q, &e->size_key, 2);
+        q = put_whole_at(q + 2, (uint64_t)size);
+        memcpy(q, &e->stream_to_time, 8);
+        q = put_whole_at(q + 6, (uint64_t)t);
     } else {
-        b[at++] = 'j';
-        b[at++] = (uint8_t)f;
-        b[at++] = (uint8_t)(f >> 8);
-        b[at++] = (uint8_t)(f >> 16);
-        b[at++] = (uint8_t)(f >> 24);
+        q += put_int(q, addr);
+        memcpy(q, &e->size_key, 2);
+        q += 2;
+        q += put_int(q, size);
+        memcpy(q, &e->stream_to_time, 8);
+        q += 6;
+        q += put_int(q, t);
     }
-    b[at++] = 'u'; /* SETITEMS */
-    w->out.n += at;
-    after(w);
+    memcpy(q, &e->frames_key, 2);
+    q += 2;
+    const uint32_t f = (uint32_t)w->frames_memo[stack];
+    if (f < 256) {
+        q[0] = 'h'; /* BINGET */
+        q[1] = (uint8_t)f;
+        q += 2;
+    } else {
+        q[0] = 'j'; /* LONG_BINGET */
+        memcpy(q + 1, &f, 4);
+        q += 5;
+    }
+    *q++ = 'u'; /* SETITEMS */
+    *q = 'e';   /* APPENDS, kept at a batch's end */
+    q += in_batch == BATCH - 1;
+    w->out.n += (size_t)(q - start);
 }
 
 /* ---- life ---- */

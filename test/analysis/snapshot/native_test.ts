@@ -401,3 +401,107 @@ Deno.test("native snapshot orders a device whose rows rise in each half of the l
   }
   await same([write(lines.join("\n") + "\n")], "pickle");
 });
+
+/**
+ * A log of several threads: rows rising in time but for a few stamped a
+ * little late, some into a run of their own microsecond; runs of one
+ * microsecond out of ID order before and after them; IDs repeated or not a
+ * number; FREE rows of no device, so that the whole log is put in order
+ * too, not just each device's rows. `far` rows lie thousands of rows from
+ * their places; `fallEvery` sets how often a row is late.
+ */
+function nearlyRisingLog(seed: number, fallEvery: number, far = 0): string {
+  const T = 1764753083997498000;
+  const lines = [HEADER];
+  const next = seeded(seed);
+  const n = 40_000;
+  const stamps = Array.from({ length: n }, (_, i) => T + i * 2000);
+  const ids = new Map<number, number>();
+  for (let i = 0; i < n; i++) {
+    // Runs of one microsecond: the next few rows share this one's stamp.
+    if (next() % 9 === 0) {
+      for (let k = 1; k <= 1 + next() % 4 && i + k < n; k++) {
+        stamps[i + k] = stamps[i];
+      }
+    }
+  }
+  for (let i = 0; i < n; i++) {
+    if (next() % fallEvery === 0 && i > 8) {
+      // Late by 1-6 rows, half of them onto an earlier row's own stamp.
+      const back = 1 + next() % 6;
+      const onto = next() % 2 === 0;
+      stamps[i] = onto ? stamps[i - back] : stamps[i - back] - 1000;
+      // Onto a stamp, with an ID below the row's it joins: out of ID order.
+      if (onto && next() % 2) ids.set(i, i - back - 2);
+    }
+  }
+  for (let k = 0; k < far; k++) stamps[n - 1 - k * 997] = T + k * 500;
+  for (let i = 0; i < n; i++) {
+    const r = next() % 53;
+    const id = ids.has(i)
+      ? `${ids.get(i)}`
+      : r === 0
+      ? "N/A"
+      : r === 1
+      ? `${i - 1}`
+      : `${i + (r % 3) - 1}`;
+    const malloc = (i >> 1) % 2 === 0;
+    const ptr = `0x${(0x12c000000000 + (i % 700) * 4096).toString(16)}`;
+    lines.push(
+      `${id},${malloc ? "MALLOC" : "FREE"},PTA,N/A,${stamps[i]},42,${
+        1 + i % 3
+      },${malloc || i % 5 ? i % 2 : "N/A"},${ptr},"{size:4096}",,`,
+    );
+  }
+  return write(lines.join("\n") + "\n");
+}
+
+Deno.test("native snapshot orders a log that rises in time but for a few late rows as the TypeScript converter does: late rows into runs of their own time, ties, NaN IDs, rows far from their places, and too many late rows", async () => {
+  for (const seed of [3, 5, 8]) {
+    // About one late row in 150: put in place by insertion.
+    await same([nearlyRisingLog(seed, 150)], "pickle");
+    // One in 20: past FEW_FALLS, the general path.
+    await same([nearlyRisingLog(seed, 20)], "pickle");
+  }
+  // Two late rows land before a run of one microsecond out of ID order,
+  // which the insertion moves two places on: the run still sorted. Every
+  // row a MALLOC of device 0, so that each is in the trace.
+  const T = 1764753083997498000;
+  const lines = [HEADER];
+  let id = 0, t = T;
+  const row = (stamp: number, i: number) =>
+    lines.push(
+      `${i},MALLOC,PTA,N/A,${stamp},42,1,0,0x${
+        (0x12c000000000 + i * 4096).toString(16)
+      },"{size:4096}",,`,
+    );
+  for (let block = 0; block < 300; block++) {
+    row(t, id);
+    row(t + 5000, id + 2);
+    row(t + 5000, id + 1);
+    row(t + 1000, id + 3);
+    row(t + 2000, id + 4);
+    id += 5;
+    t += 10_000;
+    for (let k = 0; k < 150; k++, t += 1000) row(t, id++);
+  }
+  // A late MALLOC lands in the microsecond of a FREE of its address with
+  // no device, and its lower ID puts it first: the FREE is then its own,
+  // on its device.
+  for (let block = 0; block < 300; block++, id += 4) {
+    const x = `0x${(0x13c000000000 + block * 4096).toString(16)}`;
+    lines.push(
+      `${id + 3},FREE,PTA,N/A,${t + 5000},42,1,N/A,${x},"{size:4096}",,`,
+      `${id + 4},MALLOC,PTA,N/A,${t + 7000},42,1,0,${x}8,"{size:4096}",,`,
+      `${id + 2},MALLOC,PTA,N/A,${t + 5000},42,1,1,${x},"{size:4096}",,`,
+    );
+    t += 10_000;
+    for (let k = 0; k < 150; k++, t += 1000) row(t, id + 5 + k);
+    id += 150;
+  }
+  await same([write(lines.join("\n") + "\n")], "pickle");
+  // Rows a long way from their places: past the steps allowed, the
+  // general path on a list partly in order.
+  await same([nearlyRisingLog(13, 150, 30)], "pickle");
+  await same([nearlyRisingLog(13, 150, 30)], "json");
+});
