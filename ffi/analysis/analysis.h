@@ -193,9 +193,9 @@ void sw_rows_free(struct sw_rows *r);
 /* rows.ts append; `pid` as parsed (a double), stored as ToInt32. */
 void sw_rows_append(struct sw_rows *r, int kind, int32_t device, double id,
                     double t, double pid, double addr, double size, int32_t stack);
-/* rows.ts stackOf on decoded texts. */
-int32_t sw_rows_stack(struct sw_rows *r, const uint8_t *py, size_t npy,
-                      const uint8_t *c, size_t nc);
+/* rows.ts stackOf on decoded texts: `key` holds the Python stack's npy
+ * bytes, a NUL, then the C stack's (the two texts' key, as made). */
+int32_t sw_rows_stack(struct sw_rows *r, const uint8_t *key, size_t nkey, size_t npy);
 bool sw_rows_block_level(const struct sw_rows *r, int32_t pid, int32_t device);
 /* Appends the rows `from` read after those of r (a second reader's share
  * of the file), emptying `from`'s rows as it goes. */

@@ -51,6 +51,17 @@ void sw_utf8_sanitize(struct sw_bytes *out, const uint8_t *s, const uint8_t *e) 
     uint8_t *o = out->p + out->n;
     const uint8_t *i = s;
     while (i < e) {
+        /* Call stacks are long and nearly always ASCII: 8 bytes a step
+         * while no byte has its top bit set. */
+        while (e - i >= 8) {
+            uint64_t w;
+            memcpy(&w, i, 8);
+            if (w & 0x8080808080808080ull) break;
+            memcpy(o, &w, 8);
+            o += 8;
+            i += 8;
+        }
+        if (i == e) break;
         uint8_t c = *i;
         if (c < 0x80) {
             *o++ = c;
@@ -103,13 +114,16 @@ void sw_field_text(struct sw_bytes *out, const uint8_t *s, const uint8_t *e) {
         e--;
         const uint8_t *from = s;
         for (const uint8_t *p = s; p + 1 < e;) {
-            if (p[0] == '"' && p[1] == '"') {
-                sw_utf8_sanitize(out, from, p);
+            /* The next quote with a byte after it: a doubled one is one. */
+            const uint8_t *q = memchr(p, '"', (size_t)(e - 1 - p));
+            if (!q) break;
+            if (q[1] == '"') {
+                sw_utf8_sanitize(out, from, q);
                 sw_bytes_put(out, "\"", 1);
-                p += 2;
+                p = q + 2;
                 from = p;
             } else {
-                p++;
+                p = q + 1;
             }
         }
         sw_utf8_sanitize(out, from, e);

@@ -115,16 +115,12 @@ static void end_stack(struct sw_rows *r) {
     r->frame_at[r->nstacks] = (uint32_t)r->nframes;
 }
 
-int32_t sw_rows_stack(struct sw_rows *r, const uint8_t *py, size_t npy, const uint8_t *c,
-                      size_t nc) {
+int32_t sw_rows_stack(struct sw_rows *r, const uint8_t *key, size_t nkey, size_t npy) {
+    const uint8_t *py = key, *c = key + npy + 1;
+    size_t nc = nkey - npy - 1;
     if (npy == 0 && nc == 0) return 0;
-    struct sw_bytes key = {0};
-    sw_bytes_put(&key, py, npy);
-    sw_bytes_put(&key, "", 1);
-    sw_bytes_put(&key, c, nc);
     bool fresh;
-    uint32_t k = sw_strtab_intern(&r->stack_keys, key.p, key.n, &fresh);
-    sw_bytes_free(&key);
+    uint32_t k = sw_strtab_intern(&r->stack_keys, key, nkey, &fresh);
     int32_t id = (int32_t)k + 1;
     if (!fresh) return id;
     /* PyTorch lists frames innermost first, as both columns are written:

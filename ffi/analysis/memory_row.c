@@ -206,8 +206,9 @@ static int32_t stack_of(struct sw_rows *rows, const struct sw_csv_cols *cols,
     scratch->n = 0;
     text(r, cols->py, scratch);
     size_t npy = scratch->n;
+    sw_bytes_put(scratch, "", 1);
     text(r, cols->c, scratch);
-    return sw_rows_stack(rows, scratch->p, npy, scratch->p + npy, scratch->n - npy);
+    return sw_rows_stack(rows, scratch->p, scratch->n, npy);
 }
 
 void sw_memory_row(struct sw_rows *rows, const struct sw_csv_cols *cols,
