@@ -127,16 +127,21 @@ static uint32_t new_seg(struct state *st, double addr, double size, int32_t stac
     return i;
 }
 
-static void free_block(struct state *st, double addr, uint32_t b, int32_t stack, double t) {
-    struct blk *k = &st->blks[b];
+/* Block b at addr freed, but for its place in its segment's list. */
+static void release_block(struct state *st, double addr, uint32_t b, int32_t stack, double t) {
+    const struct blk *k = &st->blks[b];
     emit(st, A_FREE_REQ, addr, k->size, stack, t);
     emit(st, A_FREE_DONE, addr, k->size, stack, t);
     sw_addr_del(&st->blk_at, KEY(addr));
-    struct seg *s = &st->segs[k->seg];
+    st->free_blks[st->nfree_blks++] = b;
+}
+
+static void free_block(struct state *st, double addr, uint32_t b, int32_t stack, double t) {
+    release_block(st, addr, b, stack, t);
+    struct seg *s = &st->segs[st->blks[b].seg];
     uint32_t i = lower_bound(s->addrs, s->n, addr);
     memmove(s->addrs + i, s->addrs + i + 1, (s->n - i - 1) * sizeof *s->addrs);
     s->n--;
-    st->free_blks[st->nfree_blks++] = b;
 }
 
 static void free_segment(struct state *st, uint32_t si, int32_t stack, double t) {
@@ -145,11 +150,11 @@ static void free_segment(struct state *st, uint32_t si, int32_t stack, double t)
         emit(st, A_FREE_REQ, s->addr, s->size, stack, t);
         emit(st, A_FREE_DONE, s->addr, s->size, stack, t);
     }
-    /* Lowest first; free_block takes each out of the list. */
-    while (s->n) {
-        double addr = s->addrs[0];
-        free_block(st, addr, *sw_addr_get(&st->blk_at, KEY(addr)), stack, t);
-    }
+    /* Lowest first, then the list emptied at once: taking each out of
+     * it in turn moved the rest each time. */
+    for (uint32_t j = 0; j < s->n; j++)
+        release_block(st, s->addrs[j], *sw_addr_get(&st->blk_at, KEY(s->addrs[j])), stack, t);
+    s->n = 0;
     emit(st, A_SEG_FREE, s->addr, s->size, stack, t);
     sw_addr_del(&st->seg_at, KEY(s->addr));
     if (!s->whole) leave(st, si);
