@@ -32,6 +32,8 @@ void sw_bytes_reserve(struct sw_bytes *b, size_t more) {
 }
 
 void sw_bytes_put(struct sw_bytes *b, const void *src, size_t n) {
+    /* Nothing to put: an empty buffer's NULL is no place to memcpy to. */
+    if (n == 0) return;
     sw_bytes_reserve(b, n);
     memcpy(b->p + b->n, src, n);
     b->n += n;

@@ -224,8 +224,9 @@ static bool order_runs_in_place(const struct sw_rows *r, uint32_t *list, size_t 
         for (size_t u = o.untidy.n; u > 0 && o.untidy.p[u - 1] >= j; u--) o.untidy.p[u - 1]++;
         ordered = ++falls <= few && k - j <= steps;
         steps -= ordered ? k - j : 0;
-        note_again = note_again || (j > 0 && sw_row_at(r, list[j - 1])->t == t) ||
-                     sw_row_at(r, list[j + 1])->t == t;
+        /* The row after it is later (it was passed): only the one before
+         * may share its time. */
+        note_again = note_again || (j > 0 && sw_row_at(r, list[j - 1])->t == t);
     }
     if (ordered && note_again) {
         free(o.untidy.p);
