@@ -166,19 +166,12 @@ static inline __attribute__((always_inline)) long frame_with(struct reader *r, c
     row_begins(r, &st);
     for (size_t p = 0; p < n; p += 64) {
         const uint8_t *b = buf + p;
-        struct sw_csv_masks k = sw_csv_masks(b, n - p < 64 ? n - p : 64, avx2);
-        uint64_t inside = sw_csv_inside(k.quote, &inq);
-        uint64_t seps = k.comma & ~inside, ends = k.newline & ~inside;
-        /* Row by row, each end's separators taken at once (as
-         * daemon/csv_frame.c frames): a loop over both mispredicted which
-         * of the two each bit was. */
-        while (ends) {
-            const unsigned bit = (unsigned)__builtin_ctzll(ends);
-            ends &= ends - 1;
-            const uint64_t upto = bit == 63 ? ~0ull : (2ull << bit) - 1;
-            take_seps(r, &st, b, seps & upto);
-            seps &= ~upto;
-            const size_t i = p + bit;
+        struct sw_csv_block blk =
+            sw_csv_block_of(sw_csv_masks(b, n - p < 64 ? n - p : 64, avx2), &inq);
+        while (blk.ends) { /* row by row (sw_csv_next_end) */
+            const struct sw_csv_end end = sw_csv_next_end(&blk);
+            take_seps(r, &st, b, end.seps);
+            const size_t i = p + end.bit;
             if (cut_too_long(r, base + start, base + i, false)) return -1;
             if (!st.skip && !row(r, buf + start, buf + i, (int)st.nsep)) return -1;
             start = i + 1;
@@ -188,7 +181,7 @@ static inline __attribute__((always_inline)) long frame_with(struct reader *r, c
                 return (long)start;
             }
         }
-        take_seps(r, &st, b, seps);
+        take_seps(r, &st, b, blk.seps);
     }
     if (eof && start < n) {
         if (cut_too_long(r, base + start, base + n, true)) return -1;

@@ -88,20 +88,15 @@ static inline __attribute__((always_inline)) int64_t frame_with(struct sw_csv_sc
   uint32_t nsep = 0, block_line = line;
   for (size_t at = 0; at < len; at += 64) {
     const uint8_t *b = buf + at;
-    struct sw_csv_masks k = sw_csv_masks(b, len - at < 64 ? len - at : 64, avx2);
-    uint64_t inside = sw_csv_inside(k.quote, &inq);
-    uint64_t seps = k.comma & ~inside, ends = k.newline & ~inside;
-    /* Row by row, each end's commas taken at once: a loop over commas and
-     * newlines together mispredicted which of the two each bit was. Every
-     * newline counts a line, quoted ones too. */
-    while (ends) {
-      const unsigned bit = (unsigned)__builtin_ctzll(ends);
-      ends &= ends - 1;
-      const uint64_t upto = bit == 63 ? ~0ull : (2ull << bit) - 1;
-      take_seps(r.sep, &nsep, b, seps & upto);
-      seps &= ~upto;
-      const uint8_t *pos = b + bit;
-      line = block_line + (uint32_t)__builtin_popcountll(k.newline & upto);
+    const struct sw_csv_masks k = sw_csv_masks(b, len - at < 64 ? len - at : 64, avx2);
+    struct sw_csv_block blk = sw_csv_block_of(k, &inq);
+    /* Row by row (sw_csv_next_end). Every newline counts a line, quoted
+     * ones too. */
+    while (blk.ends) {
+      const struct sw_csv_end end = sw_csv_next_end(&blk);
+      take_seps(r.sep, &nsep, b, end.seps);
+      const uint8_t *pos = b + end.bit;
+      line = block_line + (uint32_t)__builtin_popcountll(k.newline & end.through);
       r.s = start;
       r.e = pos;
       r.nsep = nsep;
@@ -117,7 +112,7 @@ static inline __attribute__((always_inline)) int64_t frame_with(struct sw_csv_sc
         return start - buf;
       }
     }
-    take_seps(r.sep, &nsep, b, seps);
+    take_seps(r.sep, &nsep, b, blk.seps);
     block_line += (uint32_t)__builtin_popcountll(k.newline);
     line = block_line;
   }

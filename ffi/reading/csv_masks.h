@@ -93,4 +93,32 @@ static inline uint64_t sw_csv_inside(uint64_t quote, uint64_t *inq) {
     return inside;
 }
 
+/* A block's separators and row ends: its commas and newlines outside
+ * quotes (`inq` as for sw_csv_inside). */
+struct sw_csv_block {
+    uint64_t seps, ends;
+};
+static inline struct sw_csv_block sw_csv_block_of(struct sw_csv_masks k, uint64_t *inq) {
+    const uint64_t inside = sw_csv_inside(k.quote, inq);
+    return (struct sw_csv_block){k.comma & ~inside, k.newline & ~inside};
+}
+
+/* The block's next row end: its bit, the block's bits through it, and the
+ * separators before it, which leave the block (the rest are the next
+ * row's). Both framers take a row's separators at its end, at once: a
+ * loop over separators and ends together mispredicted which each bit was. */
+struct sw_csv_end {
+    unsigned bit;
+    uint64_t through, seps;
+};
+static inline struct sw_csv_end sw_csv_next_end(struct sw_csv_block *b) {
+    struct sw_csv_end e;
+    e.bit = (unsigned)__builtin_ctzll(b->ends);
+    b->ends &= b->ends - 1;
+    e.through = e.bit == 63 ? ~0ull : (2ull << e.bit) - 1;
+    e.seps = b->seps & e.through;
+    b->seps &= ~e.through;
+    return e;
+}
+
 #endif
