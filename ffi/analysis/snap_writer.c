@@ -165,30 +165,28 @@ static inline bool whole(double n) {
     return n >= 0 && n < 9007199254740992.0 && n == (double)(int64_t)n;
 }
 
+/* put_whole's opcodes by a value's bit length: BININT1, BININT2, BININT,
+ * then LONG1 with the fewest bytes that leave a sign bit. */
+struct whole_op {
+    uint16_t op; /* the opcode, and LONG1's length byte */
+    uint8_t op_len, value_len;
+};
+#define LONG1(n) {0x8a | (n) << 8, 2, (n)}
+static const struct whole_op WHOLE_OPS[65] = {
+    [0 ... 8] = {'K', 1, 1},   [9 ... 16] = {'M', 1, 2},  [17 ... 31] = {'J', 1, 4},
+    [32 ... 39] = LONG1(5),    [40 ... 47] = LONG1(6),    [48 ... 55] = LONG1(7),
+    [56 ... 63] = LONG1(8),    [64] = LONG1(9),
+};
+#undef LONG1
+
+/* A whole number below 2^53 as put_int writes it, without a branch on its
+ * width: the opcode and the value's bytes stored whole (10 bytes of room),
+ * the length they take returned. */
 static inline size_t put_whole(uint8_t *b, uint64_t v) {
-    if (v < 256) {
-        b[0] = 'K';
-        b[1] = (uint8_t)v;
-        return 2;
-    }
-    if (v < 65536) {
-        b[0] = 'M';
-        b[1] = (uint8_t)v;
-        b[2] = (uint8_t)(v >> 8);
-        return 3;
-    }
-    if (v < 0x80000000u) {
-        uint32_t w = (uint32_t)v;
-        b[0] = 'J';
-        memcpy(b + 1, &w, 4);
-        return 5;
-    }
-    uint64_t hi = v >> 32;
-    int len = 4 + (hi < 0x80 ? 1 : hi < 0x8000 ? 2 : hi < 0x800000 ? 3 : 4);
-    b[0] = 0x8a;
-    b[1] = (uint8_t)len;
-    memcpy(b + 2, &v, 8);
-    return (size_t)(2 + len);
+    const struct whole_op o = WHOLE_OPS[64 - __builtin_clzll(v | 1)];
+    memcpy(b, &o.op, 2);
+    memcpy(b + o.op_len, &v, 8);
+    return (size_t)o.op_len + o.value_len;
 }
 
 /* emit.ts putInt, its typed-array stores included; returns bytes written. */
@@ -463,28 +461,6 @@ __attribute__((noinline)) static bool entry_bytes_made(struct sw_writer *w, int 
     return true;
 }
 
-/* put_whole's opcodes by a value's bit length: BININT1, BININT2, BININT,
- * then LONG1 with the fewest bytes that leave a sign bit. */
-struct whole_op {
-    uint16_t op; /* the opcode, and LONG1's length byte */
-    uint8_t op_len, value_len;
-};
-#define LONG1(n) {0x8a | (n) << 8, 2, (n)}
-static const struct whole_op WHOLE_OPS[65] = {
-    [0 ... 8] = {'K', 1, 1},   [9 ... 16] = {'M', 1, 2},  [17 ... 31] = {'J', 1, 4},
-    [32 ... 39] = LONG1(5),    [40 ... 47] = LONG1(6),    [48 ... 55] = LONG1(7),
-    [56 ... 63] = LONG1(8),    [64] = LONG1(9),
-};
-#undef LONG1
-
-/* put_whole without a branch on the value's width: opcode and bytes stored
- * whole, the pointer moved by their length (10 bytes of room). */
-static inline uint8_t *put_whole_at(uint8_t *q, uint64_t v) {
-    const struct whole_op o = WHOLE_OPS[64 - __builtin_clzll(v | 1)];
-    memcpy(q, &o.op, 2);
-    memcpy(q + o.op_len, &v, 8);
-    return q + o.op_len + o.value_len;
-}
 
 void sw_writer_entry(struct sw_writer *w, int action, double addr, double size, double t,
                      int32_t stack) {
@@ -508,11 +484,13 @@ void sw_writer_entry(struct sw_writer *w, int action, double addr, double size, 
     memcpy(q, &e->head, 8);
     q += 8;
     if (whole(addr) && whole(size) && whole(t)) {
-        q = put_whole_at(q, (uint64_t)addr);
+        q += put_whole(q, (uint64_t)addr);
         memcpy(q, &e->size_key, 2);
-        q = put_whole_at(q + 2, (uint64_t)size);
+        q += 2;
+        q += put_whole(q, (uint64_t)size);
         memcpy(q, &e->stream_to_time, 8);
-        q = put_whole_at(q + 6, (uint64_t)t);
+        q += 6;
+        q += put_whole(q, (uint64_t)t);
     } else {
         q += put_int(q, addr);
         memcpy(q, &e->size_key, 2);
