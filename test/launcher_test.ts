@@ -1,15 +1,5 @@
 import assert from "node:assert/strict";
-
-const LAUNCHER = new URL("../stompwatch", import.meta.url).pathname;
-
-async function launch(...args: string[]) {
-  const out = await new Deno.Command(LAUNCHER, {
-    args,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
-}
+import { STOMPWATCH, stompwatch } from "./e2e/_harness.ts";
 
 Deno.test("the launcher refuses a path holding a comma in one line of its own, before Deno would", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "stompwatch_launcher_" });
@@ -29,7 +19,7 @@ Deno.test("the launcher refuses a path holding a comma in one line of its own, b
     ],
   ];
   for (const [args, what] of cases) {
-    const r = await launch(...args);
+    const r = await stompwatch(args);
     assert.equal(r.code, 2, args.join(" "));
     assert.match(
       r.stderr,
@@ -125,7 +115,7 @@ Deno.test("the launcher rebuilds the native code when a source changed since its
   }
 });
 
-Deno.test("the launcher runs each analysis from a bundle it makes once and makes again when a TypeScript source changed, and from its sources where it cannot bundle", () => {
+Deno.test("the launcher runs each analysis from a bundle it makes once and makes again when a TypeScript source changed, and from its sources where it cannot bundle", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "stompwatch_launcher_" });
   const fixture = `${dir}/memscope_dump.csv`;
   try {
@@ -145,23 +135,11 @@ Deno.test("the launcher runs each analysis from a bundle it makes once and makes
       ].join("\n") + "\n",
     );
     const bundle = `${dir}/co/ffi/build/check-leaks.js`;
-    const checkLeaks = (args: string[], env: Record<string, string> = {}) => {
-      const out = new Deno.Command(`${dir}/co/stompwatch`, {
-        args: ["check-leaks", ...args],
-        env,
-        stdout: "piped",
-        stderr: "piped",
-      }).outputSync();
-      const text = new TextDecoder();
-      return {
-        code: out.code,
-        stdout: text.decode(out.stdout),
-        stderr: text.decode(out.stderr),
-      };
-    };
+    const checkLeaks = (args: string[], env: Record<string, string> = {}) =>
+      stompwatch(["check-leaks", ...args], env, `${dir}/co/stompwatch`);
     const check = ["--input", fixture, "--mstx-info", "step"];
 
-    const first = checkLeaks(check);
+    const first = await checkLeaks(check);
     assert.equal(first.stderr, "");
     assert.match(first.stdout, /memory leak/);
     const made = Deno.statSync(bundle).mtime!;
@@ -172,7 +150,11 @@ Deno.test("the launcher runs each analysis from a bundle it makes once and makes
       renamed.getTime() - made.getTime() >= 20,
       `bundle ${made.toISOString()}, renamed ${renamed.toISOString()}`,
     );
-    assert.deepEqual(checkLeaks(check), first, "the same from the bundle");
+    assert.deepEqual(
+      await checkLeaks(check),
+      first,
+      "the same from the bundle",
+    );
     assert.deepEqual(Deno.statSync(bundle).mtime, made, "not made again");
 
     // A source edited since the bundle was made: the next command runs the
@@ -187,7 +169,7 @@ Deno.test("the launcher runs each analysis from a bundle it makes once and makes
         "Missing --input (edited):",
       ),
     );
-    const edited = checkLeaks([]);
+    const edited = await checkLeaks([]);
     assert.equal(edited.code, 2);
     assert.match(edited.stderr, /^stompwatch: Missing --input \(edited\):/);
     assert.ok(Deno.statSync(bundle).mtime! > hourAgo, "made again");
@@ -199,14 +181,14 @@ Deno.test("the launcher runs each analysis from a bundle it makes once and makes
       DENO_DIR: `${dir}/empty_deno_dir`,
       NPM_CONFIG_REGISTRY: "http://127.0.0.1:9/",
     };
-    const unbundled = checkLeaks(check, offline);
+    const unbundled = await checkLeaks(check, offline);
     assert.match(
       unbundled.stderr,
       /^stompwatch: could not bundle check-leaks \(.+\); running it from its sources instead/,
     );
     assert.equal(unbundled.stdout, first.stdout);
     assert.equal(unbundled.code, first.code);
-    assert.deepEqual(checkLeaks(check, offline), first, "said once");
+    assert.deepEqual(await checkLeaks(check, offline), first, "said once");
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
@@ -215,7 +197,7 @@ Deno.test("the launcher runs each analysis from a bundle it makes once and makes
 Deno.test("every module an analysis loads is among the sources whose change makes the launcher bundle it again", async () => {
   const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
   // The launcher's own list, expanded as it expands it.
-  const line = Deno.readTextFileSync(LAUNCHER).split("\n")
+  const line = Deno.readTextFileSync(STOMPWATCH).split("\n")
     .find((l) => l.startsWith("analysis_sources="));
   assert.ok(line, "the launcher names its analysis sources");
   const listed = await new Deno.Command("bash", {

@@ -21,12 +21,13 @@ export function tempDir(): string {
   return Deno.makeTempDirSync({ prefix: "stompwatch_test_" });
 }
 
-/** Runs ./stompwatch to completion. */
+/** Runs ./stompwatch (or `program`, a copy's) to completion. */
 export async function stompwatch(
   args: string[],
   env: Record<string, string> = {},
+  program = STOMPWATCH,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(STOMPWATCH, {
+  const out = await new Deno.Command(program, {
     args,
     env,
     stdout: "piped",
