@@ -938,6 +938,12 @@ export interface LeakScanInput {
      * kept are then the leaks; `fallback` where the replay cannot go on.
      */
     stream?: boolean;
+    /**
+     * A streaming pass that reads on from where a first pass stopped
+     * keeping rows (`offset` and `line` its `resume`): the first `rows`
+     * rows of the arrays are that pass's, replayed before it reads.
+     */
+    resumeRows?: number;
   };
   /**
    * A first pass: the mark that opens each window (check_leaks'
@@ -976,6 +982,12 @@ export interface LeakScanResult {
    * back: more room, and it can run again.
    */
   marksFull: boolean;
+  /**
+   * With `overflow`: where the rows kept end, a prefix of the file's (every
+   * row before `offset` a window may hold is kept, none from there on);
+   * undefined when they are no such prefix.
+   */
+  resume?: { offset: number; line: number };
 }
 
 const LEAK_DEVICE_BYTES = 64;
@@ -985,7 +997,9 @@ const LEAK_NAMES_AT = 256;
 const LEAK_MAX_DEVICES = 256;
 /** leak_scan.c's offset of `stream`, after the names. */
 const LEAK_STREAM_AT = LEAK_NAMES_AT + LEAK_MAX_DEVICES * LEAK_DEVICE_BYTES;
-const LEAK_ARGS_SIZE = LEAK_STREAM_AT + 8;
+/** leak_scan.c's offsets of `resume_offset`, `resume_line`, `resume_rows`. */
+const LEAK_RESUME_AT = LEAK_STREAM_AT + 8;
+const LEAK_ARGS_SIZE = LEAK_RESUME_AT + 24;
 
 /** csv_frame.h SW_SCAN_CUT: the log got shorter while a pass read it. */
 const SCAN_CUT = 2;
@@ -1036,6 +1050,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     v.setUint32(216, windows.devices.length, true);
     v.setBigUint64(232, BigInt(windows.end), true);
     v.setUint32(LEAK_STREAM_AT, windows.stream ? 1 : 0, true);
+    v.setBigUint64(LEAK_RESUME_AT + 16, BigInt(windows.resumeRows ?? 0), true);
     windows.devices.forEach((d, k) =>
       args.set(encoder.encode(d), LEAK_NAMES_AT + k * LEAK_DEVICE_BYTES)
     );
@@ -1088,7 +1103,16 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     halves: Number(v.getBigUint64(248, true)),
     spans: spans.subarray(0, 3 * count),
     marksFull: v.getUint32(LEAK_STREAM_AT + 4, true) !== 0,
+    resume: resumeOf(v),
   };
+}
+
+/** leak_scan.c's `resume_offset` and `resume_line`, where it gives one. */
+function resumeOf(v: DataView): LeakScanResult["resume"] {
+  const offset = Number(v.getBigUint64(LEAK_RESUME_AT, true));
+  return offset
+    ? { offset, line: v.getUint32(LEAK_RESUME_AT + 8, true) }
+    : undefined;
 }
 
 /** rows_at.c's answers beside SCAN_CUT and -errno. */

@@ -34,6 +34,21 @@ export interface FirstPass {
    * their smallest and largest ID, three values a device, by index.
    */
   spans?: Float64Array;
+  /**
+   * The native pass's rows past the budget: the first `rows` of `spare` are
+   * every memory row a window may hold before `offset` (on `line`), which a
+   * streaming pass replays and reads on from. Undefined when the rows fit,
+   * or are no such prefix, or their IDs are not all written as their
+   * numbers (a leak then needs its row read back, by its row's own flag).
+   */
+  resume?: Resume;
+}
+
+/** Where a pass over rows kept reads on from: see {@link FirstPass.resume}. */
+export interface Resume {
+  offset: number;
+  line: number;
+  rows: number;
 }
 
 /**
@@ -91,8 +106,8 @@ export async function firstPass(
           row.offset,
           row.line,
         )
-        // Only leaked MALLOC rows are read back: a FREE's place is not kept.
-        : rows.push(FREE, k, id, ptrs.of(row), 0, 0, 0);
+        // A FREE's place too, as leak_scan.c keeps it.
+        : rows.push(FREE, k, id, ptrs.of(row), 0, row.offset, row.line);
       if (!ok) rows = undefined;
     } else if (row.eventType === "Mark" && row.nameEquals(mstxInfo)) {
       marks[k].push(id);

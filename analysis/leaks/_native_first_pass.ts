@@ -21,7 +21,7 @@ import {
   type LeakScanInput,
   type LeakScanResult,
 } from "../../ffi/bindings.ts";
-import type { FirstPass } from "./_first_pass.ts";
+import type { FirstPass, Resume } from "./_first_pass.ts";
 import { LEAK_COLUMNS, LeakRows, PtrKeys, type Window } from "./_leak_rows.ts";
 import type { CheckedOptions } from "./options.ts";
 
@@ -47,7 +47,8 @@ function nativeFd(source: EventLogSource): NativeLog | undefined {
 /**
  * A native pass over the log into `rows` (their count and whether their
  * texts need reading set here), with its marks; `size`: how far it may
- * read, which sizes the room for marks.
+ * read, which sizes the room for marks; `from`: where it starts reading
+ * rows, when not at the first.
  */
 async function scan(
   { log: source, fd }: NativeLog,
@@ -55,6 +56,7 @@ async function scan(
   options: CheckedOptions,
   rows: LeakRows,
   windows?: LeakScanInput["windows"],
+  from?: { offset: number; line: number },
 ): Promise<
   {
     found: LeakScanResult;
@@ -82,8 +84,8 @@ async function scan(
       found = await leakScan({
         fd,
         columns: HEADER_AT.map((k) => start.columns.at[k]),
-        offset: start.offset,
-        line: start.line,
+        offset: from?.offset ?? start.offset,
+        line: from?.line ?? start.line,
         rows,
         budget: options.rowBudget,
         markDevice,
@@ -128,6 +130,9 @@ export async function nativeFirstPass(
   if (found.fallback || new Set(found.devices).size !== found.devices.length) {
     return undefined;
   }
+  const resume = found.overflow && found.resume && found.oddIds === 0
+    ? { ...found.resume, rows: found.rowsKept }
+    : undefined;
   const devices = found.devices;
   const index = new Map(devices.map((d, k) => [d, k]));
   const marks: number[][] = devices.map(() => []);
@@ -142,6 +147,7 @@ export async function nativeFirstPass(
     spare,
     ptrs: new PtrKeys(),
     spans: found.spans,
+    resume,
     summary: {
       rows: found.dataRows,
       bytes: found.bytes,
@@ -154,7 +160,8 @@ export async function nativeFirstPass(
  * A second native pass, once the windows are known, for a log whose memory
  * rows passed the row budget, into `rows` (the first pass's arrays): with
  * `stream`, the windows replayed as the rows are read and the leaks kept
- * (leak_stream.c); without, the rows inside the windows alone. Undefined
+ * (leak_stream.c), reading on from `resume` (the first pass's rows still in
+ * the arrays) where given; without, the rows inside the windows alone. Undefined
  * when the pass cannot give the same answer for certain (rows too far out
  * of ID order for the replay, over the budget, or not for the native pass
  * to read). Either way the first pass's rows in `spare` are gone after it:
@@ -172,11 +179,13 @@ export async function nativeWindowPass(
   { devices, spare, summary }: Pick<FirstPass, "devices" | "spare" | "summary">,
   windows: Map<number, Window>,
   stream = false,
+  resume?: Resume,
 ): Promise<LeakRows | undefined> {
   const native = nativeFd(source);
   if (native === undefined) return undefined;
   const abc = new Float64Array(devices.length * 3).fill(NaN);
   for (const [k, w] of windows) abc.set([w.a, w.b, w.c], 3 * k);
+  const from = stream && resume?.rows === spare.length ? resume : undefined;
   spare.clear();
   // As far as the first pass read: a log still written has grown since.
   const end = summary.bytes;
@@ -185,7 +194,8 @@ export async function nativeWindowPass(
     abc,
     end,
     stream,
-  });
+    resumeRows: from?.rows,
+  }, from);
   if (pass === undefined || pass.found.fallback || pass.found.overflow) {
     return undefined;
   }

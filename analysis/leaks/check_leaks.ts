@@ -130,12 +130,16 @@ export async function checkLeaksFile(
   // they look like fitting it (two threads read them), or the windows
   // replayed as the rows are read (one thread reads, one replays), each the
   // other's fallback; past both, the passes in parts.
+  // The first of them reads on from the first pass's rows where it can:
+  // the second finds them gone.
   const again = (
     stream: boolean,
-  ) => (passes++, nativeWindowPass(log, checked, first, windows, stream));
+    resume?: FirstPass["resume"],
+  ) => (passes++,
+    nativeWindowPass(log, checked, first, windows, stream, resume));
   const streamFirst = (rowsInWindows(first, windows) ?? Infinity) > rowBudget;
   const inWindows = windows.size && first.rows === undefined && native
-    ? await again(streamFirst) ?? await again(!streamFirst)
+    ? await again(streamFirst, first.resume) ?? await again(!streamFirst)
     : first.rows;
   if (windows.size && inWindows !== undefined) {
     await found.collect(inWindows, windows);

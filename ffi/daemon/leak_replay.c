@@ -16,23 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_replay.h"
 #include "pages.h"
 #include "two_threads.h"
 #include "sw_common.h"
 
 enum { MALLOC = 1, FREE = 2 };
-
-/* Shared with ffi/bindings.ts leakReplay, field for field. */
-struct sw_leak_replay_args {
-  const uint8_t *kind;
-  const uint32_t *device;
-  const double *id, *ptr, *size;
-  uint64_t rows;
-  double a, b, c;
-  uint32_t dev;
-  uint32_t pad;
-  uint32_t *out; /* room for `rows` indices */
-};
 
 _Static_assert(offsetof(struct sw_leak_replay_args, a) == 48, "layout");
 _Static_assert(offsetof(struct sw_leak_replay_args, dev) == 72, "layout");

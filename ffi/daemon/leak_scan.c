@@ -28,6 +28,7 @@
 
 #include "csv_frame.h"
 #include "digits.h"
+#include "leak_replay.h"
 #include "leak_stream.h"
 #include "pages.h"
 #include "row_start.h"
@@ -100,6 +101,17 @@ struct sw_leak_scan_args {
    * again (room for every row that could be a mark is address space the
    * size of the log, which V8 answers with collections). */
   uint32_t marks_full;
+  /* Out, with `overflow`: where the rows kept end. Every memory row before
+   * `resume_offset` (on line `resume_line`) that a window may hold is among
+   * them, and none from there on; 0: the rows kept are no such prefix of
+   * the file's. */
+  uint64_t resume_offset;
+  uint32_t resume_line;
+  uint32_t pad;
+  /* A streaming pass that reads on from a first pass's resume_offset (its
+   * `offset` and `first_line`): the first `resume_rows` rows of the arrays
+   * are that pass's rows, replayed before it reads (stream_pass). */
+  uint64_t resume_rows;
 };
 
 /* ffi/bindings.ts leakScan writes and reads these offsets. */
@@ -118,7 +130,9 @@ _Static_assert(offsetof(struct sw_leak_scan_args, odd_ids) == 240, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, halves) == 248, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, device_names) == 256, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, stream) == 256 + MAX_DEVICES * DEVICE_BYTES, "layout");
-_Static_assert(sizeof(struct sw_leak_scan_args) == 264 + MAX_DEVICES * DEVICE_BYTES, "layout");
+_Static_assert(offsetof(struct sw_leak_scan_args, resume_offset) == 264 + MAX_DEVICES * DEVICE_BYTES, "layout");
+_Static_assert(offsetof(struct sw_leak_scan_args, resume_rows) == 280 + MAX_DEVICES * DEVICE_BYTES, "layout");
+_Static_assert(sizeof(struct sw_leak_scan_args) == 288 + MAX_DEVICES * DEVICE_BYTES, "layout");
 
 /* Hex digit values of lowercase hex, 16 (never a digit) for anything else. */
 static const uint8_t HEX[256] = {
@@ -261,16 +275,6 @@ struct span {
   double rows, min, max;
 };
 
-/* Rows kept by each half of a split pass, told every KEPT_STEP rows: once
- * the two together pass the row budget, the pass is over budget, whatever
- * the join would make of them, and neither keeps more (on a 1 GB log each
- * half would otherwise fill its arrays for nothing). */
-struct kept_count {
-  _Atomic uint64_t n[2];
-  uint64_t budget;
-};
-#define KEPT_STEP 4096
-
 /*
  * What the first half of a split pass tells the second as it reads: its
  * devices, by name, and their bounds (struct bounds) as its marks lower
@@ -292,13 +296,15 @@ struct shared_bounds {
 struct pass {
   struct sw_csv_scan scan; /* first: the framer hands take_row this */
   struct sw_leak_scan_args *a;
-  struct kept_count *kept; /* a split pass's, where the budget is the cap */
   struct sw_leak_stream *stream; /* a streaming pass's replay */
   int side;
   struct shared_bounds *shared; /* a split pass's */
   int16_t shared_of[MAX_DEVICES]; /* the second half's devices, in the first's; -1: not yet */
   uint32_t shared_seen[MAX_DEVICES]; /* how many published names each was compared with */
-  bool over_by_count; /* `kept` set a->overflow */
+  /* Where this pass stopped keeping rows (`a->overflow`): the row that
+   * did not fit, its line counted as this pass counts them. */
+  uint64_t stop_offset;
+  uint32_t stop_line;
   uint8_t device_len[MAX_DEVICES];
   struct bounds bounds[MAX_DEVICES];
   struct span spans[MAX_DEVICES];
@@ -421,6 +427,15 @@ static inline double id_value(const struct sw_csv_field *f) {
   return sw_plain_digits(f->s, f->e, &v) ? v : sw_csv_parse_decimal(f->s, f->e);
 }
 
+/* Keeps no row from this one on (at `offset`, on `line`): the budget is
+ * reached. The rows kept are then every row before it a window may hold. */
+static bool stop_keeping(struct pass *p, uint64_t offset, uint32_t line) {
+  p->a->overflow = 1;
+  p->stop_offset = offset;
+  p->stop_line = line;
+  return true;
+}
+
 /* One data row; false to fall back. */
 static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uint32_t line) {
   struct pass *p = ctx;
@@ -473,31 +488,21 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
     uint64_t n = a->rows_kept;
     if (n == a->cap) {
       if (a->cap < a->budget) return false;
-      a->overflow = 1;
-      return true;
-    }
-    if (p->kept && n % KEPT_STEP == 0) {
-      atomic_store_explicit(&p->kept->n[p->side], n, memory_order_relaxed);
-      if (n + atomic_load_explicit(&p->kept->n[!p->side], memory_order_relaxed) > p->kept->budget) {
-        a->overflow = 1;
-        p->over_by_count = true;
-        return true;
-      }
+      return stop_keeping(p, offset, line);
     }
     a->kind[n] = malloc_row ? 1 : 2;
     a->device[n] = (uint32_t)k;
     a->id[n] = id;
     a->ptr[n] = key;
+    /* A FREE's place too: a join may stop at any row (join_halves). */
+    a->row_offset[n] = (double)offset;
+    a->line[n] = line;
     if (malloc_row) {
       struct sw_csv_field attr = sw_csv_field_of(r, a->col[C_ATTR]);
       a->size[n] = malloc_size(&attr);
-      a->row_offset[n] = (double)offset;
-      a->line[n] = line;
       a->odd_ids += !plain_id(&idf);
     } else {
       a->size[n] = 0;
-      a->row_offset[n] = 0;
-      a->line[n] = 0;
     }
     a->rows_kept = n + 1;
     return true;
@@ -625,10 +630,15 @@ static struct half *half_new(const struct sw_leak_scan_args *a, uint64_t split) 
     half_free(h);
     return NULL;
   }
-  /* Half the budget at most (the caller's arrays hold the rest): a half
-   * with more rows than that is read on by the first thread instead. */
+  /* Half the budget at most (the caller's arrays hold the rest, and the
+   * first half keeps to the budget: its rows are the prefix a streaming
+   * pass reads on from). Past it the second half keeps no more, and the
+   * join stops keeping where its rows stop (on a 1 GB log each half would
+   * otherwise fill its arrays for nothing). Where the caller's arrays are
+   * short of the budget, a half with more rows than that is read on by the
+   * first thread instead (past those arrays the pass falls back). */
   b->cap = a->cap < a->budget / 2 + 1 ? a->cap : a->budget / 2 + 1;
-  b->budget = UINT64_MAX;
+  b->budget = a->cap >= a->budget ? b->cap : UINT64_MAX;
   advise_rows(b, n, sw_pages_prefer_huge);
   pass_init(&h->pass, b);
   h->from = split;
@@ -654,16 +664,39 @@ static inline bool past_bounds(const struct pass *p, const struct sw_leak_scan_a
   return b->id[i] > p->bounds[map[b->device[i]]].past[b->kind[i] != 1];
 }
 
+/* Appends the second half's first `n` rows, all inside the windows,
+ * their lines counted on from `line`. */
+static void append_first(struct pass *p, const struct half *h, const int *map, uint32_t line, uint64_t n) {
+  struct sw_leak_scan_args *a = p->a;
+  const struct sw_leak_scan_args *b = &h->args;
+  const uint64_t at = a->rows_kept;
+  /* The copy writes fresh pages (a fault each): the plain arrays on a
+   * second thread, those that change on the way here. */
+  struct plain_copy plain = {{a->id + at, a->ptr + at, a->size + at, a->row_offset + at},
+                             {b->id, b->ptr, b->size, b->row_offset}, n};
+  pthread_t thread;
+  bool two = pthread_create(&thread, NULL, copy_plain, &plain) == 0;
+  for (uint64_t i = 0; i < n; i++) {
+    a->kind[at + i] = b->kind[i];
+    a->device[at + i] = (uint32_t)map[b->device[i]];
+    a->line[at + i] = b->line[i] + line;
+  }
+  if (two) pthread_join(thread, NULL);
+  else copy_plain(&plain);
+  a->rows_kept = at + n;
+}
+
 /*
  * Appends the second half's findings to the first's, as one pass over the
  * whole file would have made them: its devices after the first's (those
  * new to the first half), its lines counted on from `line` (the line of
- * the row where it began). False to fall back.
+ * the row where it began). False to fall back. Rows are appended while
+ * the first half kept all of its own and there is room: where they stop,
+ * the pass stopped keeping (stop_keeping), as one thread would have.
  */
 static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   struct sw_leak_scan_args *a = p->a, *b = &h->args;
-  /* Every refusal first: a refused join leaves the first half as it was,
-   * but for an overflow the two halves' counts showed, which stands. */
+  /* Every refusal first: a refused join leaves the first half as it was. */
   int map[MAX_DEVICES];
   uint32_t devices = a->devices;
   for (uint32_t k = 0; k < b->devices; k++) {
@@ -675,8 +708,6 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
     map[k] = j < a->devices ? (int)j : (int)devices++;
   }
   uint64_t total = a->rows_kept + b->rows_kept;
-  /* The halves together passed the budget (struct kept_count). */
-  if (b->overflow) a->overflow = 1;
   if (devices > MAX_DEVICES || a->marks + b->marks > a->mark_cap) return false;
   if (!a->overflow && total > a->cap && a->cap < a->budget) return false;
   for (uint32_t k = 0; k < b->devices; k++) {
@@ -701,45 +732,37 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   a->data_rows += b->data_rows;
   a->odd_ids += b->odd_ids;
   if (b->bytes > a->bytes) a->bytes = b->bytes;
+  /* The first half stopped keeping before the second began. */
   if (a->overflow) return true;
   /* The second half read its rows without the first half's marks: those
    * past the windows, as the bounds of every mark now give them, are not
    * copied (on a log of two devices interleaved, most of its rows). */
-  uint64_t at = a->rows_kept, n = b->rows_kept, in_windows = 0;
+  const uint64_t at = a->rows_kept, n = b->rows_kept;
+  uint64_t in_windows = 0;
   for (uint64_t i = 0; i < n; i++) in_windows += !past_bounds(p, b, map, i);
-  if (at + in_windows > a->cap) {
-    a->overflow = 1;
-    return true;
-  }
-  if (in_windows < n) {
-    for (uint64_t i = 0, to = at; i < n; i++) {
+  if (in_windows == n) {
+    const uint64_t fit = n < a->cap - at ? n : a->cap - at;
+    append_first(p, h, map, line, fit);
+    if (fit < n) stop_keeping(p, (uint64_t)b->row_offset[fit], b->line[fit] + line);
+  } else {
+    uint64_t to = at;
+    for (uint64_t i = 0; i < n; i++) {
       if (past_bounds(p, b, map, i)) continue;
+      if (to == a->cap) {
+        stop_keeping(p, (uint64_t)b->row_offset[i], b->line[i] + line);
+        break;
+      }
       a->kind[to] = b->kind[i];
       a->device[to] = (uint32_t)map[b->device[i]];
       a->id[to] = b->id[i];
       a->ptr[to] = b->ptr[i];
       a->size[to] = b->size[i];
       a->row_offset[to] = b->row_offset[i];
-      a->line[to++] = b->kind[i] == 1 ? b->line[i] + line : 0;
+      a->line[to++] = b->line[i] + line;
     }
-    a->rows_kept = at + in_windows;
-    return true;
+    a->rows_kept = to;
   }
-  /* The copy writes fresh pages (a fault each): the plain arrays on a
-   * second thread, those that change on the way here. */
-  struct plain_copy plain = {{a->id + at, a->ptr + at, a->size + at, a->row_offset + at},
-                             {b->id, b->ptr, b->size, b->row_offset}, n};
-  pthread_t thread;
-  bool two = pthread_create(&thread, NULL, copy_plain, &plain) == 0;
-  for (uint64_t i = 0; i < n; i++) {
-    a->kind[at + i] = b->kind[i];
-    a->device[at + i] = (uint32_t)map[b->device[i]];
-    /* FREE rows keep no line. */
-    a->line[at + i] = b->kind[i] == 1 ? b->line[i] + line : 0;
-  }
-  if (two) pthread_join(thread, NULL);
-  else copy_plain(&plain);
-  a->rows_kept = at + n;
+  if (b->overflow && !a->overflow) stop_keeping(p, h->pass.stop_offset, h->pass.stop_line + line);
   return true;
 }
 
@@ -780,6 +803,49 @@ static void *stream_reader_main(void *arg) {
  * replay needs more for each block it holds, so its room stops there. */
 #define STREAM_ROOM 1000001u
 
+/*
+ * The rows a first pass kept (a->resume_rows of them, every row a window
+ * may hold up to where this pass reads on) replayed in memory, each
+ * device's window on its own (leak_replay.c, two threads for a large one),
+ * and handed to the stream as the rows still to come need them: the blocks
+ * still pending, the largest MALLOC ID, the FREEs of the last IDs. So the
+ * stream reads on from where that pass stopped keeping rows, and the rows
+ * it kept are neither read again nor replayed one at a time (on a log a
+ * third past the budget, the replay of each row in the stream's tables,
+ * not the read, had set the pace). False to fall back.
+ */
+static bool replay_kept(struct pass *p) {
+  const struct sw_leak_scan_args *a = p->a;
+  const uint64_t n = a->resume_rows;
+  if (n > a->cap || n > UINT32_MAX) return false;
+  uint32_t *pending = malloc((n ? n : 1) * sizeof *pending);
+  bool ok = pending != NULL;
+  for (uint32_t k = 0; ok && k < a->window_devices && k < MAX_DEVICES; k++) {
+    const double *w = a->windows + 3 * k;
+    if (w[0] != w[0]) continue; /* no window */
+    struct sw_leak_replay_args r = {.rows = n, .a = w[0], .b = w[1], .c = w[2], .dev = k};
+    const int64_t left = stompwatch_leak_replay(&r, a->kind, a->device, a->id, a->ptr, a->size, pending);
+    ok = left >= 0;
+    double last = -__builtin_inf();
+    for (uint64_t i = 0; ok && i < n; i++)
+      if (a->device[i] == k && a->kind[i] == 1 && a->id[i] >= w[0] && a->id[i] <= w[1] && a->id[i] > last)
+        last = a->id[i];
+    if (ok) sw_leak_stream_seen(p->stream, k, last);
+    for (int64_t j = 0; ok && j < left; j++) {
+      const uint32_t i = pending[j];
+      const struct sw_leak_stream_row row = {.id = a->id[i], .ptr = a->ptr[i], .size = a->size[i],
+                                             .offset = a->row_offset[i], .line = a->line[i], .dev = (uint16_t)k,
+                                             .malloc_row = true};
+      ok = sw_leak_stream_pending(p->stream, &row);
+    }
+    for (uint64_t i = 0; ok && i < n; i++)
+      if (a->device[i] == k && a->kind[i] != 1 && a->id[i] >= w[0] && a->id[i] <= w[2])
+        ok = sw_leak_stream_freed(p->stream, k, a->ptr[i], a->id[i]);
+  }
+  free(pending);
+  return ok;
+}
+
 /* A streaming pass (struct sw_leak_scan_args stream): one thread reads the
  * rows, this one replays them in file order (leak_stream.c); the leaks are
  * the rows kept. Room for half the budget, STREAM_ROOM at most, in the
@@ -787,11 +853,15 @@ static void *stream_reader_main(void *arg) {
 static int32_t stream_pass(struct pass *p) {
   struct sw_leak_scan_args *a = p->a;
   if (!a->window_devices) return SW_LEAK_FALLBACK;
+  p->stream = sw_leak_stream_new(a->budget / 2 + 1 < STREAM_ROOM ? a->budget / 2 + 1 : STREAM_ROOM);
+  if (p->stream && a->resume_rows && !replay_kept(p)) {
+    sw_leak_stream_free(p->stream);
+    p->stream = NULL;
+  }
   /* The rows' arrays, which the first pass filled (103 MB at the default
    * budget), hold only the leaks from here: their pages are given back
    * while the replay needs memory, and a pass after it starts afresh. */
   advise_rows(a, a->cap, sw_pages_forget);
-  p->stream = sw_leak_stream_new(a->budget / 2 + 1 < STREAM_ROOM ? a->budget / 2 + 1 : STREAM_ROOM);
   if (!p->stream) return SW_LEAK_FALLBACK;
   const uint64_t file_size = file_size_now(a->fd);
   struct stream_reader reader = {.p = p};
@@ -859,8 +929,6 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
    * first thread reads on alone. */
   struct half *h = NULL;
   pthread_t thread;
-  const uint32_t given = a->devices;
-  struct kept_count kept = {.budget = a->budget};
   struct shared_bounds shared = {.names = a->device_names};
   for (int k = 0; k < MAX_DEVICES; k++) shared.past[k][0] = shared.past[k][1] = bits_of(__builtin_inf());
   /* A later pass reads only as far as the first did (rows_end): its
@@ -873,11 +941,9 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
       p.shared = h->pass.shared = &shared;
       h->pass.side = 1;
     }
-    if (h && a->cap >= a->budget) p.kept = h->pass.kept = &kept;
     if (h && pthread_create(&thread, NULL, half_main, h) != 0) {
       half_free(h);
       h = NULL;
-      p.kept = NULL;
       p.shared = NULL;
     }
     if (h) p.scan.limit = split;
@@ -891,18 +957,8 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     bool joined = result == SW_LEAK_DONE && s->stopped && s->next == h->from &&
                   h->result == SW_LEAK_DONE && join_halves(&p, h, s->next_line);
     a->halves = joined ? 2 : 1;
-    if (!joined && result == SW_LEAK_DONE && s->stopped && p.over_by_count && s->next != h->from) {
-      /* The second half began inside a quoted field: the rows it counted
-       * were not rows, and the overflow they made is no fact. Read the file
-       * again, alone (a quoted newline across the middle is rare). */
-      a->rows_kept = a->marks = a->data_rows = a->odd_ids = 0;
-      a->overflow = 0;
-      a->devices = given;
-      pass_init(&p, a);
-      result = scan_range(&p, a->offset, a->first_line);
-    } else if (!joined && result == SW_LEAK_DONE && s->stopped) {
+    if (!joined && result == SW_LEAK_DONE && s->stopped) {
       /* Alone from here: the second half's rows are counted again. */
-      p.kept = NULL;
       s->limit = rows_end(a);
       s->stopped = false;
       result = scan_range(&p, s->next, s->next_line);
@@ -910,6 +966,10 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     half_free(h);
   }
   result = cut_since(a->fd, file_size, result);
+  if (a->overflow) {
+    a->resume_offset = p.stop_offset;
+    a->resume_line = p.stop_line;
+  }
   /* Room for MAX_DEVICES spans, three values each. */
   for (uint32_t k = 0; k < a->devices && k < MAX_DEVICES; k++) {
     spans[3 * k] = p.spans[k].rows;

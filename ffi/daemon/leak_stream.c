@@ -326,6 +326,40 @@ static bool replay_free(struct sw_leak_stream *s, const struct sw_leak_stream_ro
   return true;
 }
 
+void sw_leak_stream_seen(struct sw_leak_stream *s, uint32_t dev, double max_malloc_id) {
+  if (dev < MAX_DEVICES && max_malloc_id > s->max_id[dev]) s->max_id[dev] = max_malloc_id;
+}
+
+bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
+  const uint32_t dev = r->dev;
+  if (dev >= MAX_DEVICES) return false;
+  /* Its ID's slot only while a MALLOC still to come may take the ID:
+   * one further back ends the replay (in_order). */
+  const bool id_may_come = !forgotten(s, dev, r->id);
+  struct slot *same = id_may_come ? slot_of(s, &s->ids, dev, r->id) : NULL;
+  if (id_may_come && !same) return false;
+  struct slot *at = slot_of(s, &s->ptrs, dev, r->ptr);
+  if (!at) return false;
+  int32_t b = block_new(s);
+  if (b == NONE) return false;
+  s->blocks[b] = (struct block){
+      .id = r->id, .ptr = r->ptr, .size = r->size, .offset = r->offset, .line = r->line, .dev = dev,
+      .next = at->head, .alive = true, .odd_id = r->odd_id,
+  };
+  at->head = b;
+  if (same) same->head = b;
+  return true;
+}
+
+bool sw_leak_stream_freed(struct sw_leak_stream *s, uint32_t dev, double ptr, double id) {
+  if (dev >= MAX_DEVICES) return false;
+  if (forgotten(s, dev, id)) return true;
+  struct slot *at = slot_of(s, &s->ptrs, dev, ptr);
+  if (!at) return false;
+  if (id > at->max_free) at->max_free = id;
+  return true;
+}
+
 /* Waits a moment for the other thread: a yield (two vCPUs: not a spin),
  * and past YIELDS of them in a row a sleep, so that a side waiting on the
  * disk (a log not in the page cache) leaves its vCPU to the job beside it.
@@ -363,6 +397,17 @@ void sw_leak_stream_close(struct sw_leak_stream *s, bool complete) {
   atomic_store_explicit(&q->closed, complete ? 1 : 2, memory_order_release);
 }
 
+/* Rows ahead of the one replayed whose slots are fetched into the cache:
+ * the tables hold every FREE of the last DISORDER IDs (megabytes), so a
+ * row's first probe of each missed the cache nearly every time, and the
+ * replay, not the read, set the pace of a streaming pass. */
+#define AHEAD 12u
+
+/* Where the first probe of row `r` in `t` lands: fetched ahead. */
+static inline const struct slot *first_probe(const struct table *t, double key, uint32_t dev) {
+  return &t->slots[mix(key == 0 ? 0 : key, dev) & t->mask];
+}
+
 bool sw_leak_stream_run(struct sw_leak_stream *s) {
   struct queue *q = &s->queue;
   uint64_t tail = 0;
@@ -378,6 +423,11 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
     }
     waits = 0;
     for (; tail < head; tail++) {
+      if (tail + AHEAD < head) {
+        const struct sw_leak_stream_row *next = &q->rows[(tail + AHEAD) & (QUEUE_ROWS - 1)];
+        __builtin_prefetch(first_probe(&s->ptrs, next->ptr, next->dev));
+        if (next->malloc_row) __builtin_prefetch(first_probe(&s->ids, next->id, next->dev));
+      }
       const struct sw_leak_stream_row *r = &q->rows[tail & (QUEUE_ROWS - 1)];
       if (!(r->malloc_row ? replay_malloc(s, r) : replay_free(s, r))) {
         atomic_store_explicit(&q->stopped, true, memory_order_relaxed);

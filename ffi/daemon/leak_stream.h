@@ -27,6 +27,16 @@ struct sw_leak_stream_row {
   bool malloc_row, odd_id;
 };
 
+/* Before the replay runs, for a pass that reads on from rows replayed in
+ * memory (leak_scan.c stream_pass), what the rows still to come need of
+ * those: device `dev`'s largest MALLOC ID among them; each block they left
+ * pending; each of their FREEs (a MALLOC still to come, with a smaller ID,
+ * comes before it in ID order). False where sw_leak_stream_run would stop
+ * (past the room, memory short). */
+void sw_leak_stream_seen(struct sw_leak_stream *s, uint32_t dev, double max_malloc_id);
+bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_stream_row *row);
+bool sw_leak_stream_freed(struct sw_leak_stream *s, uint32_t dev, double ptr, double id);
+
 /* The rows go from the thread that reads them to the one that replays
  * them through a queue, so that reading and replaying overlap. From the
  * reading thread: a row, in file order (false once the replay has stopped:

@@ -773,6 +773,69 @@ Deno.test("check_leaks counts each memory row once against the budget when its s
   assert.deepEqual(tight, one);
 });
 
+Deno.test("check_leaks past its budget replays the rows its first pass kept and reads on from where they end, in either half of a large log", async () => {
+  // 75 MB, one window over every row (A first, B and C last): 480k memory
+  // rows between op rows (more ops at first: the first half holds fewer),
+  // every 13th block never freed, every 5th freed 150k IDs later (past
+  // where the rows kept end), one MALLOC ID in 1000 written again a few
+  // rows on (the later row takes it). Each half keeps at most its share of
+  // the budget (the second half half of it), so the rows kept end where the
+  // second half's share ran out (400k), where the join ran out of room
+  // (360k), or inside the first half (150k). The second pass reads on from
+  // there and finds the leaks, each with its line, of the pass that kept
+  // every row.
+  const at = (n: number) =>
+    `0x${(0x100000 + n * 0x100).toString(16).padStart(16, "0")}`;
+  const op = (id: number) =>
+    `${id},OP_LAUNCH,ATEN_START,aten.mm,${id}000,10,11,0,N/A,,,`;
+  const rows = [mark(1)];
+  const late: [number, number][] = [];
+  for (let i = 1; i <= 240_000; i++) {
+    const id = 4 * i;
+    rows.push(malloc(id, at(i), 1 + (i % 1000)));
+    if (i % 1000 === 500) rows.push(malloc(id, at(i + 0.5), 7));
+    rows.push(op(id + 2));
+    // Ops alone at first: the first half holds fewer memory rows.
+    if (i <= 60_000) rows.push(op(id + 2), op(id + 2), op(id + 3));
+    if (i % 13 === 0) continue;
+    if (i % 5 === 0) late.push([id + 150_001, i]);
+    else rows.push(free(id + 1, at(i)));
+    while (late.length && late[0][0] <= id) {
+      const [freed, block] = late.shift()!;
+      rows.push(free(freed, at(block)));
+    }
+  }
+  rows.push(mark(2_000_000), mark(2_000_001));
+  const path = tempLog(rows);
+  assert.ok(Deno.statSync(path).size > 33 << 20);
+  // Every leak listed, with its line: those read on from too.
+  const options = { mstxInfo: "step", maxLeaks: 100_000 };
+  const one = await checkLeaksFile(path, options);
+  assert.equal(one.passes, 1);
+  assert.ok(one.leakCount > 20_000, `${one.leakCount} leaks`);
+  assert.equal(one.devices[0].unlisted, 0);
+  // Compared as text, a leak a line: a diff of 25k objects takes minutes.
+  const text = (r: CheckLeaksResult) =>
+    r.devices.flatMap((d) => d.leaks.map((l) => JSON.stringify(l)));
+  for (const rowBudget of [400_000, 360_000, 150_000]) {
+    const read = await checkLeaksFile(path, { ...options, rowBudget });
+    const [want, got] = [text(one), text(read)];
+    const first = want.findIndex((l, i) => l !== got[i]);
+    assert.deepEqual(
+      [read.passes, got.length, want[first], got[first]],
+      [2, want.length, undefined, undefined],
+      `rowBudget ${rowBudget}`,
+    );
+    // The rest whole, each device's leaks counted.
+    const rest = (r: CheckLeaksResult) => ({
+      ...r,
+      passes: 1,
+      devices: r.devices.map((d) => ({ ...d, leaks: d.leaks.length })),
+    });
+    assert.deepEqual(rest(read), rest(one), `rowBudget ${rowBudget}`);
+  }
+});
+
 Deno.test("check_leaks does not count against its budget the rows its second thread framed inside a quoted field across the middle", async () => {
   // 37 MB: 13k real MALLOC rows, then one op row whose quoted Call Stack
   // holds 9k lines that look like MALLOC rows and straddles the middle,

@@ -1,0 +1,29 @@
+/*
+ * leak_replay.h: check_leaks' replay of one device's window over rows kept
+ * in memory (leak_replay.c), for ffi/bindings.ts leakReplay and for a
+ * streaming pass that reads on from rows kept (leak_scan.c).
+ */
+#ifndef SW_LEAK_REPLAY_H
+#define SW_LEAK_REPLAY_H
+
+#include <stdint.h>
+
+/* Shared with ffi/bindings.ts leakReplay, field for field. */
+struct sw_leak_replay_args {
+  const uint8_t *kind;
+  const uint32_t *device;
+  const double *id, *ptr, *size;
+  uint64_t rows;
+  double a, b, c;
+  uint32_t dev;
+  uint32_t pad;
+  uint32_t *out; /* room for `rows` indices */
+};
+
+/* The indices of device `dev`'s blocks still pending at the end of its
+ * window A, B, C, by ID, into `out`; how many, -1 when memory is short,
+ * -(2 + i) when row i is a MALLOC inside the window without a size. */
+int64_t stompwatch_leak_replay(struct sw_leak_replay_args *a, const uint8_t *kind, const uint32_t *device,
+                               const double *id, const double *ptr, const double *size, uint32_t *out);
+
+#endif
