@@ -946,6 +946,12 @@ export interface LeakScanInput {
     resumeRows?: number;
   };
   /**
+   * Where a pass that splits the log between two threads puts the second
+   * half's rows in the arrays (the first half's go below it): `LeakRows`
+   * halfAt. A pass that does not split keeps up to this many rows.
+   */
+  halfAt?: number;
+  /**
    * A first pass: the mark that opens each window (check_leaks'
    * start_index). Memory rows past what the marks seen so far allow are
    * then dropped as they are read (leak_scan.c struct bounds).
@@ -988,6 +994,8 @@ export interface LeakScanResult {
    * undefined when they are no such prefix.
    */
   resume?: { offset: number; line: number };
+  /** Where the rows kept begin in the arrays. */
+  firstRow: number;
 }
 
 const LEAK_DEVICE_BYTES = 64;
@@ -997,9 +1005,13 @@ const LEAK_NAMES_AT = 256;
 const LEAK_MAX_DEVICES = 256;
 /** leak_scan.c's offset of `stream`, after the names. */
 const LEAK_STREAM_AT = LEAK_NAMES_AT + LEAK_MAX_DEVICES * LEAK_DEVICE_BYTES;
-/** leak_scan.c's offsets of `resume_offset`, `resume_line`, `resume_rows`. */
+/**
+ * leak_scan.c's offsets of `resume_offset`, `resume_line`, `resume_rows`,
+ * then `half_at` and `first_row`.
+ */
 const LEAK_RESUME_AT = LEAK_STREAM_AT + 8;
-const LEAK_ARGS_SIZE = LEAK_RESUME_AT + 24;
+const LEAK_HALF_AT = LEAK_RESUME_AT + 24;
+const LEAK_ARGS_SIZE = LEAK_HALF_AT + 16;
 
 /** csv_frame.h SW_SCAN_CUT: the log got shorter while a pass read it. */
 const SCAN_CUT = 2;
@@ -1039,6 +1051,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
   v.setUint32(152, text.length, true);
   v.setUint32(168, mstx.length, true);
   v.setUint32(172, input.mstxInfo.includes('"') ? 1 : 0, true);
+  v.setBigUint64(LEAK_HALF_AT, BigInt(input.halfAt ?? 0), true);
   // leak_scan.c says how many marks it keeps bounds for (MAX_BOUND_MARKS):
   // past that it keeps every row. Saturated, never wrapped to a small one.
   if (input.startIndex !== undefined) {
@@ -1104,6 +1117,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     spans: spans.subarray(0, 3 * count),
     marksFull: v.getUint32(LEAK_STREAM_AT + 4, true) !== 0,
     resume: resumeOf(v),
+    firstRow: Number(v.getBigUint64(LEAK_HALF_AT + 8, true)),
   };
 }
 

@@ -45,19 +45,69 @@ export class LeakRows {
    */
   textsFromValues = false;
 
+  /** See {@link halfAt}. */
+  readonly #halfAt: number;
+  /** Where the views begin in the arrays whole ({@link skip}). */
+  #first = 0;
+  /** The arrays whole. */
+  #whole!: [
+    Uint8Array,
+    Uint32Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Uint32Array,
+  ];
+
   /**
    * `budget`: most rows it will hold (Infinity: no limit); `expect`: rows
    * to make room for at once (untouched room costs address space only, and
-   * growing copies every array).
+   * growing copies every array); `halves`: room past those for the second
+   * half of a native pass that splits the log, half the budget at most.
    */
-  constructor(readonly budget: number, expect = 1024) {
-    this.#carve(Math.max(1, Math.min(expect, budget)));
+  constructor(readonly budget: number, expect = 1024, { halves = false } = {}) {
+    const room = Math.max(1, Math.min(expect, budget));
+    this.#halfAt = halves ? room : 0;
+    this.#carve(
+      room + (halves ? Math.min(room, Math.floor(budget / 2) + 1) : 0),
+    );
   }
 
-  /** Forgets every row, keeping the arrays for the next pass. */
+  /**
+   * Where a native pass that splits the log between two threads puts the
+   * second half's rows in the arrays (leak_scan.c half_at): made with
+   * `halves`, while the arrays are seen whole; 0 else.
+   */
+  get halfAt(): number {
+    return this.#first === 0 ? this.#halfAt : 0;
+  }
+
+  /** Forgets every row, keeping the arrays (whole) for the next pass. */
   clear(): void {
     this.length = 0;
     this.textsFromValues = false;
+    this.#view(0);
+  }
+
+  /**
+   * The rows from row `n` of the arrays as now seen on: where a native pass
+   * left them.
+   */
+  skip(n: number): void {
+    if (n) this.#view(this.#first + n);
+  }
+
+  #view(first: number): void {
+    this.#first = first;
+    const [kind, device, id, ptr, size, offset, line] = this.#whole;
+    this.kind = kind.subarray(first);
+    this.device = device.subarray(first);
+    this.id = id.subarray(first);
+    this.ptr = ptr.subarray(first);
+    this.size = size.subarray(first);
+    this.offset = offset.subarray(first);
+    this.line = line.subarray(first);
   }
 
   /** Makes room for `n` more rows at once (within the budget). */
@@ -79,10 +129,9 @@ export class LeakRows {
     line: number,
   ): boolean {
     const n = this.length;
-    if (n === this.id.length) {
-      if (n >= this.budget) return false;
-      this.#grow(Math.min(n * 2, this.budget));
-    }
+    // Room past the budget is the second half's (halfAt): not for push.
+    if (n >= this.budget) return false;
+    if (n === this.id.length) this.#grow(Math.min(n * 2, this.budget));
     this.kind[n] = kind;
     this.device[n] = device;
     this.id[n] = id;
@@ -101,6 +150,7 @@ export class LeakRows {
    * collection of a check-leaks command took 3.7 ms when these were seven.
    */
   #carve(n: number): void {
+    this.#first = 0;
     const buffer = new ArrayBuffer(n * ROW_BYTES);
     const f64 = (k: number) => new Float64Array(buffer, k * 8 * n, n);
     this.id = f64(0);
@@ -110,6 +160,15 @@ export class LeakRows {
     this.line = new Uint32Array(buffer, 32 * n, n);
     this.device = new Uint32Array(buffer, 36 * n, n);
     this.kind = new Uint8Array(buffer, 40 * n, n);
+    this.#whole = [
+      this.kind,
+      this.device,
+      this.id,
+      this.ptr,
+      this.size,
+      this.offset,
+      this.line,
+    ];
   }
 
   #grow(cap: number) {

@@ -94,6 +94,7 @@ async function scan(
         mstxInfo: options.mstxInfo,
         windows,
         startIndex: windows ? undefined : options.startIndex,
+        halfAt: rows.halfAt,
       });
     } catch (e) {
       throw new MemscopeCsvError(
@@ -101,6 +102,7 @@ async function scan(
       );
     }
     if (found.marksFull && room < all) continue;
+    rows.skip(found.firstRow);
     rows.length = found.rowsKept;
     rows.textsFromValues = found.oddIds === 0;
     return { found, markDevice, markId, header: start.columns.names };
@@ -123,7 +125,9 @@ export async function nativeFirstPass(
   if (native === undefined) return undefined;
   const size = await native.log.file.seek(0, Deno.SeekMode.End);
   // As the TypeScript pass sizes them: untouched room costs address space.
-  const spare = new LeakRows(options.rowBudget, Math.ceil(size / 64));
+  const spare = new LeakRows(options.rowBudget, Math.ceil(size / 64), {
+    halves: true,
+  });
   const pass = await scan(native, size, options, spare);
   if (pass === undefined) return undefined;
   const { found, markDevice, markId, header } = pass;
@@ -186,7 +190,8 @@ export async function nativeWindowPass(
   const abc = new Float64Array(devices.length * 3).fill(NaN);
   for (const [k, w] of windows) abc.set([w.a, w.b, w.c], 3 * k);
   const from = stream && resume?.rows === spare.length ? resume : undefined;
-  spare.clear();
+  // Reading on, the pass replays the rows where the first pass left them.
+  if (from === undefined) spare.clear();
   // As far as the first pass read: a log still written has grown since.
   const end = summary.bytes;
   const pass = await scan(native, end, options, spare, {

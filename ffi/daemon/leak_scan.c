@@ -112,6 +112,15 @@ struct sw_leak_scan_args {
    * `offset` and `first_line`): the first `resume_rows` rows of the arrays
    * are that pass's rows, replayed before it reads (stream_pass). */
   uint64_t resume_rows;
+  /* Where a split pass's halves meet in the arrays (0: no split): the
+   * first half keeps up to `half_at` rows below it, the last first (turned
+   * round at the join), the second up to cap - half_at from it on, so that
+   * joined they lie in file order with no copy (copying the second half's
+   * rows out of arrays of its own wrote every one of them to fresh pages
+   * twice). A pass that does not split keeps up to `half_at` rows from 0. */
+  uint64_t half_at;
+  /* Out: where the rows kept begin in the arrays. */
+  uint64_t first_row;
 };
 
 /* ffi/bindings.ts leakScan writes and reads these offsets. */
@@ -132,7 +141,8 @@ _Static_assert(offsetof(struct sw_leak_scan_args, device_names) == 256, "layout"
 _Static_assert(offsetof(struct sw_leak_scan_args, stream) == 256 + MAX_DEVICES * DEVICE_BYTES, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, resume_offset) == 264 + MAX_DEVICES * DEVICE_BYTES, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, resume_rows) == 280 + MAX_DEVICES * DEVICE_BYTES, "layout");
-_Static_assert(sizeof(struct sw_leak_scan_args) == 288 + MAX_DEVICES * DEVICE_BYTES, "layout");
+_Static_assert(offsetof(struct sw_leak_scan_args, half_at) == 288 + MAX_DEVICES * DEVICE_BYTES, "layout");
+_Static_assert(sizeof(struct sw_leak_scan_args) == 304 + MAX_DEVICES * DEVICE_BYTES, "layout");
 
 /* Hex digit values of lowercase hex, 16 (never a digit) for anything else. */
 static const uint8_t HEX[256] = {
@@ -301,6 +311,10 @@ struct pass {
   struct shared_bounds *shared; /* a split pass's */
   int16_t shared_of[MAX_DEVICES]; /* the second half's devices, in the first's; -1: not yet */
   uint32_t shared_seen[MAX_DEVICES]; /* how many published names each was compared with */
+  /* Where its rows go: row n at base + n, or top - n while `down` (the
+   * first half of a split pass); at most `room` of them. */
+  uint64_t base, top, room;
+  bool down;
   /* Where this pass stopped keeping rows (`a->overflow`): the row that
    * did not fit, its line counted as this pass counts them. */
   uint64_t stop_offset;
@@ -485,24 +499,25 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
       }
       return sw_leak_stream_push(p->stream, &row);
     }
-    uint64_t n = a->rows_kept;
-    if (n == a->cap) {
-      if (a->cap < a->budget) return false;
+    const uint64_t n = a->rows_kept;
+    if (n == p->room) {
+      if (p->room < a->budget) return false;
       return stop_keeping(p, offset, line);
     }
-    a->kind[n] = malloc_row ? 1 : 2;
-    a->device[n] = (uint32_t)k;
-    a->id[n] = id;
-    a->ptr[n] = key;
+    const uint64_t at = p->down ? p->top - n : p->base + n;
+    a->kind[at] = malloc_row ? 1 : 2;
+    a->device[at] = (uint32_t)k;
+    a->id[at] = id;
+    a->ptr[at] = key;
     /* A FREE's place too: a join may stop at any row (join_halves). */
-    a->row_offset[n] = (double)offset;
-    a->line[n] = line;
+    a->row_offset[at] = (double)offset;
+    a->line[at] = line;
     if (malloc_row) {
       struct sw_csv_field attr = sw_csv_field_of(r, a->col[C_ATTR]);
-      a->size[n] = malloc_size(&attr);
+      a->size[at] = malloc_size(&attr);
       a->odd_ids += !plain_id(&idf);
     } else {
-      a->size[n] = 0;
+      a->size[at] = 0;
     }
     a->rows_kept = n + 1;
     return true;
@@ -541,7 +556,7 @@ static uint64_t rows_end(const struct sw_leak_scan_args *a) { return a->end ? a-
 
 /* A pass over `a`'s file, its rows framed by csv_frame.c. */
 static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
-  *p = (struct pass){.a = a, .last_device = -3};
+  *p = (struct pass){.a = a, .last_device = -3, .room = a->half_at ? a->half_at : a->cap};
   memset(p->shared_of, 0xff, sizeof p->shared_of);
   for (int k = 0; k < MAX_DEVICES; k++) {
     p->bounds[k].past[0] = p->bounds[k].past[1] = __builtin_inf();
@@ -581,16 +596,8 @@ static void *half_main(void *arg) {
 }
 
 static void half_free(struct half *h) {
-  struct sw_leak_scan_args *b = &h->args;
-  free(b->kind);
-  free(b->device);
-  free(b->id);
-  free(b->ptr);
-  free(b->size);
-  free(b->row_offset);
-  free(b->line);
-  free(b->mark_device);
-  free(b->mark_id);
+  free(h->args.mark_device);
+  free(h->args.mark_id);
   free(h);
 }
 
@@ -605,57 +612,46 @@ static void advise_rows(const struct sw_leak_scan_args *b, uint64_t n, void (*ad
   advise(b->line, n * sizeof *b->line);
 }
 
-/* A second pass over [split, end) with arrays of its own; NULL when it
- * cannot be had (then one thread reads the whole file). */
+/* A second pass over [split, end), its rows from a->half_at on in the
+ * arrays; NULL when it cannot be had (then one thread reads the whole
+ * file). */
 static struct half *half_new(const struct sw_leak_scan_args *a, uint64_t split) {
+  if (!a->half_at || a->half_at >= a->cap) return NULL;
   struct half *h = calloc(1, sizeof *h);
   if (!h) return NULL;
   struct sw_leak_scan_args *b = &h->args;
   *b = *a;
   b->rows_kept = b->marks = b->data_rows = b->bytes = b->odd_ids = 0;
   b->overflow = 0; /* b->devices: those given in, as a's */
-  uint64_t rows = a->cap < a->budget / 2 + 1 ? a->cap : a->budget / 2 + 1;
-  size_t n = rows ? rows : 1, m = a->mark_cap ? a->mark_cap : 1;
-  b->kind = malloc(n);
-  b->device = malloc(n * sizeof *b->device);
-  b->id = malloc(n * sizeof *b->id);
-  b->ptr = malloc(n * sizeof *b->ptr);
-  b->size = malloc(n * sizeof *b->size);
-  b->row_offset = malloc(n * sizeof *b->row_offset);
-  b->line = malloc(n * sizeof *b->line);
+  size_t m = a->mark_cap ? a->mark_cap : 1;
   b->mark_device = malloc(m * sizeof *b->mark_device);
   b->mark_id = malloc(m * sizeof *b->mark_id);
-  if (!b->kind || !b->device || !b->id || !b->ptr || !b->size || !b->row_offset || !b->line ||
-      !b->mark_device || !b->mark_id) {
+  if (!b->mark_device || !b->mark_id) {
     half_free(h);
     return NULL;
   }
-  /* Half the budget at most (the caller's arrays hold the rest, and the
-   * first half keeps to the budget: its rows are the prefix a streaming
-   * pass reads on from). Past it the second half keeps no more, and the
-   * join stops keeping where its rows stop (on a 1 GB log each half would
-   * otherwise fill its arrays for nothing). Where the caller's arrays are
-   * short of the budget, a half with more rows than that is read on by the
-   * first thread instead (past those arrays the pass falls back). */
-  b->cap = a->cap < a->budget / 2 + 1 ? a->cap : a->budget / 2 + 1;
-  b->budget = a->cap >= a->budget ? b->cap : UINT64_MAX;
-  advise_rows(b, n, sw_pages_prefer_huge);
+  const uint64_t at = a->half_at;
+  b->kind = a->kind + at;
+  b->device = a->device + at;
+  b->id = a->id + at;
+  b->ptr = a->ptr + at;
+  b->size = a->size + at;
+  b->row_offset = a->row_offset + at;
+  b->line = a->line + at;
+  b->half_at = 0;
+  /* Its room is what the caller left past half_at: half the budget at
+   * most (check_leaks' LeakRows), the first half keeping to the budget
+   * (its rows are the prefix a streaming pass reads on from). Past it the
+   * second half keeps no more, and the join stops keeping where its rows
+   * stop (on a 1 GB log each half would otherwise fill its room for
+   * nothing). Where the first half's room is short of the budget, a half
+   * with more rows than its room is read on by the first thread instead
+   * (past that room the pass falls back). */
+  b->cap = a->cap - at;
+  b->budget = a->half_at >= a->budget ? b->cap : UINT64_MAX;
   pass_init(&h->pass, b);
   h->from = split;
   return h;
-}
-
-/* Arrays copied as they are, n values each. */
-struct plain_copy {
-  double *dst[4];
-  const double *src[4];
-  uint64_t n;
-};
-
-static void *copy_plain(void *arg) {
-  struct plain_copy *c = arg;
-  for (int k = 0; k < 4; k++) memcpy(c->dst[k], c->src[k], c->n * sizeof **c->src);
-  return NULL;
 }
 
 /* Whether row i of the second half is past its device's bound (MALLOC rows
@@ -664,26 +660,58 @@ static inline bool past_bounds(const struct pass *p, const struct sw_leak_scan_a
   return b->id[i] > p->bounds[map[b->device[i]]].past[b->kind[i] != 1];
 }
 
-/* Appends the second half's first `n` rows, all inside the windows,
- * their lines counted on from `line`. */
-static void append_first(struct pass *p, const struct half *h, const int *map, uint32_t line, uint64_t n) {
+/* Row `from` of the arrays copied to row `to`. */
+static void copy_row(struct sw_leak_scan_args *a, uint64_t to, uint64_t from) {
+  a->kind[to] = a->kind[from];
+  a->device[to] = a->device[from];
+  a->id[to] = a->id[from];
+  a->ptr[to] = a->ptr[from];
+  a->size[to] = a->size[from];
+  a->row_offset[to] = a->row_offset[from];
+  a->line[to] = a->line[from];
+}
+
+/* Rows i and j of the arrays swapped. */
+static void swap_rows(struct sw_leak_scan_args *a, uint64_t i, uint64_t j) {
+#define SWAP(col)               \
+  do {                          \
+    __typeof__(*a->col) t = a->col[i]; \
+    a->col[i] = a->col[j];      \
+    a->col[j] = t;              \
+  } while (0)
+  SWAP(kind);
+  SWAP(device);
+  SWAP(id);
+  SWAP(ptr);
+  SWAP(size);
+  SWAP(row_offset);
+  SWAP(line);
+#undef SWAP
+}
+
+/* The first half's rows, kept last first below a->half_at, turned round:
+ * from here on they lie in file order from p->base, and the pass keeps
+ * rows after them as one that does not split keeps them from 0. */
+static void turn_first_half(struct pass *p) {
   struct sw_leak_scan_args *a = p->a;
-  const struct sw_leak_scan_args *b = &h->args;
-  const uint64_t at = a->rows_kept;
-  /* The copy writes fresh pages (a fault each): the plain arrays on a
-   * second thread, those that change on the way here. */
-  struct plain_copy plain = {{a->id + at, a->ptr + at, a->size + at, a->row_offset + at},
-                             {b->id, b->ptr, b->size, b->row_offset}, n};
-  pthread_t thread;
-  bool two = pthread_create(&thread, NULL, copy_plain, &plain) == 0;
-  for (uint64_t i = 0; i < n; i++) {
-    a->kind[at + i] = b->kind[i];
-    a->device[at + i] = (uint32_t)map[b->device[i]];
-    a->line[at + i] = b->line[i] + line;
-  }
-  if (two) pthread_join(thread, NULL);
-  else copy_plain(&plain);
-  a->rows_kept = at + n;
+  p->base = a->half_at - a->rows_kept;
+  p->down = false;
+  for (uint64_t i = p->base, j = a->half_at; i + 1 < j; i++, j--) swap_rows(a, i, j - 1);
+}
+
+/* The rows kept, from p->base, moved to the start of the arrays. */
+static void rows_to_start(struct pass *p) {
+  struct sw_leak_scan_args *a = p->a;
+  const uint64_t n = a->rows_kept, from = p->base;
+  p->base = 0;
+  if (from == 0) return;
+  memmove(a->kind, a->kind + from, n * sizeof *a->kind);
+  memmove(a->device, a->device + from, n * sizeof *a->device);
+  memmove(a->id, a->id + from, n * sizeof *a->id);
+  memmove(a->ptr, a->ptr + from, n * sizeof *a->ptr);
+  memmove(a->size, a->size + from, n * sizeof *a->size);
+  memmove(a->row_offset, a->row_offset + from, n * sizeof *a->row_offset);
+  memmove(a->line, a->line + from, n * sizeof *a->line);
 }
 
 /*
@@ -709,7 +737,7 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   }
   uint64_t total = a->rows_kept + b->rows_kept;
   if (devices > MAX_DEVICES || a->marks + b->marks > a->mark_cap) return false;
-  if (!a->overflow && total > a->cap && a->cap < a->budget) return false;
+  if (!a->overflow && total > p->room && p->room < a->budget) return false;
   for (uint32_t k = 0; k < b->devices; k++) {
     if ((uint32_t)map[k] < a->devices) continue;
     memcpy(a->device_names + map[k] * DEVICE_BYTES, b->device_names + k * DEVICE_BYTES, DEVICE_BYTES);
@@ -734,34 +762,25 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   if (b->bytes > a->bytes) a->bytes = b->bytes;
   /* The first half stopped keeping before the second began. */
   if (a->overflow) return true;
-  /* The second half read its rows without the first half's marks: those
-   * past the windows, as the bounds of every mark now give them, are not
-   * copied (on a log of two devices interleaved, most of its rows). */
-  const uint64_t at = a->rows_kept, n = b->rows_kept;
-  uint64_t in_windows = 0;
-  for (uint64_t i = 0; i < n; i++) in_windows += !past_bounds(p, b, map, i);
-  if (in_windows == n) {
-    const uint64_t fit = n < a->cap - at ? n : a->cap - at;
-    append_first(p, h, map, line, fit);
-    if (fit < n) stop_keeping(p, (uint64_t)b->row_offset[fit], b->line[fit] + line);
-  } else {
-    uint64_t to = at;
-    for (uint64_t i = 0; i < n; i++) {
-      if (past_bounds(p, b, map, i)) continue;
-      if (to == a->cap) {
-        stop_keeping(p, (uint64_t)b->row_offset[i], b->line[i] + line);
-        break;
-      }
-      a->kind[to] = b->kind[i];
-      a->device[to] = (uint32_t)map[b->device[i]];
-      a->id[to] = b->id[i];
-      a->ptr[to] = b->ptr[i];
-      a->size[to] = b->size[i];
-      a->row_offset[to] = b->row_offset[i];
-      a->line[to++] = b->line[i] + line;
+  /* The second half's rows follow the first's in the arrays. It read them
+   * without the first half's marks: those past the windows, as the bounds
+   * of every mark now give them, are dropped, the others moved down over
+   * them (on a log of two devices interleaved, most of its rows), with the
+   * first half's device indices and lines counted on, while there is room. */
+  uint64_t kept = a->rows_kept;
+  for (uint64_t i = 0; i < b->rows_kept; i++) {
+    if (past_bounds(p, b, map, i)) continue;
+    if (kept == p->room) {
+      stop_keeping(p, (uint64_t)b->row_offset[i], b->line[i] + line);
+      break;
     }
-    a->rows_kept = to;
+    const uint64_t to = p->base + kept++, from = a->half_at + i;
+    const uint32_t device = (uint32_t)map[b->device[i]], row_line = b->line[i] + line;
+    if (to != from) copy_row(a, to, from);
+    a->device[to] = device;
+    a->line[to] = row_line;
   }
+  a->rows_kept = kept;
   if (b->overflow && !a->overflow) stop_keeping(p, h->pass.stop_offset, h->pass.stop_line + line);
   return true;
 }
@@ -946,11 +965,16 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
       h = NULL;
       p.shared = NULL;
     }
-    if (h) p.scan.limit = split;
+    if (h) {
+      p.scan.limit = split;
+      p.down = true;
+      p.top = a->half_at - 1;
+    }
   }
   int32_t result = scan_range(&p, a->offset, a->first_line);
   if (h) {
     pthread_join(thread, NULL);
+    turn_first_half(&p);
     struct sw_csv_scan *s = &p.scan;
     /* A file cut, or unreadable, under the second half is so for both. */
     if (result == SW_LEAK_DONE && (h->result == SW_SCAN_CUT || h->result < 0)) result = h->result;
@@ -958,7 +982,9 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
                   h->result == SW_LEAK_DONE && join_halves(&p, h, s->next_line);
     a->halves = joined ? 2 : 1;
     if (!joined && result == SW_LEAK_DONE && s->stopped) {
-      /* Alone from here: the second half's rows are counted again. */
+      /* Alone from here: the second half's rows are counted again, after
+       * the first's, which move to the start to leave them the room. */
+      rows_to_start(&p);
       s->limit = rows_end(a);
       s->stopped = false;
       result = scan_range(&p, s->next, s->next_line);
@@ -966,6 +992,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     half_free(h);
   }
   result = cut_since(a->fd, file_size, result);
+  a->first_row = p.base;
   if (a->overflow) {
     a->resume_offset = p.stop_offset;
     a->resume_line = p.stop_line;
