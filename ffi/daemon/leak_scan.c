@@ -641,14 +641,15 @@ static struct half *half_new(const struct sw_leak_scan_args *a, uint64_t split) 
   b->half_at = 0;
   /* Its room is what the caller left past half_at: half the budget at
    * most (check_leaks' LeakRows), the first half keeping to the budget
-   * (its rows are the prefix a streaming pass reads on from). Past it the
-   * second half keeps no more, and the join stops keeping where its rows
-   * stop (on a 1 GB log each half would otherwise fill its room for
-   * nothing). Where the first half's room is short of the budget, a half
-   * with more rows than its room is read on by the first thread instead
-   * (past that room the pass falls back). */
+   * (its rows are the prefix a streaming pass reads on from). In a first
+   * pass the second half keeps no more past it, and the join stops keeping
+   * where its rows stop (on a 1 GB log each half would otherwise fill its
+   * room for nothing). A pass over the windows keeps every row inside
+   * them or fails, and the first half's room may be short of the budget
+   * (then a pass past it falls back): there a half with more rows than its
+   * room hands over, and the first thread reads on from its start. */
   b->cap = a->cap - at;
-  b->budget = a->half_at >= a->budget ? b->cap : UINT64_MAX;
+  b->budget = a->half_at >= a->budget && !a->window_devices ? b->cap : UINT64_MAX;
   pass_init(&h->pass, b);
   h->from = split;
   return h;
