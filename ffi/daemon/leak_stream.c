@@ -66,6 +66,11 @@ struct sw_leak_stream;
 struct table {
   struct slot *slots;
   uint64_t mask, used;
+  /* The slots a rebuild left, kept for the next rebuild of that size:
+   * fresh pages cost more than the rebuild that fills them (see
+   * SPARE_BYTES). */
+  struct slot *spare;
+  uint64_t spare_n;
   bool (*kept)(const struct sw_leak_stream *s, const struct slot *o);
 };
 
@@ -147,6 +152,36 @@ static struct slot *slots_new(uint64_t n) {
   return t;
 }
 
+/* The largest table whose slots a rebuild keeps for the next: a table
+ * steady at tens of thousands of slots (the FREEs of the last DISORDER
+ * IDs) is rebuilt every few thousand rows, and each rebuild faulted in
+ * fresh pages for its new slots (2 MB at 65,536); a larger one is rebuilt
+ * rarely, and its spare would hold memory the replay's room counts on. */
+#define SPARE_BYTES ((uint64_t)8 << 20)
+
+/* Room for `n` slots, all empty, from `t`'s spare where it has that room. */
+static struct slot *slots_for_table(struct table *t, uint64_t n) {
+  if (t->spare && t->spare_n == n) {
+    struct slot *slots = t->spare;
+    t->spare = NULL;
+    for (uint64_t i = 0; i < n; i++) slots[i].dev = EMPTY;
+    return slots;
+  }
+  return slots_new(n);
+}
+
+/* Slots a rebuild is done with: `t`'s spare when small enough. */
+static void slots_done(struct table *t, struct slot *slots, uint64_t n) {
+  pages_free(t->spare, t->spare_n * sizeof *t->spare);
+  t->spare = NULL;
+  if (n * sizeof *slots > SPARE_BYTES) {
+    pages_free(slots, n * sizeof *slots);
+    return;
+  }
+  t->spare = slots;
+  t->spare_n = n;
+}
+
 /* Device `dev`'s slot for `key` in `t`, made when missing; NULL when memory
  * is short or the slots a rebuild keeps pass the room. */
 static struct slot *slot_of(struct sw_leak_stream *s, struct table *t, uint32_t dev, double key);
@@ -157,7 +192,7 @@ static bool rebuild(struct sw_leak_stream *s, struct table *t) {
   for (uint64_t i = 0; i <= t->mask; i++) live += t->slots[i].dev != EMPTY && t->kept(s, &t->slots[i]);
   if (live > s->room) return false;
   uint64_t n = slots_for(live);
-  struct slot *fresh = slots_new(n), *old = t->slots;
+  struct slot *fresh = slots_for_table(t, n), *old = t->slots;
   if (!fresh) return false;
   uint64_t old_mask = t->mask;
   t->slots = fresh;
@@ -167,7 +202,7 @@ static bool rebuild(struct sw_leak_stream *s, struct table *t) {
     const struct slot *o = &old[i];
     if (o->dev != EMPTY && t->kept(s, o)) *slot_of(s, t, o->dev, o->key) = *o;
   }
-  pages_free(old, (old_mask + 1) * sizeof *old);
+  slots_done(t, old, old_mask + 1);
   return true;
 }
 
@@ -230,6 +265,8 @@ void sw_leak_stream_free(struct sw_leak_stream *s) {
   pages_free(s->blocks, s->cap_blocks * sizeof *s->blocks);
   pages_free(s->ptrs.slots, (s->ptrs.mask + 1) * sizeof *s->ptrs.slots);
   pages_free(s->ids.slots, (s->ids.mask + 1) * sizeof *s->ids.slots);
+  pages_free(s->ptrs.spare, s->ptrs.spare_n * sizeof *s->ptrs.spare);
+  pages_free(s->ids.spare, s->ids.spare_n * sizeof *s->ids.spare);
   pages_free(s, sizeof *s);
 }
 
