@@ -602,14 +602,16 @@ static void half_free(struct half *h) {
 }
 
 /* `advise` (pages.h) over the pages of the rows' arrays, room for n rows. */
-static void advise_rows(const struct sw_leak_scan_args *b, uint64_t n, void (*advise)(void *, size_t)) {
-  advise(b->kind, n * sizeof *b->kind);
-  advise(b->device, n * sizeof *b->device);
-  advise(b->id, n * sizeof *b->id);
-  advise(b->ptr, n * sizeof *b->ptr);
-  advise(b->size, n * sizeof *b->size);
-  advise(b->row_offset, n * sizeof *b->row_offset);
-  advise(b->line, n * sizeof *b->line);
+static void advise_rows(const struct sw_leak_scan_args *b, uint64_t from, uint64_t to,
+                        void (*advise)(void *, size_t)) {
+  const uint64_t n = to - from;
+  advise(b->kind + from, n * sizeof *b->kind);
+  advise(b->device + from, n * sizeof *b->device);
+  advise(b->id + from, n * sizeof *b->id);
+  advise(b->ptr + from, n * sizeof *b->ptr);
+  advise(b->size + from, n * sizeof *b->size);
+  advise(b->row_offset + from, n * sizeof *b->row_offset);
+  advise(b->line + from, n * sizeof *b->line);
 }
 
 /* A second pass over [split, end), its rows from a->half_at on in the
@@ -881,7 +883,7 @@ static int32_t stream_pass(struct pass *p) {
   /* The rows' arrays, which the first pass filled (103 MB at the default
    * budget), hold only the leaks from here: their pages are given back
    * while the replay needs memory, and a pass after it starts afresh. */
-  advise_rows(a, a->cap, sw_pages_forget);
+  advise_rows(a, 0, a->cap, sw_pages_forget);
   if (!p->stream) return SW_LEAK_FALLBACK;
   const uint64_t file_size = file_size_now(a->fd);
   struct stream_reader reader = {.p = p};
@@ -941,7 +943,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   a->halves = 1;
   if (a->stream) return stream_pass(&p);
   /* Filled once, front to back, from fresh pages. */
-  advise_rows(a, a->cap, sw_pages_prefer_huge);
+  advise_rows(a, 0, a->cap, sw_pages_prefer_huge);
   const uint64_t file_size = file_size_now(a->fd);
   /* The second thread starts at what looks like a row start past the
    * middle (row_start.h); when the first thread's rows do not end there (a
@@ -991,6 +993,10 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
       result = scan_range(&p, s->next, s->next_line);
     }
     half_free(h);
+    /* What the second half kept past the rows kept now (past the room, or
+     * all of it where the first half stopped keeping) is given back: a
+     * streaming pass's replay of the rows kept needs the memory. */
+    advise_rows(a, p.base + a->rows_kept, a->cap, sw_pages_forget);
   }
   result = cut_since(a->fd, file_size, result);
   a->first_row = p.base;
