@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -299,7 +300,12 @@ struct shared_bounds {
   uint8_t len[MAX_DEVICES];   /* their lengths, written before published */
   _Atomic uint32_t devices;   /* names published */
   _Atomic uint64_t past[MAX_DEVICES][2]; /* struct bounds past, a double's bits */
+  /* Rows the first half keeps, told every KEPT_STEP rows. */
+  _Atomic uint64_t first_kept;
+  uint64_t budget;
 };
+/* Rows between two tellings of the first half's rows kept. */
+#define KEPT_STEP 4096
 /* Rows between two looks of the second half at the first half's bounds. */
 #define SHARED_STEP 4096
 
@@ -504,6 +510,17 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
       if (p->room < a->budget) return false;
       return stop_keeping(p, offset, line);
     }
+    /* The second half keeps no more once the halves together pass the
+     * budget: the join would drop its rows past it, and memory stays that
+     * of the budget's rows. The rows kept end no later than without it
+     * (where the join drops none of its rows, at the same row). */
+    if (p->shared && n % KEPT_STEP == 0) {
+      if (p->side == 0) {
+        atomic_store_explicit(&p->shared->first_kept, n, memory_order_relaxed);
+      } else if (n + atomic_load_explicit(&p->shared->first_kept, memory_order_relaxed) > p->shared->budget) {
+        return stop_keeping(p, offset, line);
+      }
+    }
     const uint64_t at = p->down ? p->top - n : p->base + n;
     a->kind[at] = malloc_row ? 1 : 2;
     a->device[at] = (uint32_t)k;
@@ -523,6 +540,9 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
     return true;
   }
   if (!sw_csv_text_is(&type, (const uint8_t *)"Mark", 4)) return true;
+  /* A pass over the windows has them: its marks would only fill their
+   * room, and a pass that read on from rows kept cannot run again. */
+  if (a->window_devices) return true;
   struct sw_csv_field name = sw_csv_field_of(r, a->col[C_NAME]);
   if (!name.present) return true;
   /* nameEquals: raw bytes, or the decoded text when both hold quotes. */
@@ -825,6 +845,22 @@ static void *stream_reader_main(void *arg) {
  * replay needs more for each block it holds, so its room stops there. */
 #define STREAM_ROOM 1000001u
 
+/* A FREE among the rows kept that a row still to come may need. */
+struct kept_free {
+  double ptr, id;
+  uint32_t dev;
+};
+
+/* `v`, room for `n` items of `size` bytes, grown to room for one more
+ * (*cap, its room); NULL when memory is short (`v` stays). */
+static void *one_more(void *v, uint64_t n, uint64_t *cap, size_t size) {
+  if (n < *cap) return v;
+  const uint64_t more = *cap ? 2 * *cap : 1024;
+  void *grown = realloc(v, more * size);
+  if (grown) *cap = more;
+  return grown;
+}
+
 /*
  * The rows a first pass kept (a->resume_rows of them, every row a window
  * may hold up to where this pass reads on) replayed in memory, each
@@ -834,37 +870,57 @@ static void *stream_reader_main(void *arg) {
  * stream reads on from where that pass stopped keeping rows, and the rows
  * it kept are neither read again nor replayed one at a time (on a log a
  * third past the budget, the replay of each row in the stream's tables,
- * not the read, had set the pace). False to fall back.
+ * not the read, had set the pace). What the stream needs is copied out
+ * and the rows' pages given back before it takes them: a stream holding
+ * 700,000 blocks beside the rows kept passed 256 MB. False to fall back.
  */
-static bool replay_kept(struct pass *p) {
-  const struct sw_leak_scan_args *a = p->a;
+static bool replay_kept(struct pass *p, uint64_t room) {
+  struct sw_leak_scan_args *a = p->a;
   const uint64_t n = a->resume_rows;
   if (n > a->cap || n > UINT32_MAX) return false;
-  uint32_t *pending = malloc((n ? n : 1) * sizeof *pending);
-  bool ok = pending != NULL;
+  uint32_t *left_at = malloc((n ? n : 1) * sizeof *left_at);
+  struct sw_leak_stream_row *blocks = NULL;
+  struct kept_free *frees = NULL;
+  uint64_t n_blocks = 0, cap_blocks = 0, n_frees = 0, cap_frees = 0;
+  bool ok = left_at != NULL;
   for (uint32_t k = 0; ok && k < a->window_devices && k < MAX_DEVICES; k++) {
     const double *w = a->windows + 3 * k;
     if (w[0] != w[0]) continue; /* no window */
     struct sw_leak_replay_args r = {.rows = n, .a = w[0], .b = w[1], .c = w[2], .dev = k};
-    const int64_t left = stompwatch_leak_replay(&r, a->kind, a->device, a->id, a->ptr, a->size, pending);
-    ok = left >= 0;
+    const int64_t left = stompwatch_leak_replay(&r, a->kind, a->device, a->id, a->ptr, a->size, left_at);
+    /* More pending than the stream has room for ends it anyway. */
+    ok = left >= 0 && n_blocks + (uint64_t)left <= room;
     double last = -__builtin_inf();
     for (uint64_t i = 0; ok && i < n; i++)
       if (a->device[i] == k && a->kind[i] == 1 && a->id[i] >= w[0] && a->id[i] <= w[1] && a->id[i] > last)
         last = a->id[i];
     if (ok) sw_leak_stream_seen(p->stream, k, last);
     for (int64_t j = 0; ok && j < left; j++) {
-      const uint32_t i = pending[j];
+      const uint32_t i = left_at[j];
       const struct sw_leak_stream_row row = {.id = a->id[i], .ptr = a->ptr[i], .size = a->size[i],
                                              .offset = a->row_offset[i], .line = a->line[i], .dev = (uint16_t)k,
                                              .malloc_row = true};
-      ok = sw_leak_stream_pending(p->stream, &row);
+      struct sw_leak_stream_row *more = one_more(blocks, n_blocks, &cap_blocks, sizeof *blocks);
+      ok = more != NULL;
+      if (ok) (blocks = more)[n_blocks++] = row;
     }
-    for (uint64_t i = 0; ok && i < n; i++)
-      if (a->device[i] == k && a->kind[i] != 1 && a->id[i] >= w[0] && a->id[i] <= w[2])
-        ok = sw_leak_stream_freed(p->stream, k, a->ptr[i], a->id[i]);
+    for (uint64_t i = 0; ok && i < n; i++) {
+      if (a->device[i] != k || a->kind[i] != 2 || a->id[i] < w[0] || a->id[i] > w[2]) continue;
+      if (!sw_leak_stream_remembers(p->stream, k, a->id[i])) continue;
+      struct kept_free *more = one_more(frees, n_frees, &cap_frees, sizeof *frees);
+      ok = more != NULL;
+      if (ok) (frees = more)[n_frees++] = (struct kept_free){.ptr = a->ptr[i], .id = a->id[i], .dev = k};
+    }
   }
-  free(pending);
+  free(left_at);
+  advise_rows(a, 0, a->cap, sw_pages_forget);
+  for (uint64_t j = 0; ok && j < n_blocks; j++) ok = sw_leak_stream_pending(p->stream, &blocks[j]);
+  for (uint64_t j = 0; ok && j < n_frees; j++) ok = sw_leak_stream_freed(p->stream, frees[j].dev, frees[j].ptr, frees[j].id);
+  free(blocks);
+  free(frees);
+  /* What malloc kept of the replay's and these copies' memory (tens of
+   * MB, held for reuse) goes back before the stream grows. */
+  malloc_trim(0);
   return ok;
 }
 
@@ -875,8 +931,9 @@ static bool replay_kept(struct pass *p) {
 static int32_t stream_pass(struct pass *p) {
   struct sw_leak_scan_args *a = p->a;
   if (!a->window_devices) return SW_LEAK_FALLBACK;
-  p->stream = sw_leak_stream_new(a->budget / 2 + 1 < STREAM_ROOM ? a->budget / 2 + 1 : STREAM_ROOM);
-  if (p->stream && a->resume_rows && !replay_kept(p)) {
+  const uint64_t room = a->budget / 2 + 1 < STREAM_ROOM ? a->budget / 2 + 1 : STREAM_ROOM;
+  p->stream = sw_leak_stream_new(room);
+  if (p->stream && a->resume_rows && !replay_kept(p, room)) {
     sw_leak_stream_free(p->stream);
     p->stream = NULL;
   }
@@ -951,7 +1008,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
    * first thread reads on alone. */
   struct half *h = NULL;
   pthread_t thread;
-  struct shared_bounds shared = {.names = a->device_names};
+  struct shared_bounds shared = {.names = a->device_names, .budget = a->budget};
   for (int k = 0; k < MAX_DEVICES; k++) shared.past[k][0] = shared.past[k][1] = bits_of(__builtin_inf());
   /* A later pass reads only as far as the first did (rows_end): its
    * halves are halves of that, however the file grew since. */

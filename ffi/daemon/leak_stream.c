@@ -367,6 +367,10 @@ void sw_leak_stream_seen(struct sw_leak_stream *s, uint32_t dev, double max_mall
   if (dev < MAX_DEVICES && max_malloc_id > s->max_id[dev]) s->max_id[dev] = max_malloc_id;
 }
 
+bool sw_leak_stream_remembers(const struct sw_leak_stream *s, uint32_t dev, double id) {
+  return dev < MAX_DEVICES && !forgotten(s, dev, id);
+}
+
 bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
   const uint32_t dev = r->dev;
   if (dev >= MAX_DEVICES) return false;

@@ -34,6 +34,9 @@ struct sw_leak_stream_row {
  * comes before it in ID order). False where sw_leak_stream_run would stop
  * (past the room, memory short). */
 void sw_leak_stream_seen(struct sw_leak_stream *s, uint32_t dev, double max_malloc_id);
+/* Whether a FREE of device `dev` with `id` may still matter to a MALLOC to
+ * come (not DISORDER IDs behind the largest MALLOC ID seen). */
+bool sw_leak_stream_remembers(const struct sw_leak_stream *s, uint32_t dev, double id);
 bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_stream_row *row);
 bool sw_leak_stream_freed(struct sw_leak_stream *s, uint32_t dev, double ptr, double id);
 
