@@ -66,6 +66,16 @@ static void install(void) {
     sigaction(SIGBUS, &sa, &before);
 }
 
+/*
+ * Pages are let go of in whole 2 MiB steps of the file, and the mapping
+ * begins at one (the bytes before `from` are mapped, never read): the page
+ * cache holds a log in folios of up to 2 MiB, and a release that ended
+ * inside one left it mapped in part, counted whole. A pass that began
+ * part way through a 1.26 GB log (check-leaks reading on from the rows it
+ * kept) held 89 MB of it that way by its end; one from the start, none.
+ */
+#define RELEASE_STEP ((uint64_t)2 << 20)
+
 bool sw_mapped_log_open(int fd, uint64_t from, struct sw_mapped_log *m) {
     memset(m, 0, sizeof *m);
     m->fd = fd;
@@ -78,7 +88,7 @@ bool sw_mapped_log_open(int fd, uint64_t from, struct sw_mapped_log *m) {
         return true;
     }
     uint64_t page_size = (uint64_t)sysconf(_SC_PAGESIZE);
-    uint64_t page = from & ~(page_size - 1);
+    uint64_t page = from & ~(RELEASE_STEP - 1);
     size_t file_len = (size_t)(m->size - page);
     /* A page of zeros after the file's last one (an anonymous mapping the
      * file is mapped over), so that a framer may read a block past the end:
@@ -102,9 +112,8 @@ bool sw_mapped_log_open(int fd, uint64_t from, struct sw_mapped_log *m) {
 
 void sw_mapped_log_release(struct sw_mapped_log *m, uint64_t upto) {
     if (!m->map || upto <= m->from) return;
-    size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
     size_t at = (size_t)(m->bytes - (const uint8_t *)m->map) + (size_t)(upto - m->from);
-    at &= ~(page_size - 1);
+    at &= ~(size_t)(RELEASE_STEP - 1);
     if (at <= m->released) return;
     madvise((uint8_t *)m->map + m->released, at - m->released, MADV_DONTNEED);
     m->released = at;
