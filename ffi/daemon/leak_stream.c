@@ -438,17 +438,6 @@ void sw_leak_stream_close(struct sw_leak_stream *s, bool complete) {
   atomic_store_explicit(&q->closed, complete ? 1 : 2, memory_order_release);
 }
 
-/* Rows ahead of the one replayed whose slots are fetched into the cache:
- * the tables hold every FREE of the last DISORDER IDs (megabytes), so a
- * row's first probe of each missed the cache nearly every time, and the
- * replay, not the read, set the pace of a streaming pass. */
-#define AHEAD 12u
-
-/* Where the first probe of row `r` in `t` lands: fetched ahead. */
-static inline const struct slot *first_probe(const struct table *t, double key, uint32_t dev) {
-  return &t->slots[mix(key == 0 ? 0 : key, dev) & t->mask];
-}
-
 bool sw_leak_stream_run(struct sw_leak_stream *s) {
   struct queue *q = &s->queue;
   uint64_t tail = 0;
@@ -464,11 +453,6 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
     }
     waits = 0;
     for (; tail < head; tail++) {
-      if (tail + AHEAD < head) {
-        const struct sw_leak_stream_row *next = &q->rows[(tail + AHEAD) & (QUEUE_ROWS - 1)];
-        __builtin_prefetch(first_probe(&s->ptrs, next->ptr, next->dev));
-        if (next->malloc_row) __builtin_prefetch(first_probe(&s->ids, next->id, next->dev));
-      }
       const struct sw_leak_stream_row *r = &q->rows[tail & (QUEUE_ROWS - 1)];
       if (!(r->malloc_row ? replay_malloc(s, r) : replay_free(s, r))) {
         atomic_store_explicit(&q->stopped, true, memory_order_relaxed);
