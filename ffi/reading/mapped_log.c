@@ -111,6 +111,10 @@ bool sw_mapped_log_open(int fd, uint64_t from, struct sw_mapped_log *m) {
 }
 
 void sw_mapped_log_release(struct sw_mapped_log *m, uint64_t upto) {
+    /* No further than the file: past the mapping, madvise would clear
+     * whatever memory lies after it (rows_at.c asks for rows past the end
+     * of a log cut since its offsets were read). */
+    if (upto > m->size) upto = m->size;
     if (!m->map || upto <= m->from) return;
     size_t at = (size_t)(m->bytes - (const uint8_t *)m->map) + (size_t)(upto - m->from);
     at &= ~(size_t)(RELEASE_STEP - 1);
