@@ -851,6 +851,13 @@ struct kept_free {
   uint32_t dev;
 };
 
+/* What a stream reading on needs of the rows kept, copied out of them. */
+struct handover {
+  struct sw_leak_stream_row *blocks; /* still pending */
+  struct kept_free *frees;
+  uint64_t n_blocks, cap_blocks, n_frees, cap_frees;
+};
+
 /* `v`, room for `n` items of `size` bytes, grown to room for one more
  * (*cap, its room); NULL when memory is short (`v` stays). */
 static void *one_more(void *v, uint64_t n, uint64_t *cap, size_t size) {
@@ -871,17 +878,16 @@ static void *one_more(void *v, uint64_t n, uint64_t *cap, size_t size) {
  * it kept are neither read again nor replayed one at a time (on a log a
  * third past the budget, the replay of each row in the stream's tables,
  * not the read, had set the pace). What the stream needs is copied out
- * and the rows' pages given back before it takes them: a stream holding
- * 700,000 blocks beside the rows kept passed 256 MB. False to fall back.
+ * into `h` (the largest MALLOC IDs go to it at once), so that the rows'
+ * pages can be given back before it takes the rest (hand_over): a stream
+ * holding 700,000 blocks beside the rows kept passed 256 MB. False to fall
+ * back.
  */
-static bool replay_kept(struct pass *p, uint64_t room) {
-  struct sw_leak_scan_args *a = p->a;
+static bool replay_kept(struct pass *p, uint64_t room, struct handover *h) {
+  const struct sw_leak_scan_args *a = p->a;
   const uint64_t n = a->resume_rows;
   if (n > a->cap || n > UINT32_MAX) return false;
   uint32_t *left_at = malloc((n ? n : 1) * sizeof *left_at);
-  struct sw_leak_stream_row *blocks = NULL;
-  struct kept_free *frees = NULL;
-  uint64_t n_blocks = 0, cap_blocks = 0, n_frees = 0, cap_frees = 0;
   bool ok = left_at != NULL;
   for (uint32_t k = 0; ok && k < a->window_devices && k < MAX_DEVICES; k++) {
     const double *w = a->windows + 3 * k;
@@ -889,7 +895,7 @@ static bool replay_kept(struct pass *p, uint64_t room) {
     struct sw_leak_replay_args r = {.rows = n, .a = w[0], .b = w[1], .c = w[2], .dev = k};
     const int64_t left = stompwatch_leak_replay(&r, a->kind, a->device, a->id, a->ptr, a->size, left_at);
     /* More pending than the stream has room for ends it anyway. */
-    ok = left >= 0 && n_blocks + (uint64_t)left <= room;
+    ok = left >= 0 && h->n_blocks + (uint64_t)left <= room;
     double last = -__builtin_inf();
     for (uint64_t i = 0; ok && i < n; i++)
       if (a->device[i] == k && a->kind[i] == 1 && a->id[i] >= w[0] && a->id[i] <= w[1] && a->id[i] > last)
@@ -900,24 +906,29 @@ static bool replay_kept(struct pass *p, uint64_t room) {
       const struct sw_leak_stream_row row = {.id = a->id[i], .ptr = a->ptr[i], .size = a->size[i],
                                              .offset = a->row_offset[i], .line = a->line[i], .dev = (uint16_t)k,
                                              .malloc_row = true};
-      struct sw_leak_stream_row *more = one_more(blocks, n_blocks, &cap_blocks, sizeof *blocks);
+      struct sw_leak_stream_row *more = one_more(h->blocks, h->n_blocks, &h->cap_blocks, sizeof *h->blocks);
       ok = more != NULL;
-      if (ok) (blocks = more)[n_blocks++] = row;
+      if (ok) (h->blocks = more)[h->n_blocks++] = row;
     }
     for (uint64_t i = 0; ok && i < n; i++) {
       if (a->device[i] != k || a->kind[i] != 2 || a->id[i] < w[0] || a->id[i] > w[2]) continue;
       if (!sw_leak_stream_remembers(p->stream, k, a->id[i])) continue;
-      struct kept_free *more = one_more(frees, n_frees, &cap_frees, sizeof *frees);
+      struct kept_free *more = one_more(h->frees, h->n_frees, &h->cap_frees, sizeof *h->frees);
       ok = more != NULL;
-      if (ok) (frees = more)[n_frees++] = (struct kept_free){.ptr = a->ptr[i], .id = a->id[i], .dev = k};
+      if (ok) (h->frees = more)[h->n_frees++] = (struct kept_free){.ptr = a->ptr[i], .id = a->id[i], .dev = k};
     }
   }
   free(left_at);
-  advise_rows(a, 0, a->cap, sw_pages_forget);
-  for (uint64_t j = 0; ok && j < n_blocks; j++) ok = sw_leak_stream_pending(p->stream, &blocks[j]);
-  for (uint64_t j = 0; ok && j < n_frees; j++) ok = sw_leak_stream_freed(p->stream, frees[j].dev, frees[j].ptr, frees[j].id);
-  free(blocks);
-  free(frees);
+  return ok;
+}
+
+/* The rest of what replay_kept copied out, handed to the stream (when
+ * `ok`), and the copies freed; false to fall back. */
+static bool hand_over(struct sw_leak_stream *s, struct handover *h, bool ok) {
+  for (uint64_t j = 0; ok && j < h->n_blocks; j++) ok = sw_leak_stream_pending(s, &h->blocks[j]);
+  for (uint64_t j = 0; ok && j < h->n_frees; j++) ok = sw_leak_stream_freed(s, h->frees[j].dev, h->frees[j].ptr, h->frees[j].id);
+  free(h->blocks);
+  free(h->frees);
   /* What malloc kept of the replay's and these copies' memory (tens of
    * MB, held for reuse) goes back before the stream grows. */
   malloc_trim(0);
@@ -933,15 +944,19 @@ static int32_t stream_pass(struct pass *p) {
   if (!a->window_devices) return SW_LEAK_FALLBACK;
   const uint64_t room = a->budget / 2 + 1 < STREAM_ROOM ? a->budget / 2 + 1 : STREAM_ROOM;
   p->stream = sw_leak_stream_new(room);
-  if (p->stream && a->resume_rows && !replay_kept(p, room)) {
-    sw_leak_stream_free(p->stream);
-    p->stream = NULL;
-  }
+  struct handover kept = {0};
+  const bool resumed = p->stream && a->resume_rows;
+  bool ok = p->stream && (!resumed || replay_kept(p, room, &kept));
   /* The rows' arrays, which the first pass filled (103 MB at the default
    * budget), hold only the leaks from here: their pages are given back
    * while the replay needs memory, and a pass after it starts afresh. */
   advise_rows(a, 0, a->cap, sw_pages_forget);
-  if (!p->stream) return SW_LEAK_FALLBACK;
+  if (resumed) ok = hand_over(p->stream, &kept, ok);
+  if (!ok) {
+    sw_leak_stream_free(p->stream);
+    p->stream = NULL;
+    return SW_LEAK_FALLBACK;
+  }
   const uint64_t file_size = file_size_now(a->fd);
   struct stream_reader reader = {.p = p};
   pthread_t thread;

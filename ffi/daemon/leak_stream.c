@@ -312,6 +312,28 @@ static int32_t block_new(struct sw_leak_stream *s) {
   return (int32_t)s->n_blocks++;
 }
 
+/* MALLOC row `r` made pending: a block at its Ptr's slot `at`, the one its
+ * ID's slot `same` names (none: NULL). False past the room. */
+static bool pend(struct sw_leak_stream *s, const struct sw_leak_stream_row *r, struct slot *at, struct slot *same) {
+  int32_t b = block_new(s);
+  if (b == NONE) return false;
+  s->blocks[b] = (struct block){
+      .id = r->id, .ptr = r->ptr, .size = r->size, .offset = r->offset, .line = r->line, .dev = r->dev,
+      .next = at->head, .alive = true, .odd_id = r->odd_id,
+  };
+  at->head = b;
+  if (same) same->head = b;
+  return true;
+}
+
+/* Device `dev`'s FREE at `ptr` with `id` remembered: its Ptr's slot (NULL
+ * when memory is short or past the room), its largest FREE ID raised. */
+static struct slot *remember_free(struct sw_leak_stream *s, uint32_t dev, double ptr, double id) {
+  struct slot *at = slot_of(s, &s->ptrs, dev, ptr);
+  if (at && id > at->max_free) at->max_free = id;
+  return at;
+}
+
 static bool replay_malloc(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
   const uint32_t dev = r->dev;
   const double id = r->id, ptr = r->ptr;
@@ -325,15 +347,7 @@ static bool replay_malloc(struct sw_leak_stream *s, const struct sw_leak_stream_
   struct slot *at = slot_of(s, &s->ptrs, dev, ptr);
   if (!at) return false;
   if (at->max_free > id) return true; /* a FREE after it in ID order came first */
-  int32_t b = block_new(s);
-  if (b == NONE) return false;
-  s->blocks[b] = (struct block){
-      .id = id, .ptr = ptr, .size = r->size, .offset = r->offset, .line = r->line, .dev = dev,
-      .next = at->head, .alive = true, .odd_id = r->odd_id,
-  };
-  at->head = b;
-  same->head = b;
-  return true;
+  return pend(s, r, at, same);
 }
 
 static bool replay_free(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
@@ -343,9 +357,8 @@ static bool replay_free(struct sw_leak_stream *s, const struct sw_leak_stream_ro
    * clear came before it (later ones are not that far back). Nor does one
    * far ahead move the bound: MALLOCs alone do. */
   if (dev >= MAX_DEVICES || id != id) return false;
-  struct slot *at = slot_of(s, &s->ptrs, dev, ptr);
+  struct slot *at = remember_free(s, dev, ptr, id);
   if (!at) return false;
-  if (id > at->max_free) at->max_free = id;
   /* Every pending block here came before it in the file: cleared when its
    * ID is not above this one. */
   for (int32_t *link = &at->head; *link != NONE;) {
@@ -380,25 +393,12 @@ bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_strea
   struct slot *same = id_may_come ? slot_of(s, &s->ids, dev, r->id) : NULL;
   if (id_may_come && !same) return false;
   struct slot *at = slot_of(s, &s->ptrs, dev, r->ptr);
-  if (!at) return false;
-  int32_t b = block_new(s);
-  if (b == NONE) return false;
-  s->blocks[b] = (struct block){
-      .id = r->id, .ptr = r->ptr, .size = r->size, .offset = r->offset, .line = r->line, .dev = dev,
-      .next = at->head, .alive = true, .odd_id = r->odd_id,
-  };
-  at->head = b;
-  if (same) same->head = b;
-  return true;
+  return at && pend(s, r, at, same);
 }
 
 bool sw_leak_stream_freed(struct sw_leak_stream *s, uint32_t dev, double ptr, double id) {
   if (dev >= MAX_DEVICES) return false;
-  if (forgotten(s, dev, id)) return true;
-  struct slot *at = slot_of(s, &s->ptrs, dev, ptr);
-  if (!at) return false;
-  if (id > at->max_free) at->max_free = id;
-  return true;
+  return forgotten(s, dev, id) || remember_free(s, dev, ptr, id) != NULL;
 }
 
 /* Waits a moment for the other thread: a yield (two vCPUs: not a spin),

@@ -16,6 +16,9 @@ const MB = 1 << 20;
 
 const mark = (id: number, device: string | number = 0, name = "step") =>
   `${id},MSTX,Mark,"${name}",${id}000,10,11,${device},N/A,,,`;
+/** An op row, as the generated logs' ops. */
+const op = (id: number, device: string | number = 0) =>
+  `${id},OP_LAUNCH,ATEN_START,aten.mm,${id}000,10,11,${device},N/A,,,`;
 const mem = (
   event: "MALLOC" | "FREE",
   id: number,
@@ -267,7 +270,7 @@ Deno.test("check_leaks prints the control characters of a crafted Device Id, Ptr
 
 Deno.test("check_leaks analyses every device any row names, in order of first appearance, as msMemScope prints them", async () => {
   const r = await check([
-    `1,OP_LAUNCH,ATEN_START,aten.mm,1000,10,11,3,N/A,,,`,
+    op(1, 3),
     malloc(2, "0x9000", MB, { device: "cpu", type: "HOST" }),
     `3,SYSTEM,PROC_START,job,3000,10,11,N/A,N/A,,,`,
     mark(10, 1),
@@ -716,9 +719,7 @@ Deno.test("check_leaks reads only the rows inside the windows again when all its
           }),
         );
       } else {
-        rows.push(
-          `${id},OP_LAUNCH,ATEN_START,aten.mm,${id}000,10,11,${device},N/A,,,`,
-        );
+        rows.push(op(id, device));
       }
     }
     rows.push(...marks);
@@ -781,11 +782,7 @@ Deno.test("check_leaks keeps of the second half of a large log no more rows than
   for (let i = 4; i <= 700_000; i++) {
     const memory = i <= 350_000 ? i % 23 === 0 : i % 19 < 4;
     rows.push(
-      !memory
-        ? `${i},OP_LAUNCH,ATEN_START,aten.mm,${i}000,10,11,0,N/A,,,`
-        : i % 2
-        ? malloc(i, at(i))
-        : free(i, at(i - 1)),
+      !memory ? op(i) : i % 2 ? malloc(i, at(i)) : free(i, at(i - 1)),
     );
   }
   rows.push(mark(700_001), mark(700_002));
@@ -813,8 +810,6 @@ Deno.test("check_leaks past its budget replays the rows its first pass kept and 
   // every row.
   const at = (n: number) =>
     `0x${(0x100000 + n * 0x100).toString(16).padStart(16, "0")}`;
-  const op = (id: number) =>
-    `${id},OP_LAUNCH,ATEN_START,aten.mm,${id}000,10,11,0,N/A,,,`;
   const rows = [mark(1)];
   const late: [number, number][] = [];
   for (let i = 1; i <= 240_000; i++) {
@@ -868,8 +863,6 @@ Deno.test("check_leaks does not count against its budget the rows its second thr
   // holds 9k lines that look like MALLOC rows and straddles the middle,
   // where the second thread begins. 13k rows fit a budget of 16,384.
   const hex = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
-  const op = (id: number) =>
-    `${id},OP_LAUNCH,ATEN_START,aten.mm,${id}000,10,11,0,N/A,,,`;
   const pad = (bytes: number, from: number) => {
     const out: string[] = [];
     for (let n = 0, id = from; n < bytes; n += out.at(-1)!.length + 1) {
