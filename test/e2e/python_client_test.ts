@@ -95,6 +95,8 @@ Deno.test("a block of several copier chunks is checksummed outside the op's outp
   const big = report(r.out).get("big")!;
   assert.deepEqual(ops(big), [[op, 1, true], [op, 2, false]]);
   assert.equal(big.stomp, true);
+  // Pipelined, as a copy engine is fed: three chunks queued ahead.
+  assert.match(r.stdout, /copies in flight at most: 3\n/);
 });
 
 Deno.test("a block watched by address and length sees the in-place op inside it, not the one beside it, and bad blocks are refused", async () => {

@@ -2,9 +2,11 @@
 on the CPU), written by ops TorchScript runs on its inter-op threads
 (torch.jit.fork). Such a thread runs Python only during each op, with a new
 thread state each time, while the hook keeps its staging buffers for the
-thread's life: the copier must keep them as long."""
+thread's life: the copier must keep them as long. Device-neutral
+(_test_device.py): on cuda each such thread also gets its own copy stream."""
 
 import torch
+from _test_device import DEVICE
 
 import stompwatch
 from stompwatch import watcher
@@ -20,7 +22,7 @@ def forked(t: torch.Tensor) -> torch.Tensor:
     return torch.jit.wait(torch.jit.fork(bump, t))
 
 
-t = torch.zeros(9 << 20, dtype=torch.uint8)  # several chunks of the copier's
+t = torch.zeros(9 << 20, dtype=torch.uint8, device=DEVICE)  # several chunks of the copier's
 watcher.watch(t, name="forked")
 for _ in range(4):
     forked(t)

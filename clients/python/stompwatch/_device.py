@@ -25,8 +25,11 @@ import torch
 from ._client import CLIENT
 
 _COPIER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64)
-# enum sw_copier_op, ffi/hook/staged_copy.h
-_BEGIN, _QUEUE, _WAIT, _STAGING = 0, 1, 2, 3
+# enum sw_copier_op, ffi/hook/staged_copy.h. Prefixed: a bare _STAGING once
+# named both the op and the buffers' table below, and the table, defined
+# later, won: no staging was ever made, and every CUDA sample fell back to
+# serial copies at a fifth of the speed.
+_OP_BEGIN, _OP_QUEUE, _OP_WAIT, _OP_STAGING = 0, 1, 2, 3
 _registered = None
 # A Ctrl-C that reached the copier, which runs inside a call of the hook and
 # cannot raise into the job: the thread it interrupted (0: none), which
@@ -177,13 +180,13 @@ def _staging(k: int, out: int, n: int) -> int:
 
 def _copier(op: int, slot: int, host: int, device: int, n: int) -> int:
     try:
-        if op == _BEGIN:
+        if op == _OP_BEGIN:
             return _begin(device, n)
-        if op == _QUEUE:
+        if op == _OP_QUEUE:
             return _queue(slot, host, device, n)
-        if op == _WAIT:
+        if op == _OP_WAIT:
             return _wait(slot)
-        if op == _STAGING:
+        if op == _OP_STAGING:
             return _staging(slot, host, n)
         return -1
     except KeyboardInterrupt:
