@@ -944,6 +944,12 @@ export interface LeakScanInput {
      * rows of the arrays are that pass's, replayed before it reads.
      */
     resumeRows?: number;
+    /**
+     * A streaming pass that replays only the blocks of part `part` of
+     * `parts` (by device and Ptr), for windows with more blocks pending at
+     * once than one replay has room for; it reads from the start.
+     */
+    part?: { part: number; parts: number };
   };
   /**
    * Where a pass that splits the log between two threads puts the second
@@ -996,6 +1002,11 @@ export interface LeakScanResult {
   resume?: { offset: number; line: number };
   /** Where the rows kept begin in the arrays. */
   firstRow: number;
+  /**
+   * A streaming pass fell back at its room (or memory was short for it):
+   * in more parts, each would hold fewer blocks.
+   */
+  streamFull: boolean;
 }
 
 const LEAK_DEVICE_BYTES = 64;
@@ -1011,7 +1022,9 @@ const LEAK_STREAM_AT = LEAK_NAMES_AT + LEAK_MAX_DEVICES * LEAK_DEVICE_BYTES;
  */
 const LEAK_RESUME_AT = LEAK_STREAM_AT + 8;
 const LEAK_HALF_AT = LEAK_RESUME_AT + 24;
-const LEAK_ARGS_SIZE = LEAK_HALF_AT + 16;
+/** leak_scan.c's offsets of `stream_part`, `stream_parts`, `stream_full`. */
+const LEAK_PART_AT = LEAK_HALF_AT + 16;
+const LEAK_ARGS_SIZE = LEAK_PART_AT + 16;
 
 /** csv_frame.h SW_SCAN_CUT: the log got shorter while a pass read it. */
 const SCAN_CUT = 2;
@@ -1064,6 +1077,8 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     v.setBigUint64(232, BigInt(windows.end), true);
     v.setUint32(LEAK_STREAM_AT, windows.stream ? 1 : 0, true);
     v.setBigUint64(LEAK_RESUME_AT + 16, BigInt(windows.resumeRows ?? 0), true);
+    v.setUint32(LEAK_PART_AT, windows.part?.part ?? 0, true);
+    v.setUint32(LEAK_PART_AT + 4, windows.part?.parts ?? 0, true);
     windows.devices.forEach((d, k) =>
       args.set(encoder.encode(d), LEAK_NAMES_AT + k * LEAK_DEVICE_BYTES)
     );
@@ -1118,6 +1133,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     marksFull: v.getUint32(LEAK_STREAM_AT + 4, true) !== 0,
     resume: resumeOf(v),
     firstRow: Number(v.getBigUint64(LEAK_HALF_AT + 8, true)),
+    streamFull: v.getUint32(LEAK_PART_AT + 8, true) !== 0,
   };
 }
 

@@ -24,6 +24,7 @@ import {
 import type { FirstPass, Resume } from "./_first_pass.ts";
 import { LEAK_COLUMNS, LeakRows, PtrKeys, type Window } from "./_leak_rows.ts";
 import type { CheckedOptions } from "./options.ts";
+import type { FoundLeaks } from "./_found.ts";
 
 /** Marks a first try of a pass has room for: a job marks each step. */
 const MARK_ROOM = 65_536;
@@ -165,12 +166,14 @@ export async function nativeFirstPass(
  * rows passed the row budget, into `rows` (the first pass's arrays): with
  * `stream`, the windows replayed as the rows are read and the leaks kept
  * (leak_stream.c), reading on from `resume` (the first pass's rows still in
- * the arrays) where given; without, the rows inside the windows alone. Undefined
- * when the pass cannot give the same answer for certain (rows too far out
- * of ID order for the replay, over the budget, or not for the native pass
- * to read). Either way the first pass's rows in `spare` are gone after it:
- * the replay gives their pages back (they read as zeros), so only what a
- * pass writes anew is read from them.
+ * the arrays) where given, or the blocks of one `part` alone; without, the
+ * rows inside the windows alone. Undefined when the pass cannot give the
+ * same answer for certain (rows too far out of ID order for the replay,
+ * over the budget, or not for the native pass to read); `"full"` when a
+ * streaming pass stopped at its room, which the same pass in more parts
+ * may not reach. Either way the first pass's rows in `spare` are gone
+ * after it: the replay gives their pages back (they read as zeros), so
+ * only what a pass writes anew is read from them.
  *
  * @example
  * ```ts ignore
@@ -184,12 +187,15 @@ export async function nativeWindowPass(
   windows: Map<number, Window>,
   stream = false,
   resume?: Resume,
-): Promise<LeakRows | undefined> {
+  part?: { part: number; parts: number },
+): Promise<LeakRows | "full" | undefined> {
   const native = nativeFd(source);
   if (native === undefined) return undefined;
   const abc = new Float64Array(devices.length * 3).fill(NaN);
   for (const [k, w] of windows) abc.set([w.a, w.b, w.c], 3 * k);
-  const from = stream && resume?.rows === spare.length ? resume : undefined;
+  const from = stream && !part && resume?.rows === spare.length
+    ? resume
+    : undefined;
   // Reading on, the pass replays the rows where the first pass left them.
   if (from === undefined) spare.clear();
   // As far as the first pass read: a log still written has grown since.
@@ -200,9 +206,62 @@ export async function nativeWindowPass(
     end,
     stream,
     resumeRows: from?.rows,
+    part: stream ? part : undefined,
   }, from);
-  if (pass === undefined || pass.found.fallback || pass.found.overflow) {
-    return undefined;
-  }
+  if (pass === undefined) return undefined;
+  if (stream && pass.found.fallback && pass.found.streamFull) return "full";
+  if (pass.found.fallback || pass.found.overflow) return undefined;
   return spare;
+}
+
+/** The most parts {@link nativeStreamInParts} splits the blocks into. */
+const MAX_STREAM_PARTS = 256;
+
+/**
+ * The windows replayed as the rows are read, in parts (by device and Ptr:
+ * a Ptr's rows never touch another Ptr's blocks), for windows with more
+ * blocks pending at once than one replay has room for: 2, 4, ... parts,
+ * each a read of the log, until every part fits, each part's leaks
+ * collected into `found`. Returns how many reads it took, or undefined
+ * where a replay ended for another reason than its room (`found` is then
+ * empty, for the passes in parts of TypeScript).
+ *
+ * @example
+ * ```ts ignore
+ * const reads = await nativeStreamInParts(log, checked, first, windows, found);
+ * ```
+ */
+export async function nativeStreamInParts(
+  source: EventLogSource,
+  options: CheckedOptions,
+  first: Pick<FirstPass, "devices" | "spare" | "summary">,
+  windows: Map<number, Window>,
+  found: FoundLeaks,
+): Promise<number | undefined> {
+  let reads = 0;
+  for (let parts = 2, part = 0; part < parts;) {
+    reads++;
+    const rows = await nativeWindowPass(
+      source,
+      options,
+      first,
+      windows,
+      true,
+      undefined,
+      { part, parts },
+    );
+    if (rows === "full" && parts < MAX_STREAM_PARTS) {
+      parts *= 2;
+      part = 0;
+      found.reset();
+      continue;
+    }
+    if (rows === undefined || rows === "full") {
+      found.reset();
+      return undefined;
+    }
+    await found.collect(rows, windows);
+    part++;
+  }
+  return reads;
 }

@@ -20,7 +20,11 @@
 // command loads only what it runs, as start-up is part of every check.
 import type { Window } from "./_leak_rows.ts";
 import type { FirstPass } from "./_first_pass.ts";
-import { nativeFirstPass, nativeWindowPass } from "./_native_first_pass.ts";
+import {
+  nativeFirstPass,
+  nativeStreamInParts,
+  nativeWindowPass,
+} from "./_native_first_pass.ts";
 import { FoundLeaks } from "./_found.ts";
 import { leakDetails } from "./_details.ts";
 import { type CheckLeaksOptions, checkOptions } from "./options.ts";
@@ -129,20 +133,35 @@ export async function checkLeaksFile(
   // Past the budget, natively: the rows inside the windows alone, where
   // they look like fitting it (two threads read them), or the windows
   // replayed as the rows are read (one thread reads, one replays), each the
-  // other's fallback; past both, the passes in parts.
+  // other's fallback; a replay past its room, again in parts; past all of
+  // them, the passes in parts of TypeScript.
   // The first of them reads on from the first pass's rows where it can:
   // the second finds them gone.
-  const again = (
-    stream: boolean,
-    resume?: FirstPass["resume"],
-  ) => (passes++,
-    nativeWindowPass(log, checked, first, windows, stream, resume));
+  let full = false;
+  const again = async (stream: boolean, resume?: FirstPass["resume"]) => {
+    passes++;
+    const rows = await nativeWindowPass(
+      log,
+      checked,
+      first,
+      windows,
+      stream,
+      resume,
+    );
+    full ||= rows === "full";
+    return rows === "full" ? undefined : rows;
+  };
   const streamFirst = (rowsInWindows(first, windows) ?? Infinity) > rowBudget;
   const inWindows = windows.size && first.rows === undefined && native
     ? await again(streamFirst, first.resume) ?? await again(!streamFirst)
     : first.rows;
+  const inParts = windows.size && inWindows === undefined && full
+    ? await nativeStreamInParts(log, checked, first, windows, found)
+    : undefined;
   if (windows.size && inWindows !== undefined) {
     await found.collect(inWindows, windows);
+  } else if (inParts !== undefined) {
+    passes += inParts;
   } else if (windows.size) {
     const { supersededRows } = await import("./_superseded_pass.ts");
     const { passesInParts } = await import("./_parts_pass.ts");

@@ -122,6 +122,10 @@ struct sw_leak_scan_args {
   uint64_t half_at;
   /* Out: where the rows kept begin in the arrays. */
   uint64_t first_row;
+  /* A streaming pass that replays the blocks of part `stream_part` of
+   * `stream_parts` alone (0 or 1: all), reading from the start; out:
+   * `stream_full`, 1 when it fell back at its room (more parts may fit). */
+  uint32_t stream_part, stream_parts, stream_full, pad2;
 };
 
 /* ffi/bindings.ts leakScan writes and reads these offsets. */
@@ -143,7 +147,8 @@ _Static_assert(offsetof(struct sw_leak_scan_args, stream) == 256 + MAX_DEVICES *
 _Static_assert(offsetof(struct sw_leak_scan_args, resume_offset) == 264 + MAX_DEVICES * DEVICE_BYTES, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, resume_rows) == 280 + MAX_DEVICES * DEVICE_BYTES, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, half_at) == 288 + MAX_DEVICES * DEVICE_BYTES, "layout");
-_Static_assert(sizeof(struct sw_leak_scan_args) == 304 + MAX_DEVICES * DEVICE_BYTES, "layout");
+_Static_assert(offsetof(struct sw_leak_scan_args, stream_part) == 304 + MAX_DEVICES * DEVICE_BYTES, "layout");
+_Static_assert(sizeof(struct sw_leak_scan_args) == 320 + MAX_DEVICES * DEVICE_BYTES, "layout");
 
 /* Hex digit values of lowercase hex, 16 (never a digit) for anything else. */
 static const uint8_t HEX[256] = {
@@ -944,6 +949,14 @@ static int32_t stream_pass(struct pass *p) {
   if (!a->window_devices) return SW_LEAK_FALLBACK;
   const uint64_t room = a->budget / 2 + 1 < STREAM_ROOM ? a->budget / 2 + 1 : STREAM_ROOM;
   p->stream = sw_leak_stream_new(room);
+  if (p->stream && a->stream_parts > 1) {
+    if (a->resume_rows) {
+      sw_leak_stream_free(p->stream);
+      p->stream = NULL;
+      return SW_LEAK_FALLBACK; /* a part reads every row: none are kept for it */
+    }
+    sw_leak_stream_part(p->stream, a->stream_part, a->stream_parts);
+  }
   struct handover kept = {0};
   const bool resumed = p->stream && a->resume_rows;
   bool ok = p->stream && (!resumed || replay_kept(p, room, &kept));
@@ -953,6 +966,7 @@ static int32_t stream_pass(struct pass *p) {
   advise_rows(a, 0, a->cap, sw_pages_forget);
   if (resumed) ok = hand_over(p->stream, &kept, ok);
   if (!ok) {
+    a->stream_full = p->stream && sw_leak_stream_full(p->stream);
     sw_leak_stream_free(p->stream);
     p->stream = NULL;
     return SW_LEAK_FALLBACK;
@@ -967,6 +981,7 @@ static int32_t stream_pass(struct pass *p) {
   }
   bool replayed = sw_leak_stream_run(p->stream);
   pthread_join(thread, NULL);
+  a->stream_full = sw_leak_stream_full(p->stream);
   /* A read that failed says so; else a replay that gave up hands over. */
   int32_t result = reader.result;
   if (result == SW_LEAK_DONE && !replayed) result = SW_LEAK_FALLBACK;

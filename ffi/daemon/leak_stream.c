@@ -98,6 +98,10 @@ struct sw_leak_stream {
   int32_t free_list;
   struct table ptrs, ids;
   double max_id[MAX_DEVICES];
+  /* Blocks of part `part` of `parts` alone (sw_leak_stream_part). */
+  uint32_t part, parts;
+  /* The replay stopped at its room, or memory was short for it. */
+  bool full;
 };
 
 static uint64_t mix(double key, uint32_t dev) {
@@ -190,10 +194,12 @@ static struct slot *slot_of(struct sw_leak_stream *s, struct table *t, uint32_t 
 static bool rebuild(struct sw_leak_stream *s, struct table *t) {
   uint64_t live = 0;
   for (uint64_t i = 0; i <= t->mask; i++) live += t->slots[i].dev != EMPTY && t->kept(s, &t->slots[i]);
-  if (live > s->room) return false;
   uint64_t n = slots_for(live);
-  struct slot *fresh = slots_for_table(t, n), *old = t->slots;
-  if (!fresh) return false;
+  struct slot *fresh = live > s->room ? NULL : slots_for_table(t, n), *old = t->slots;
+  if (!fresh) {
+    s->full = true;
+    return false;
+  }
   uint64_t old_mask = t->mask;
   t->slots = fresh;
   t->mask = n - 1;
@@ -260,6 +266,32 @@ struct sw_leak_stream *sw_leak_stream_new(uint64_t room) {
   return s;
 }
 
+void sw_leak_stream_part(struct sw_leak_stream *s, uint32_t part, uint32_t parts) {
+  s->part = part;
+  s->parts = parts;
+}
+
+bool sw_leak_stream_full(const struct sw_leak_stream *s) { return s->full; }
+
+/* Whether device `dev`'s blocks at `ptr` are this replay's: the hash's
+ * high bits, as its low ones place slots in the tables (a part whose keys
+ * all shared them would crowd a table's probes). */
+static bool mine(const struct sw_leak_stream *s, uint32_t dev, double ptr) {
+  if (s->parts <= 1) return true;
+  if (ptr == 0) ptr = 0; /* -0 and 0 are one key */
+  return (uint32_t)(mix(ptr, dev) >> 32) % s->parts == s->part;
+}
+
+/* Device `dev`'s slot for `key` in `t`; NULL when it has none. */
+static struct slot *slot_found(const struct table *t, uint32_t dev, double key) {
+  if (key == 0) key = 0;
+  for (uint64_t i = mix(key, dev) & t->mask;; i = (i + 1) & t->mask) {
+    struct slot *o = &t->slots[i];
+    if (o->dev == dev && o->key == key) return o;
+    if (o->dev == EMPTY) return NULL;
+  }
+}
+
 void sw_leak_stream_free(struct sw_leak_stream *s) {
   if (!s) return;
   pages_free(s->blocks, s->cap_blocks * sizeof *s->blocks);
@@ -300,12 +332,18 @@ static int32_t block_new(struct sw_leak_stream *s) {
     s->free_list = s->blocks[b].next;
     return b;
   }
-  if (s->n_blocks >= s->room || s->n_blocks >= INT32_MAX) return NONE;
+  if (s->n_blocks >= s->room || s->n_blocks >= INT32_MAX) {
+    s->full = true;
+    return NONE;
+  }
   if (s->n_blocks == s->cap_blocks) {
     uint64_t cap = s->cap_blocks ? 2 * s->cap_blocks : 4096;
     struct block *grown = s->blocks ? mremap(s->blocks, s->cap_blocks * sizeof *grown, cap * sizeof *grown, MREMAP_MAYMOVE)
                                      : pages(cap * sizeof *grown);
-    if (grown == MAP_FAILED || !grown) return NONE;
+    if (grown == MAP_FAILED || !grown) {
+      s->full = true;
+      return NONE;
+    }
     s->blocks = grown;
     s->cap_blocks = cap;
   }
@@ -340,6 +378,13 @@ static bool replay_malloc(struct sw_leak_stream *s, const struct sw_leak_stream_
   /* leak_replay.c reports the first such row in the window, freed or not. */
   if (r->size != r->size) return false;
   if (!in_order(s, dev, id)) return false;
+  if (!mine(s, dev, ptr)) {
+    /* Another part's block, which takes the ID from any of this one. */
+    struct slot *taken = slot_found(&s->ids, dev, id);
+    if (taken && made_for(s, taken->head, dev, id)) unlink_block(s, taken->head);
+    if (taken) taken->head = NONE;
+    return true;
+  }
   struct slot *same = slot_of(s, &s->ids, dev, id);
   if (!same) return false;
   if (made_for(s, same->head, dev, id)) unlink_block(s, same->head);
@@ -357,6 +402,7 @@ static bool replay_free(struct sw_leak_stream *s, const struct sw_leak_stream_ro
    * clear came before it (later ones are not that far back). Nor does one
    * far ahead move the bound: MALLOCs alone do. */
   if (dev >= MAX_DEVICES || id != id) return false;
+  if (!mine(s, dev, ptr)) return true; /* another part's Ptr: none of its blocks */
   struct slot *at = remember_free(s, dev, ptr, id);
   if (!at) return false;
   /* Every pending block here came before it in the file: cleared when its

@@ -18,6 +18,15 @@ struct sw_leak_stream;
 struct sw_leak_stream *sw_leak_stream_new(uint64_t room);
 void sw_leak_stream_free(struct sw_leak_stream *s);
 
+/* Before the replay runs: replay only the blocks of part `part` of
+ * `parts` (by device and Ptr; a Ptr's rows never touch another Ptr's
+ * blocks), for windows with more blocks pending at once than the room. A
+ * MALLOC of another part still takes its ID from a block of this one. */
+void sw_leak_stream_part(struct sw_leak_stream *s, uint32_t part, uint32_t parts);
+/* Whether the replay stopped at its room (or memory was short for it): in
+ * more parts, each would hold fewer blocks. */
+bool sw_leak_stream_full(const struct sw_leak_stream *s);
+
 /* An in-window memory row of device `dev`; a MALLOC's `offset`, `line`,
  * `size` and `odd_id` are what leak_scan.c keeps of a leaked row. */
 struct sw_leak_stream_row {
