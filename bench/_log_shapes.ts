@@ -39,6 +39,12 @@ export interface LogShape {
    * only); otherwise six marks a device, a window a third of its rows.
    */
   window?: "whole";
+  /**
+   * memory: how many blocks a device holds at once (64 when not given): a
+   * job holding hundreds of thousands through its window has every one
+   * pending in check-leaks' replay at once.
+   */
+  held?: number;
 }
 
 /** The generated shapes, the issue's own first. */
@@ -311,7 +317,7 @@ export function writeShapedLog(
     if (shape.mix === "memory") {
       // 4 MALLOC + about 4 FREE in 10 rows.
       for (let k = 0; k < 4; k++) malloc(d, true);
-      while (d.held.length > 64) freeOne(d);
+      while (d.held.length > (shape.held ?? 64)) freeOne(d);
     } else if (shape.mix === "pta") {
       for (let k = 0; k < 3; k++) malloc(d, false);
       if (pick(40) === 0) malloc(d, true);

@@ -271,16 +271,21 @@ async function wholeWindowRows(row: Row, dir: string): Promise<void> {
   // 1M and 2.7M rows: the window's memory rows (80%) fit the row budget
   // (2.5M) and are replayed from memory (leak_replay.c); 3.4M: they do
   // not, and are replayed as they are read (leak_stream.c). Until the
-  // budget was 2.5M, 2.7M rows were replayed as read.
+  // budget was 2.5M, 2.7M rows were replayed as read. 7M rows holding
+  // 500,000 blocks at once: a replay as read with that many pending; 1.1M
+  // at once: past one replay's room (1M), replayed in parts.
   const logs = [
     [1_000_000, "ordered"],
     [2_700_000, "ordered"],
     [2_700_000, "shuffled"],
     [3_400_000, "ordered"],
+    [7_000_000, "ordered", 500_000],
+    [7_000_000, "ordered", 1_100_000],
   ] as const;
-  for (const [rows, ids] of logs) {
+  for (const [rows, ids, held] of logs) {
+    const holding = held ? `, ${held.toLocaleString("en")} blocks held` : "";
     const shape: LogShape = {
-      name: `memory 80%, 1 device, one window over every row, IDs ${
+      name: `memory 80%, 1 device, one window over every row${holding}, IDs ${
         ids === "ordered" ? "in order" : "out of order"
       }`,
       mix: "memory",
@@ -288,6 +293,7 @@ async function wholeWindowRows(row: Row, dir: string): Promise<void> {
       layout: "sequential",
       ids,
       window: "whole",
+      held,
     };
     const log = writeShapedLog(`${dir}/whole.csv`, rows, shape);
     const read = await readMs([log.path]);

@@ -151,9 +151,15 @@ export async function checkLeaksFile(
     full ||= rows === "full";
     return rows === "full" ? undefined : rows;
   };
-  const streamFirst = (rowsInWindows(first, windows) ?? Infinity) > rowBudget;
+  const guess = rowsInWindows(first, windows) ?? Infinity;
+  const streamFirst = guess > rowBudget;
+  // A replay that ran past its room goes on in parts, unless the windows'
+  // rows may yet fit: where the guess puts them past twice the budget,
+  // keeping them would stop at the budget, partway through a read.
+  const rowsMayFit = () => !full || guess <= 2 * rowBudget;
   const inWindows = windows.size && first.rows === undefined && native
-    ? await again(streamFirst, first.resume) ?? await again(!streamFirst)
+    ? await again(streamFirst, first.resume) ??
+      (rowsMayFit() ? await again(!streamFirst) : undefined)
     : first.rows;
   const inParts = windows.size && inWindows === undefined && full
     ? await nativeStreamInParts(log, checked, first, windows, found)

@@ -886,9 +886,9 @@ static void *one_more(void *v, uint64_t n, uint64_t *cap, size_t size) {
  * into `h` (the largest MALLOC IDs go to it at once), so that the rows'
  * pages can be given back before it takes the rest (hand_over): a stream
  * holding 700,000 blocks beside the rows kept passed 256 MB. False to fall
- * back.
+ * back; `full` then says whether more were pending than `room`.
  */
-static bool replay_kept(struct pass *p, uint64_t room, struct handover *h) {
+static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool *full) {
   const struct sw_leak_scan_args *a = p->a;
   const uint64_t n = a->resume_rows;
   if (n > a->cap || n > UINT32_MAX) return false;
@@ -900,7 +900,8 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h) {
     struct sw_leak_replay_args r = {.rows = n, .a = w[0], .b = w[1], .c = w[2], .dev = k};
     const int64_t left = stompwatch_leak_replay(&r, a->kind, a->device, a->id, a->ptr, a->size, left_at);
     /* More pending than the stream has room for ends it anyway. */
-    ok = left >= 0 && h->n_blocks + (uint64_t)left <= room;
+    *full = left >= 0 && h->n_blocks + (uint64_t)left > room;
+    ok = left >= 0 && !*full;
     double last = -__builtin_inf();
     for (uint64_t i = 0; ok && i < n; i++)
       if (a->device[i] == k && a->kind[i] == 1 && a->id[i] >= w[0] && a->id[i] <= w[1] && a->id[i] > last)
@@ -959,14 +960,15 @@ static int32_t stream_pass(struct pass *p) {
   }
   struct handover kept = {0};
   const bool resumed = p->stream && a->resume_rows;
-  bool ok = p->stream && (!resumed || replay_kept(p, room, &kept));
+  bool kept_full = false;
+  bool ok = p->stream && (!resumed || replay_kept(p, room, &kept, &kept_full));
   /* The rows' arrays, which the first pass filled (103 MB at the default
    * budget), hold only the leaks from here: their pages are given back
    * while the replay needs memory, and a pass after it starts afresh. */
   advise_rows(a, 0, a->cap, sw_pages_forget);
   if (resumed) ok = hand_over(p->stream, &kept, ok);
   if (!ok) {
-    a->stream_full = p->stream && sw_leak_stream_full(p->stream);
+    a->stream_full = kept_full || (p->stream && sw_leak_stream_full(p->stream));
     sw_leak_stream_free(p->stream);
     p->stream = NULL;
     return SW_LEAK_FALLBACK;

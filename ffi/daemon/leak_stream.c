@@ -484,6 +484,20 @@ void sw_leak_stream_close(struct sw_leak_stream *s, bool complete) {
   atomic_store_explicit(&q->closed, complete ? 1 : 2, memory_order_release);
 }
 
+/* Rows ahead of the one replayed whose slots are fetched into the cache.
+ * Where many blocks are pending the Ptr table holds tens of MB, a row's
+ * first probe missed the cache nearly every time, and the replay, not the
+ * read, set the pace: a 1.08 GB log with 500,000 blocks pending across its
+ * window took 1.29-1.51 s without, 1.01-1.40 with (5 runs each,
+ * alternated). Where few are (the FREEs of the last DISORDER IDs alone, a
+ * few MB) it makes no difference. */
+#define AHEAD 12u
+
+/* Where the first probe of row `r` in `t` lands: fetched ahead. */
+static inline const struct slot *first_probe(const struct table *t, double key, uint32_t dev) {
+  return &t->slots[mix(key == 0 ? 0 : key, dev) & t->mask];
+}
+
 bool sw_leak_stream_run(struct sw_leak_stream *s) {
   struct queue *q = &s->queue;
   uint64_t tail = 0;
@@ -499,6 +513,11 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
     }
     waits = 0;
     for (; tail < head; tail++) {
+      if (tail + AHEAD < head) {
+        const struct sw_leak_stream_row *next = &q->rows[(tail + AHEAD) & (QUEUE_ROWS - 1)];
+        __builtin_prefetch(first_probe(&s->ptrs, next->ptr, next->dev));
+        if (next->malloc_row) __builtin_prefetch(first_probe(&s->ids, next->id, next->dev));
+      }
       const struct sw_leak_stream_row *r = &q->rows[tail & (QUEUE_ROWS - 1)];
       if (!(r->malloc_row ? replay_malloc(s, r) : replay_free(s, r))) {
         atomic_store_explicit(&q->stopped, true, memory_order_relaxed);

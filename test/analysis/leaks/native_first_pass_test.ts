@@ -681,3 +681,32 @@ Deno.test("the native replay as the rows are read, in parts when more blocks are
     );
   }
 });
+
+Deno.test("a replay reading on from the rows the first pass kept says when those alone leave more blocks pending than its room, and the replay in parts finds their leaks", async () => {
+  // 400 blocks allocated first (a budget of 400 rows: room for 201), 200 of
+  // them freed at the end, between B and C.
+  const ptr = (n: number) => `0x${(0x1000 * n).toString(16).padStart(16, "0")}`;
+  const rows = [mark(1)];
+  for (let id = 2; id < 402; id++) {
+    rows.push(mem("MALLOC", id, ptr(id), '"{size:64}"'));
+  }
+  rows.push(mark(402));
+  for (let id = 403; id < 603; id++) {
+    rows.push(mem("FREE", id, ptr(id - 401), '"{size:64}"'));
+  }
+  rows.push(mark(603));
+  const path = tempLog([HEADER, ...rows, ""].join("\n"));
+  const options = { mstxInfo: "step", rowBudget: 400 };
+  const checked = checkOptions(options);
+  using file = await openEventLog(path);
+  const first = (await nativeFirstPass(file, checked))!;
+  assert.ok(first.resume !== undefined);
+  const windows = new Map([[0, { a: 1, b: 402, c: 603 }]]);
+  assert.equal(
+    await nativeWindowPass(file, checked, first, windows, true, first.resume),
+    "full",
+  );
+  const r = await checkLeaksFile(path, options);
+  assert.equal(r.leakCount, 200);
+  assert.deepEqual(r.devices[0].leaks.slice(0, 2).map((l) => l.id), [202, 203]);
+});
