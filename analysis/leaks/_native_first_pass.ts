@@ -214,21 +214,25 @@ export async function nativeWindowPass(
   return spare;
 }
 
-/** The most parts {@link nativeStreamInParts} splits the blocks into. */
-const MAX_STREAM_PARTS = 256;
+/**
+ * The most parts {@link nativeStreamInParts} splits the blocks into: each
+ * doubling reads the log again up to where a part stops.
+ */
+const MAX_STREAM_PARTS = 64;
 
 /**
  * The windows replayed as the rows are read, in parts (by device and Ptr:
  * a Ptr's rows never touch another Ptr's blocks), for windows with more
  * blocks pending at once than one replay has room for: 2, 4, ... parts,
  * each a read of the log, until every part fits, each part's leaks
- * collected into `found`. Returns how many reads it took, or undefined
- * where a replay ended for another reason than its room (`found` is then
- * empty, for the passes in parts of TypeScript).
+ * collected into `found`. Says how many reads it took, and whether it got
+ * through: not where a replay ended for another reason than its room, or
+ * at its room with one Ptr holding half of it (`found` is then empty, for
+ * the passes in parts of TypeScript).
  *
  * @example
  * ```ts ignore
- * const reads = await nativeStreamInParts(log, checked, first, windows, found);
+ * const { reads, complete } = await nativeStreamInParts(log, checked, first, windows, found);
  * ```
  */
 export async function nativeStreamInParts(
@@ -237,7 +241,7 @@ export async function nativeStreamInParts(
   first: Pick<FirstPass, "devices" | "spare" | "summary">,
   windows: Map<number, Window>,
   found: FoundLeaks,
-): Promise<number | undefined> {
+): Promise<{ reads: number; complete: boolean }> {
   let reads = 0;
   for (let parts = 2, part = 0; part < parts;) {
     reads++;
@@ -258,10 +262,10 @@ export async function nativeStreamInParts(
     }
     if (rows === undefined || rows === "full") {
       found.reset();
-      return undefined;
+      return { reads, complete: false };
     }
     await found.collect(rows, windows);
     part++;
   }
-  return reads;
+  return { reads, complete: true };
 }

@@ -163,12 +163,11 @@ export async function checkLeaksFile(
     : first.rows;
   const inParts = windows.size && inWindows === undefined && full
     ? await nativeStreamInParts(log, checked, first, windows, found)
-    : undefined;
+    : { reads: 0, complete: false };
+  passes += inParts.reads;
   if (windows.size && inWindows !== undefined) {
     await found.collect(inWindows, windows);
-  } else if (inParts !== undefined) {
-    passes += inParts;
-  } else if (windows.size) {
+  } else if (windows.size && !inParts.complete) {
     const { supersededRows } = await import("./_superseded_pass.ts");
     const { passesInParts } = await import("./_parts_pass.ts");
     const input = { source: log, eventType, rowBudget, index, windows };

@@ -325,6 +325,22 @@ static void unlink_block(struct sw_leak_stream *s, int32_t b) {
   }
 }
 
+/* Whether one Ptr holds half the room or more: no part of the Ptrs holds
+ * fewer blocks than any of its Ptrs, so more parts would each stop at the
+ * room too, or hold little besides (a log with 1,000,100 blocks pending
+ * at one Ptr was read in 2, 4, ... 256 parts, 55 s, before it was handed
+ * to the TypeScript passes). Walks every chain once: it runs once. */
+static bool one_ptr_holds_half(const struct sw_leak_stream *s) {
+  for (uint64_t i = 0; i <= s->ptrs.mask; i++) {
+    const struct slot *o = &s->ptrs.slots[i];
+    if (o->dev == EMPTY) continue;
+    uint64_t n = 0;
+    for (int32_t b = o->head; b != NONE; b = s->blocks[b].next) n++;
+    if (2 * n >= s->room) return true;
+  }
+  return false;
+}
+
 /* A block from the free list or the end of the pool; NONE past the budget. */
 static int32_t block_new(struct sw_leak_stream *s) {
   if (s->free_list != NONE) {
@@ -333,7 +349,7 @@ static int32_t block_new(struct sw_leak_stream *s) {
     return b;
   }
   if (s->n_blocks >= s->room || s->n_blocks >= INT32_MAX) {
-    s->full = true;
+    s->full = !one_ptr_holds_half(s);
     return NONE;
   }
   if (s->n_blocks == s->cap_blocks) {

@@ -23,8 +23,9 @@ void sw_leak_stream_free(struct sw_leak_stream *s);
  * blocks), for windows with more blocks pending at once than the room. A
  * MALLOC of another part still takes its ID from a block of this one. */
 void sw_leak_stream_part(struct sw_leak_stream *s, uint32_t part, uint32_t parts);
-/* Whether the replay stopped at its room (or memory was short for it): in
- * more parts, each would hold fewer blocks. */
+/* Whether the replay stopped at its room (or memory was short for it)
+ * where more parts would each hold fewer blocks: not where one Ptr alone
+ * holds half the room. */
 bool sw_leak_stream_full(const struct sw_leak_stream *s);
 
 /* An in-window memory row of device `dev`; a MALLOC's `offset`, `line`,
