@@ -161,6 +161,20 @@ export async function nativeFirstPass(
   };
 }
 
+/** What a native pass over the windows is to do: {@link nativeWindowPass}. */
+export interface WindowPass {
+  /** The first pass: its devices, its arrays (`spare`), how far it read. */
+  first: Pick<FirstPass, "devices" | "spare" | "summary">;
+  /** Each device index's window. */
+  windows: Map<number, Window>;
+  /** Replay the windows as the rows are read, rather than keep their rows. */
+  stream?: boolean;
+  /** Streaming: read on from where the first pass's rows end. */
+  resume?: Resume;
+  /** Streaming, from the first row: the blocks of part `part` of `parts` alone. */
+  part?: { part: number; parts: number };
+}
+
 /**
  * A second native pass, once the windows are known, for a log whose memory
  * rows passed the row budget, into `rows` (the first pass's arrays): with
@@ -177,18 +191,15 @@ export async function nativeFirstPass(
  *
  * @example
  * ```ts ignore
- * const rows = await nativeWindowPass(log, checked, first, windows, true);
+ * const rows = await nativeWindowPass(log, checked, { first, windows, stream: true });
  * ```
  */
 export async function nativeWindowPass(
   source: EventLogSource,
   options: CheckedOptions,
-  { devices, spare, summary }: Pick<FirstPass, "devices" | "spare" | "summary">,
-  windows: Map<number, Window>,
-  stream = false,
-  resume?: Resume,
-  part?: { part: number; parts: number },
+  { first, windows, stream = false, resume, part }: WindowPass,
 ): Promise<LeakRows | "full" | undefined> {
+  const { devices, spare, summary } = first;
   const native = nativeFd(source);
   if (native === undefined) return undefined;
   const abc = new Float64Array(devices.length * 3).fill(NaN);
@@ -232,28 +243,25 @@ const MAX_STREAM_PARTS = 64;
  *
  * @example
  * ```ts ignore
- * const { reads, complete } = await nativeStreamInParts(log, checked, first, windows, found);
+ * const { reads, complete } = await nativeStreamInParts(log, checked, { first, windows, found });
  * ```
  */
 export async function nativeStreamInParts(
   source: EventLogSource,
   options: CheckedOptions,
-  first: Pick<FirstPass, "devices" | "spare" | "summary">,
-  windows: Map<number, Window>,
-  found: FoundLeaks,
+  { first, windows, found }: Pick<WindowPass, "first" | "windows"> & {
+    found: FoundLeaks;
+  },
 ): Promise<{ reads: number; complete: boolean }> {
   let reads = 0;
   for (let parts = 2, part = 0; part < parts;) {
     reads++;
-    const rows = await nativeWindowPass(
-      source,
-      options,
+    const rows = await nativeWindowPass(source, options, {
       first,
       windows,
-      true,
-      undefined,
-      { part, parts },
-    );
+      stream: true,
+      part: { part, parts },
+    });
     if (rows === "full" && parts < MAX_STREAM_PARTS) {
       parts *= 2;
       part = 0;

@@ -140,14 +140,12 @@ export async function checkLeaksFile(
   let full = false;
   const again = async (stream: boolean, resume?: FirstPass["resume"]) => {
     passes++;
-    const rows = await nativeWindowPass(
-      log,
-      checked,
+    const rows = await nativeWindowPass(log, checked, {
       first,
       windows,
       stream,
       resume,
-    );
+    });
     full ||= rows === "full";
     return rows === "full" ? undefined : rows;
   };
@@ -162,7 +160,7 @@ export async function checkLeaksFile(
       (rowsMayFit() ? await again(!streamFirst) : undefined)
     : first.rows;
   const inParts = windows.size && inWindows === undefined && full
-    ? await nativeStreamInParts(log, checked, first, windows, found)
+    ? await nativeStreamInParts(log, checked, { first, windows, found })
     : { reads: 0, complete: false };
   passes += inParts.reads;
   if (windows.size && inWindows !== undefined) {

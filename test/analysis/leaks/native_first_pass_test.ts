@@ -472,7 +472,7 @@ Deno.test("the native pass over the windows reads a log as far as the first pass
     { append: true },
   );
   const windows = new Map([[0, { a: 10, b: 20, c: 30 }]]);
-  const again = await nativeWindowPass(log, checked, first, windows);
+  const again = await nativeWindowPass(log, checked, { first, windows });
   assert.ok(again !== undefined && again !== "full");
   assert.equal(again.length, 9);
   assert.deepEqual([...again.id.subarray(0, 9)], [
@@ -495,7 +495,7 @@ Deno.test("the native pass over the windows of a large log splits what the first
   const first = (await nativeFirstPass(log, checked))!;
   const windows = new Map([[0, { a: 0, b: 1e15, c: 1e15 }]]);
   const ids = async () => {
-    const rows = await nativeWindowPass(log, checked, first, windows);
+    const rows = await nativeWindowPass(log, checked, { first, windows });
     assert.ok(rows !== undefined && rows !== "full");
     return Array.from(rows.id.subarray(0, rows.length));
   };
@@ -647,17 +647,15 @@ Deno.test("the native replay as the rows are read, in parts when more blocks are
     );
     // One replay, room for 201 blocks, stops at it.
     assert.equal(
-      await nativeWindowPass(file, checked, first, windows, true),
+      await nativeWindowPass(file, checked, { first, windows, stream: true }),
       "full",
     );
     const found = new FoundLeaks(Int32Array.from(first.devices.keys()), 1e5);
-    const { reads, complete } = await nativeStreamInParts(
-      file,
-      checked,
+    const { reads, complete } = await nativeStreamInParts(file, checked, {
       first,
       windows,
       found,
-    );
+    });
     assert.ok(complete && reads >= 4, `log ${log}: ${reads} reads`);
     const inMemory = await checkLeaksFile(path, {
       ...options,
@@ -703,7 +701,12 @@ Deno.test("a replay reading on from the rows the first pass kept says when those
   assert.ok(first.resume !== undefined);
   const windows = new Map([[0, { a: 1, b: 402, c: 603 }]]);
   assert.equal(
-    await nativeWindowPass(file, checked, first, windows, true, first.resume),
+    await nativeWindowPass(file, checked, {
+      first,
+      windows,
+      stream: true,
+      resume: first.resume,
+    }),
     "full",
   );
   const r = await checkLeaksFile(path, options);
@@ -731,7 +734,7 @@ Deno.test("a replay as the rows are read that one Ptr alone fills to half its ro
   assert.equal(first.rows, undefined);
   const windows = new Map([[0, { a: 1, b: 1702, c: 1703 }]]);
   assert.equal(
-    await nativeWindowPass(file, checked, first, windows, true),
+    await nativeWindowPass(file, checked, { first, windows, stream: true }),
     undefined,
   );
   const r = await checkLeaksFile(path, options);
