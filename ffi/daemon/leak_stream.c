@@ -548,29 +548,97 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
   }
 }
 
-/* Device, then ID: the order leak_replay.c sorts rows into, so that it
- * finds them sorted (no two pending blocks share both). */
-static int by_device_then_id(const void *x, const void *y) {
-  const struct block *p = x, *q = y;
-  if (p->dev != q->dev) return p->dev < q->dev ? -1 : 1;
-  return (p->id > q->id) - (p->id < q->id);
+/* An ID's bits as an unsigned number in the same order (IDs are never
+ * NaN: in_order refuses them; -0 and 0 are one ID). */
+static uint64_t id_order(double id) {
+  uint64_t u;
+  if (id == 0) id = 0;
+  memcpy(&u, &id, sizeof u);
+  return u >> 63 ? ~u : u | (1ULL << 63);
+}
+
+/* One pass of a radix sort, by the byte of `key` at `shift`, from (key, at)
+ * into (key2, at2), stable; false, moving nothing, where every key has the
+ * same byte there (an ID's high bytes, mostly). */
+static bool radix_pass(uint64_t n, const uint64_t *key, const uint32_t *at, uint64_t *key2, uint32_t *at2, int shift) {
+  uint64_t start[257] = {0};
+  for (uint64_t i = 0; i < n; i++) start[((key[i] >> shift) & 255) + 1]++;
+  for (int b = 1; b <= 256; b++)
+    if (start[b] == n) return false;
+  for (int b = 1; b <= 256; b++) start[b] += start[b - 1];
+  for (uint64_t i = 0; i < n; i++) {
+    const uint64_t to = start[(key[i] >> shift) & 255]++;
+    key2[to] = key[i];
+    at2[to] = at[i];
+  }
+  return true;
+}
+
+/* The first `n` blocks' order by device, then ID (the order leak_replay.c
+ * sorts rows into; no two pending blocks share both): their indices, in a
+ * buffer to free; NULL when memory is short. A radix sort, the ID's eight
+ * bytes then the device: qsort of the 48-byte blocks took 130 ms of a 1 s
+ * replay that left 575,757 blocks pending. */
+static uint32_t *device_then_id(const struct block *blocks, uint64_t n) {
+  uint64_t *key = malloc(2 * n * sizeof *key + 1);
+  uint32_t *at = malloc(2 * n * sizeof *at + 1);
+  if (!key || !at) {
+    free(key);
+    free(at);
+    return NULL;
+  }
+  uint64_t *key2 = key + n;
+  uint32_t *at2 = at + n;
+  for (uint64_t i = 0; i < n; i++) key[i] = id_order(blocks[i].id), at[i] = (uint32_t)i;
+  for (int pass = 0; pass < 9; pass++) {
+    /* The device last, most significant: a pass of its own. */
+    if (pass == 8)
+      for (uint64_t i = 0; i < n; i++) key[i] = blocks[at[i]].dev;
+    if (!radix_pass(n, key, at, key2, at2, pass == 8 ? 0 : 8 * pass)) continue;
+    uint64_t *k = key;
+    key = key2, key2 = k;
+    uint32_t *a = at;
+    at = at2, at2 = a;
+  }
+  /* The sorted indices may lie in either half of the buffer. */
+  uint32_t *base = at < at2 ? at : at2;
+  if (at != base) memmove(base, at, n * sizeof *at);
+  free(key < key2 ? key : key2);
+  return base;
+}
+
+/* The tables' slots, no longer needed once the replay is over: their
+ * memory (tens of MB where many blocks are pending) goes back before the
+ * leaks are sorted and written out. */
+static void tables_free(struct sw_leak_stream *s) {
+  struct table *tables[2] = {&s->ptrs, &s->ids};
+  for (int k = 0; k < 2; k++) {
+    struct table *t = tables[k];
+    pages_free(t->slots, (t->mask + 1) * sizeof *t->slots);
+    pages_free(t->spare, t->spare_n * sizeof *t->spare);
+    t->slots = t->spare = NULL;
+    t->mask = t->spare_n = 0;
+  }
 }
 
 uint64_t sw_leak_stream_leaks(struct sw_leak_stream *s, uint64_t cap, uint8_t *kind, uint32_t *device, double *id,
                               double *ptr, double *size, double *row_offset, uint32_t *line, uint64_t *odd_ids) {
-  /* The pending blocks to the front, in order; the replay is over. */
+  tables_free(s);
+  /* The pending blocks to the front; the replay is over. */
   uint64_t n = 0;
   bool sorted = true;
   for (uint64_t i = 0; i < s->n_blocks; i++) {
     if (!s->blocks[i].alive) continue;
     if (n == cap) return UINT64_MAX;
     s->blocks[n] = s->blocks[i];
-    sorted = sorted && (n == 0 || by_device_then_id(&s->blocks[n - 1], &s->blocks[n]) <= 0);
+    const struct block *p = &s->blocks[n - (n > 0)], *q = &s->blocks[n];
+    sorted = sorted && (p->dev < q->dev || (p->dev == q->dev && p->id <= q->id));
     n++;
   }
-  if (!sorted) qsort(s->blocks, n, sizeof *s->blocks, by_device_then_id);
+  uint32_t *order = sorted ? NULL : device_then_id(s->blocks, n);
+  if (!sorted && !order) return UINT64_MAX;
   for (uint64_t k = 0; k < n; k++) {
-    const struct block *b = &s->blocks[k];
+    const struct block *b = &s->blocks[order ? order[k] : k];
     kind[k] = 1;
     device[k] = b->dev;
     id[k] = b->id;
@@ -580,5 +648,6 @@ uint64_t sw_leak_stream_leaks(struct sw_leak_stream *s, uint64_t cap, uint8_t *k
     line[k] = b->line;
     *odd_ids += b->odd_id;
   }
+  free(order);
   return n;
 }
