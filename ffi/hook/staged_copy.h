@@ -27,6 +27,9 @@ enum sw_copier_op {
    * bytes, page-locked where the device has such memory, the copier's own
    * for the calling thread's life. */
   SW_COPIER_STAGING = 3,
+  /* (device, n): the sample of this block is over (or failed); the copier
+   * lets go of what it held for it. Its answer is not read. */
+  SW_COPIER_END = 4,
 };
 typedef int (*sw_copier)(int op, int slot, uint64_t host, uint64_t device, uint64_t n);
 

@@ -417,9 +417,10 @@ static void sample(struct sampling *t, struct local_watch *w, uint64_t op_seq, i
   /* The copier could not wait for the work before the sample (or finds no
    * watched storage there): its bytes cannot be trusted, the sample fails. */
   int begun = 1;
+  sw_copier copier = NULL;
   if (!host) {
     const int runtime = sw_runtime_copies(real);
-    sw_copier copier = runtime ? NULL : sw_copier_get();
+    copier = runtime ? NULL : sw_copier_get();
     if (!runtime && !copier) return;
     if (real->aclrtSynchronizeDevice) real->aclrtSynchronizeDevice();
     if (copier) begun = copier(SW_COPIER_BEGIN, 0, 0, w->addr, w->len) == 0;
@@ -431,6 +432,7 @@ static void sample(struct sampling *t, struct local_watch *w, uint64_t op_seq, i
   sw_hasher_reset(&t->hasher, algo);
   if (t->n_allowed > 0) plan_outside(t, w, algo); /* else off, as after every sample */
   int rc = begun ? copy_out(real, t, w, content, payload.dump.dump_seq) : -2;
+  if (copier) copier(SW_COPIER_END, 0, 0, w->addr, w->len);
   const int outside = t->outside_on;
   t->outside_on = 0;
   if (rc == -1) return; /* daemon gone or no memory: nothing to report */

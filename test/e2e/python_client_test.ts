@@ -406,6 +406,7 @@ Deno.test("device memory the runtime cannot copy is copied to the host by the cl
     ["torch._ops.aten.add_.Tensor_2-dev_0_before", ones],
     ["torch._ops.aten.add_.Tensor_2-dev_0_after", ones],
   ]);
+  assert.match(r.stdout, /copier holds a storage: False\n/);
   const log = Deno.readTextFileSync(eventLog(r.out));
   assert.match(
     log,

@@ -29,7 +29,7 @@ _COPIER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_ui
 # named both the op and the buffers' table below, and the table, defined
 # later, won: no staging was ever made, and every CUDA sample fell back to
 # serial copies at a fifth of the speed.
-_OP_BEGIN, _OP_QUEUE, _OP_WAIT, _OP_STAGING = 0, 1, 2, 3
+_OP_BEGIN, _OP_QUEUE, _OP_WAIT, _OP_STAGING, _OP_END = 0, 1, 2, 3, 4
 _registered = None
 # A Ctrl-C that reached the copier, which runs inside a call of the hook and
 # cannot raise into the job: the thread it interrupted (0: none), which
@@ -48,7 +48,12 @@ class _Copies(threading.local):
 
     def __init__(self) -> None:
         self.streams = {}  # CUDA device -> this thread's copy stream on it
+        self.events = {}  # (CUDA device, slot) -> the event recorded after each copy in that slot
         self.done = {}  # slot -> a CUDA event, or the copy still to make
+        # The sample's storage as one flat byte tensor, from BEGIN to END:
+        # each chunk is a slice of it, not a tensor made anew (and the
+        # storage looked up) for every chunk.
+        self.block = None
 
 
 _STATE = _Copies()
@@ -117,12 +122,39 @@ def _storage_holding(addr: int, n: int):
 
 
 def _begin(addr: int, n: int) -> int:
+    _STATE.block = None
     storage = _storage_holding(addr, n)
     if storage is None:
         return -1
     if storage.device.type == "cuda":
         torch.cuda.synchronize(storage.device)
+    _STATE.block = _flat(storage)
     return 0
+
+
+def _end() -> int:
+    # The sample is over: the storage is not kept past it.
+    _STATE.block = None
+    _STATE.done.clear()
+    return 0
+
+
+def _flat(storage):
+    flat = torch.empty(0, dtype=torch.uint8, device=storage.device)
+    return flat.set_(storage)
+
+
+def _device_bytes(src: int, n: int):
+    """The n device bytes at src as a byte tensor: a slice of the sample's
+    block, else of the watched storage holding them; None if none does."""
+    flat = _STATE.block
+    if flat is None or not (flat.data_ptr() <= src and src + n <= flat.data_ptr() + flat.numel()):
+        storage = _storage_holding(src, n)
+        if storage is None:
+            return None
+        flat = _flat(storage)
+    at = src - flat.data_ptr()
+    return flat[at : at + n]
 
 
 def _host(addr: int, n: int):
@@ -135,21 +167,24 @@ def _host(addr: int, n: int):
 
 
 def _queue(slot: int, host: int, src: int, n: int) -> int:
-    storage = _storage_holding(src, n)
-    if storage is None:
+    view = _device_bytes(src, n)
+    if view is None:
         return -1
-    view = torch.empty(0, dtype=torch.uint8, device=storage.device)
-    view.set_(storage, src - storage.data_ptr(), (n,))
     dst = _host(host, n)
-    if storage.device.type != "cuda":
+    device = view.device
+    if device.type != "cuda":
         _STATE.done[slot] = (dst, view)
         return 0
-    stream = _STATE.streams.get(storage.device)
+    stream = _STATE.streams.get(device)
     if stream is None:
-        stream = _STATE.streams[storage.device] = torch.cuda.Stream(storage.device)
+        stream = _STATE.streams[device] = torch.cuda.Stream(device)
+    # A slot's copy is waited for before the slot is queued again: its
+    # event is recorded anew each time.
+    done = _STATE.events.get((device, slot))
+    if done is None:
+        done = _STATE.events[(device, slot)] = torch.cuda.Event()
     with torch.cuda.stream(stream):
         dst.copy_(view, non_blocking=True)
-        done = torch.cuda.Event()
         done.record(stream)
     _STATE.done[slot] = done
     return 0
@@ -188,6 +223,8 @@ def _copier(op: int, slot: int, host: int, device: int, n: int) -> int:
             return _wait(slot)
         if op == _OP_STAGING:
             return _staging(slot, host, n)
+        if op == _OP_END:
+            return _end()
         return -1
     except KeyboardInterrupt:
         _note_interrupt()
