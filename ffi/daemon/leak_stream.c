@@ -212,20 +212,32 @@ static bool rebuild(struct sw_leak_stream *s, struct table *t) {
   return true;
 }
 
-static struct slot *slot_of(struct sw_leak_stream *s, struct table *t, uint32_t dev, double key) {
-  if (key == 0) key = 0; /* -0 and 0 are one key */
+/* Device `dev`'s slot for `key` in `t`, or the empty one its probes
+ * reached first (tables are never full: rebuilt at three quarters). */
+static struct slot *probe(const struct table *t, uint32_t dev, double key) {
   for (uint64_t i = mix(key, dev) & t->mask;; i = (i + 1) & t->mask) {
     struct slot *o = &t->slots[i];
-    if (o->dev == dev && o->key == key) return o;
-    if (o->dev != EMPTY) continue;
-    if (4 * (t->used + 1) > 3 * (t->mask + 1)) {
-      if (!rebuild(s, t)) return NULL;
-      return slot_of(s, t, dev, key);
-    }
-    t->used++;
-    *o = (struct slot){.key = key, .max_free = -__builtin_inf(), .head = NONE, .dev = dev};
-    return o;
+    if ((o->dev == dev && o->key == key) || o->dev == EMPTY) return o;
   }
+}
+
+static struct slot *slot_of(struct sw_leak_stream *s, struct table *t, uint32_t dev, double key) {
+  if (key == 0) key = 0; /* -0 and 0 are one key */
+  struct slot *o = probe(t, dev, key);
+  if (o->dev != EMPTY) return o;
+  if (4 * (t->used + 1) > 3 * (t->mask + 1)) {
+    if (!rebuild(s, t)) return NULL;
+    return slot_of(s, t, dev, key);
+  }
+  t->used++;
+  *o = (struct slot){.key = key, .max_free = -__builtin_inf(), .head = NONE, .dev = dev};
+  return o;
+}
+
+/* Device `dev`'s slot for `key` in `t`; NULL when it has none. */
+static struct slot *slot_found(const struct table *t, uint32_t dev, double key) {
+  struct slot *o = probe(t, dev, key);
+  return o->dev == EMPTY ? NULL : o;
 }
 
 /* A Ptr's slot is needed while it has pending blocks, or a FREE a later
@@ -277,28 +289,27 @@ bool sw_leak_stream_full(const struct sw_leak_stream *s) { return s->full; }
  * high bits, as its low ones place slots in the tables (a part whose keys
  * all shared them would crowd a table's probes). */
 static bool mine(const struct sw_leak_stream *s, uint32_t dev, double ptr) {
-  if (s->parts <= 1) return true;
-  if (ptr == 0) ptr = 0; /* -0 and 0 are one key */
-  return (uint32_t)(mix(ptr, dev) >> 32) % s->parts == s->part;
+  return s->parts <= 1 || (uint32_t)(mix(ptr, dev) >> 32) % s->parts == s->part;
 }
 
-/* Device `dev`'s slot for `key` in `t`; NULL when it has none. */
-static struct slot *slot_found(const struct table *t, uint32_t dev, double key) {
-  if (key == 0) key = 0;
-  for (uint64_t i = mix(key, dev) & t->mask;; i = (i + 1) & t->mask) {
-    struct slot *o = &t->slots[i];
-    if (o->dev == dev && o->key == key) return o;
-    if (o->dev == EMPTY) return NULL;
+/* The tables' slots, no longer needed once the replay is over: their
+ * memory (tens of MB where many blocks are pending) goes back before the
+ * leaks are sorted and written out. */
+static void tables_free(struct sw_leak_stream *s) {
+  struct table *tables[2] = {&s->ptrs, &s->ids};
+  for (int k = 0; k < 2; k++) {
+    struct table *t = tables[k];
+    pages_free(t->slots, (t->mask + 1) * sizeof *t->slots);
+    pages_free(t->spare, t->spare_n * sizeof *t->spare);
+    t->slots = t->spare = NULL;
+    t->mask = t->spare_n = 0;
   }
 }
 
 void sw_leak_stream_free(struct sw_leak_stream *s) {
   if (!s) return;
   pages_free(s->blocks, s->cap_blocks * sizeof *s->blocks);
-  pages_free(s->ptrs.slots, (s->ptrs.mask + 1) * sizeof *s->ptrs.slots);
-  pages_free(s->ids.slots, (s->ids.mask + 1) * sizeof *s->ids.slots);
-  pages_free(s->ptrs.spare, s->ptrs.spare_n * sizeof *s->ptrs.spare);
-  pages_free(s->ids.spare, s->ids.spare_n * sizeof *s->ids.spare);
+  tables_free(s);
   pages_free(s, sizeof *s);
 }
 
@@ -388,6 +399,13 @@ static struct slot *remember_free(struct sw_leak_stream *s, uint32_t dev, double
   return at;
 }
 
+/* A MALLOC with device `dev`'s `id` takes the ID from the block its
+ * slot `same` names, while that is still the one made for it. */
+static void take_id(struct sw_leak_stream *s, struct slot *same, uint32_t dev, double id) {
+  if (made_for(s, same->head, dev, id)) unlink_block(s, same->head);
+  same->head = NONE;
+}
+
 static bool replay_malloc(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
   const uint32_t dev = r->dev;
   const double id = r->id, ptr = r->ptr;
@@ -396,15 +414,13 @@ static bool replay_malloc(struct sw_leak_stream *s, const struct sw_leak_stream_
   if (!in_order(s, dev, id)) return false;
   if (!mine(s, dev, ptr)) {
     /* Another part's block, which takes the ID from any of this one. */
-    struct slot *taken = slot_found(&s->ids, dev, id);
-    if (taken && made_for(s, taken->head, dev, id)) unlink_block(s, taken->head);
-    if (taken) taken->head = NONE;
+    struct slot *same = slot_found(&s->ids, dev, id);
+    if (same) take_id(s, same, dev, id);
     return true;
   }
   struct slot *same = slot_of(s, &s->ids, dev, id);
   if (!same) return false;
-  if (made_for(s, same->head, dev, id)) unlink_block(s, same->head);
-  same->head = NONE;
+  take_id(s, same, dev, id);
   struct slot *at = slot_of(s, &s->ptrs, dev, ptr);
   if (!at) return false;
   if (at->max_free > id) return true; /* a FREE after it in ID order came first */
@@ -511,7 +527,7 @@ void sw_leak_stream_close(struct sw_leak_stream *s, bool complete) {
 
 /* Where the first probe of row `r` in `t` lands: fetched ahead. */
 static inline const struct slot *first_probe(const struct table *t, double key, uint32_t dev) {
-  return &t->slots[mix(key == 0 ? 0 : key, dev) & t->mask];
+  return &t->slots[mix(key, dev) & t->mask];
 }
 
 bool sw_leak_stream_run(struct sw_leak_stream *s) {
@@ -605,20 +621,6 @@ static uint32_t *device_then_id(const struct block *blocks, uint64_t n) {
   if (at != base) memmove(base, at, n * sizeof *at);
   free(key < key2 ? key : key2);
   return base;
-}
-
-/* The tables' slots, no longer needed once the replay is over: their
- * memory (tens of MB where many blocks are pending) goes back before the
- * leaks are sorted and written out. */
-static void tables_free(struct sw_leak_stream *s) {
-  struct table *tables[2] = {&s->ptrs, &s->ids};
-  for (int k = 0; k < 2; k++) {
-    struct table *t = tables[k];
-    pages_free(t->slots, (t->mask + 1) * sizeof *t->slots);
-    pages_free(t->spare, t->spare_n * sizeof *t->spare);
-    t->slots = t->spare = NULL;
-    t->mask = t->spare_n = 0;
-  }
 }
 
 uint64_t sw_leak_stream_leaks(struct sw_leak_stream *s, uint64_t cap, uint8_t *kind, uint32_t *device, double *id,
