@@ -128,6 +128,10 @@ struct sw_leak_scan_args {
   uint32_t stream_part, stream_parts, stream_full, pad2;
 };
 
+/* The arrays of the rows kept, a column each: whatever moves, copies or
+ * advises whole rows goes over every one of them. */
+#define ROW_COLUMNS(X) X(kind) X(device) X(id) X(ptr) X(size) X(row_offset) X(line)
+
 /* ffi/bindings.ts leakScan writes and reads these offsets. */
 _Static_assert(offsetof(struct sw_leak_scan_args, offset) == 40, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, kind) == 48, "layout");
@@ -630,13 +634,9 @@ static void half_free(struct half *h) {
 static void advise_rows(const struct sw_leak_scan_args *b, uint64_t from, uint64_t to,
                         void (*advise)(void *, size_t)) {
   const uint64_t n = to - from;
-  advise(b->kind + from, n * sizeof *b->kind);
-  advise(b->device + from, n * sizeof *b->device);
-  advise(b->id + from, n * sizeof *b->id);
-  advise(b->ptr + from, n * sizeof *b->ptr);
-  advise(b->size + from, n * sizeof *b->size);
-  advise(b->row_offset + from, n * sizeof *b->row_offset);
-  advise(b->line + from, n * sizeof *b->line);
+#define ADVISE(col) advise(b->col + from, n * sizeof *b->col);
+  ROW_COLUMNS(ADVISE)
+#undef ADVISE
 }
 
 /* A second pass over [split, end), its rows from a->half_at on in the
@@ -658,13 +658,9 @@ static struct half *half_new(const struct sw_leak_scan_args *a, uint64_t split) 
     return NULL;
   }
   const uint64_t at = a->half_at;
-  b->kind = a->kind + at;
-  b->device = a->device + at;
-  b->id = a->id + at;
-  b->ptr = a->ptr + at;
-  b->size = a->size + at;
-  b->row_offset = a->row_offset + at;
-  b->line = a->line + at;
+#define FROM_HALF(col) b->col = a->col + at;
+  ROW_COLUMNS(FROM_HALF)
+#undef FROM_HALF
   b->half_at = 0;
   /* Its room is what the caller left past half_at: half the budget at
    * most (check_leaks' LeakRows), the first half keeping to the budget
@@ -690,30 +686,20 @@ static inline bool past_bounds(const struct pass *p, const struct sw_leak_scan_a
 
 /* Row `from` of the arrays copied to row `to`. */
 static void copy_row(struct sw_leak_scan_args *a, uint64_t to, uint64_t from) {
-  a->kind[to] = a->kind[from];
-  a->device[to] = a->device[from];
-  a->id[to] = a->id[from];
-  a->ptr[to] = a->ptr[from];
-  a->size[to] = a->size[from];
-  a->row_offset[to] = a->row_offset[from];
-  a->line[to] = a->line[from];
+#define COPY(col) a->col[to] = a->col[from];
+  ROW_COLUMNS(COPY)
+#undef COPY
 }
 
 /* Rows i and j of the arrays swapped. */
 static void swap_rows(struct sw_leak_scan_args *a, uint64_t i, uint64_t j) {
-#define SWAP(col)               \
-  do {                          \
+#define SWAP(col)                  \
+  {                                \
     __typeof__(*a->col) t = a->col[i]; \
-    a->col[i] = a->col[j];      \
-    a->col[j] = t;              \
-  } while (0)
-  SWAP(kind);
-  SWAP(device);
-  SWAP(id);
-  SWAP(ptr);
-  SWAP(size);
-  SWAP(row_offset);
-  SWAP(line);
+    a->col[i] = a->col[j];         \
+    a->col[j] = t;                 \
+  }
+  ROW_COLUMNS(SWAP)
 #undef SWAP
 }
 
@@ -733,13 +719,9 @@ static void rows_to_start(struct pass *p) {
   const uint64_t n = a->rows_kept, from = p->base;
   p->base = 0;
   if (from == 0) return;
-  memmove(a->kind, a->kind + from, n * sizeof *a->kind);
-  memmove(a->device, a->device + from, n * sizeof *a->device);
-  memmove(a->id, a->id + from, n * sizeof *a->id);
-  memmove(a->ptr, a->ptr + from, n * sizeof *a->ptr);
-  memmove(a->size, a->size + from, n * sizeof *a->size);
-  memmove(a->row_offset, a->row_offset + from, n * sizeof *a->row_offset);
-  memmove(a->line, a->line + from, n * sizeof *a->line);
+#define MOVE(col) memmove(a->col, a->col + from, n * sizeof *a->col);
+  ROW_COLUMNS(MOVE)
+#undef MOVE
 }
 
 /*
@@ -948,16 +930,11 @@ static bool hand_over(struct sw_leak_stream *s, struct handover *h, bool ok) {
 static int32_t stream_pass(struct pass *p) {
   struct sw_leak_scan_args *a = p->a;
   if (!a->window_devices) return SW_LEAK_FALLBACK;
+  /* A part reads every row: none are kept for it. */
+  if (a->stream_parts > 1 && a->resume_rows) return SW_LEAK_FALLBACK;
   const uint64_t room = a->budget / 2 + 1 < STREAM_ROOM ? a->budget / 2 + 1 : STREAM_ROOM;
   p->stream = sw_leak_stream_new(room);
-  if (p->stream && a->stream_parts > 1) {
-    if (a->resume_rows) {
-      sw_leak_stream_free(p->stream);
-      p->stream = NULL;
-      return SW_LEAK_FALLBACK; /* a part reads every row: none are kept for it */
-    }
-    sw_leak_stream_part(p->stream, a->stream_part, a->stream_parts);
-  }
+  if (p->stream && a->stream_parts > 1) sw_leak_stream_part(p->stream, a->stream_part, a->stream_parts);
   struct handover kept = {0};
   const bool resumed = p->stream && a->resume_rows;
   bool kept_full = false;
