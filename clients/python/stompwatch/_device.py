@@ -128,7 +128,8 @@ def _begin(addr: int, n: int) -> int:
         return -1
     if storage.device.type == "cuda":
         torch.cuda.synchronize(storage.device)
-    _STATE.block = _flat(storage)
+    block = torch.empty(0, dtype=torch.uint8, device=storage.device)
+    _STATE.block = block.set_(storage)
     return 0
 
 
@@ -139,20 +140,12 @@ def _end() -> int:
     return 0
 
 
-def _flat(storage):
-    flat = torch.empty(0, dtype=torch.uint8, device=storage.device)
-    return flat.set_(storage)
-
-
 def _device_bytes(src: int, n: int):
-    """The n device bytes at src as a byte tensor: a slice of the sample's
-    block, else of the watched storage holding them; None if none does."""
+    """The n device bytes at src as a byte tensor, a slice of the sample's
+    block (the hook copies only between BEGIN and END); None outside it."""
     flat = _STATE.block
     if flat is None or not (flat.data_ptr() <= src and src + n <= flat.data_ptr() + flat.numel()):
-        storage = _storage_holding(src, n)
-        if storage is None:
-            return None
-        flat = _flat(storage)
+        return None
     at = src - flat.data_ptr()
     return flat[at : at + n]
 
