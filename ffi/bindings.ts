@@ -1003,8 +1003,9 @@ export interface LeakScanResult {
   /** Where the rows kept begin in the arrays. */
   firstRow: number;
   /**
-   * A streaming pass fell back at its room (or memory was short for it):
-   * in more parts, each would hold fewer blocks.
+   * A streaming pass fell back at its room (or memory was short for it)
+   * where more parts would each hold fewer blocks: not where one Ptr alone
+   * holds half the room.
    */
   streamFull: boolean;
 }
