@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { seeded } from "./_seeded.ts";
 import {
   CheckLeaksError,
   checkLeaksFile,
@@ -640,14 +641,6 @@ function generatedRows(random: (n: number) => number): string[] {
     [rows[i], rows[j]] = [rows[j], rows[i]];
   }
   return rows;
-}
-
-/** A seeded `random(n)` for {@link generatedRows}. */
-function seeded(seed: number): (n: number) => number {
-  return (n) => {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31;
-    return Math.floor((seed / 2 ** 31) * n);
-  };
 }
 
 Deno.test("check_leaks finds the same leaks replaying as it reads as from rows it keeps, on generated logs of rows out of order, replaced IDs and reused addresses", async () => {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { seeded } from "./_seeded.ts";
 import { firstPass } from "../../../analysis/leaks/_first_pass.ts";
 import {
   nativeFirstPass,
@@ -579,14 +580,6 @@ Deno.test("the second half of a large log drops rows past the first half's bound
   );
   Deno.removeSync(path);
 });
-
-/** A seeded `random(n)`: a whole number below n. */
-function seeded(seed: number): (n: number) => number {
-  return (n) => {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31;
-    return Math.floor((seed / 2 ** 31) * n);
-  };
-}
 
 /**
  * Two devices' rows, each with hundreds of blocks pending at once at B:
