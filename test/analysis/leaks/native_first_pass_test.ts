@@ -90,6 +90,8 @@ const mem = (
   device: string | number = 0,
   type = "HAL",
 ) => `${id},${event},${type},N/A,1000,10,11,${device},${ptr},${attr},,`;
+/** Address `n` as msMemScope writes a Ptr: `0x` and 16 hex digits. */
+const hexPtr = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
 
 Deno.test("the native first pass of check_leaks keeps what the TypeScript pass keeps, on every fixture", async () => {
   for (const name of Deno.readDirSync(FIXTURES)) {
@@ -112,7 +114,6 @@ Deno.test("the native first pass of check_leaks keeps what the TypeScript pass k
 });
 
 Deno.test("the native first pass drops the memory rows no window can hold by the marks seen so far, a mark out of order included, and keeps the rows of a device without marks", async () => {
-  const p = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
   const MB = "{size:1048576}";
   const path = tempLog([
     HEADER,
@@ -120,19 +121,19 @@ Deno.test("the native first pass drops the memory rows no window can hold by the
     mark(200),
     mark(300),
     // From here, at start index 0: MALLOC up to 200, FREE up to 300.
-    mem("MALLOC", 60, p(1), MB),
-    mem("MALLOC", 250, p(2), MB), // dropped
-    mem("FREE", 260, p(1), MB), // after the final C (200): p(1) leaks
-    mem("MALLOC", 90, p(3), MB),
-    mem("FREE", 180, p(3), MB),
-    mem("FREE", 310, p(3), MB), // dropped
+    mem("MALLOC", 60, hexPtr(1), MB),
+    mem("MALLOC", 250, hexPtr(2), MB), // dropped
+    mem("FREE", 260, hexPtr(1), MB), // after the final C (200): hexPtr(1) leaks
+    mem("MALLOC", 90, hexPtr(3), MB),
+    mem("FREE", 180, hexPtr(3), MB),
+    mem("FREE", 310, hexPtr(3), MB), // dropped
     mark(40), // the smallest: MALLOC up to 100, FREE up to 200 from here
-    mem("MALLOC", 150, p(4), MB), // dropped
-    mem("FREE", 190, p(5), MB),
-    mem("MALLOC", 95, p(5), MB),
+    mem("MALLOC", 150, hexPtr(4), MB), // dropped
+    mem("FREE", 190, hexPtr(5), MB),
+    mem("MALLOC", 95, hexPtr(5), MB),
     // Host rows without marks of their own (they borrow device 0's at the
     // end): no bound, all kept.
-    mem("MALLOC", 5000, p(6), MB, "cpu"),
+    mem("MALLOC", 5000, hexPtr(6), MB, "cpu"),
     "",
   ].join("\n"));
   const kept = [];
@@ -455,10 +456,9 @@ Deno.test("the native first pass leaves to the TypeScript pass what it cannot re
 });
 
 Deno.test("the native pass over the windows reads a log as far as the first pass read it, however it grew since", async () => {
-  const ptr = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
   const rows = [mark(10), mark(20), mark(30)];
   for (let id = 11; id < 20; id++) {
-    rows.push(mem("MALLOC", id, ptr(0x1000 * id), '"{size:64}"'));
+    rows.push(mem("MALLOC", id, hexPtr(0x1000 * id), '"{size:64}"'));
   }
   const path = tempLog([HEADER, ...rows, ""].join("\n"));
   const checked = checkOptions({ mstxInfo: "step" });
@@ -468,7 +468,9 @@ Deno.test("the native pass over the windows reads a log as far as the first pass
   // Rows of the window written after the first pass.
   Deno.writeTextFileSync(
     path,
-    [15, 16, 17].map((id) => mem("MALLOC", id, ptr(0x9000 * id), '"{size:1}"'))
+    [15, 16, 17].map((id) =>
+      mem("MALLOC", id, hexPtr(0x9000 * id), '"{size:1}"')
+    )
       .join("\n") + "\n",
     { append: true },
   );
@@ -521,15 +523,16 @@ Deno.test("the native first pass joins of its second half only the rows inside t
   // Device 0's window, A B C = 10 20 30, in the first rows; 34 MiB of rows
   // past it after, which the second thread reads without those marks.
   const lines = [HEADER, mark(10), mark(20), mark(30)];
-  const ptr = (id: number) => `0x${id.toString(16).padStart(16, "0")}`;
   for (let id = 11; id < 30; id++) {
     if (id !== 20) {
-      lines.push(mem(id < 20 ? "MALLOC" : "FREE", id, ptr(id), '"{size:8}"'));
+      lines.push(
+        mem(id < 20 ? "MALLOC" : "FREE", id, hexPtr(id), '"{size:8}"'),
+      );
     }
   }
   let size = 0;
   for (let id = 31; size < 34 << 20; id++) {
-    const row = mem(id % 2 ? "MALLOC" : "FREE", id, ptr(id), '"{size:8}"');
+    const row = mem(id % 2 ? "MALLOC" : "FREE", id, hexPtr(id), '"{size:8}"');
     lines.push(row);
     size += row.length + 1;
   }
@@ -556,20 +559,19 @@ Deno.test("the second half of a large log drops rows past the first half's bound
   // Device 10 comes first, so that a match by prefix would find it first.
   const lines = [HEADER, mark(10, 10), mark(20, 10), mark(30, 10)];
   lines.push(mark(10, 1), mark(20, 1));
-  const ptr = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
   for (let id = 11; id < 20; id++) {
-    lines.push(mem("MALLOC", id, ptr(0x1000 * id), '"{size:8}"', 1));
+    lines.push(mem("MALLOC", id, hexPtr(0x1000 * id), '"{size:8}"', 1));
   }
   let id = 31, size = 0;
   for (; size < 34 << 20; id++) {
     // Device 1 now and then, so that the second thread knows it early.
-    const row = mem("FREE", id, ptr(id), '"{size:8}"', id % 1000 ? 10 : 1);
+    const row = mem("FREE", id, hexPtr(id), '"{size:8}"', id % 1000 ? 10 : 1);
     lines.push(row);
     size += row.length + 1;
   }
   // In the second half: device 1 frees all but its block of ID 19.
   for (let m = 11; m < 19; m++) {
-    lines.push(mem("FREE", id++, ptr(0x1000 * m), '"{size:8}"', 1));
+    lines.push(mem("FREE", id++, hexPtr(0x1000 * m), '"{size:8}"', 1));
   }
   lines.push(mark(id, 1));
   const path = tempLog(lines.join("\n") + "\n");
@@ -589,8 +591,7 @@ Deno.test("the second half of a large log drops rows past the first half's bound
  * between B and C, each row swapped with one up to 31 rows on.
  */
 function manyPending(random: (n: number) => number): string[] {
-  const ptr = () =>
-    `0x${(0x1000 * (1 + random(400))).toString(16).padStart(16, "0")}`;
+  const ptr = () => hexPtr(0x1000 * (1 + random(400)));
   const rows: string[][] = [[], []];
   for (const device of [0, 1]) {
     const out = rows[device], held: string[] = [];
@@ -676,7 +677,7 @@ Deno.test("the native replay as the rows are read, in parts when more blocks are
 Deno.test("a replay reading on from the rows the first pass kept says when those alone leave more blocks pending than its room, and the replay in parts finds their leaks", async () => {
   // 400 blocks allocated first (a budget of 400 rows: room for 201), 200 of
   // them freed at the end, between B and C.
-  const ptr = (n: number) => `0x${(0x1000 * n).toString(16).padStart(16, "0")}`;
+  const ptr = (n: number) => hexPtr(0x1000 * n);
   const rows = [mark(1)];
   for (let id = 2; id < 402; id++) {
     rows.push(mem("MALLOC", id, ptr(id), '"{size:64}"'));
@@ -710,13 +711,12 @@ Deno.test("a replay reading on from the rows the first pass kept says when those
 Deno.test("a replay as the rows are read that one Ptr alone fills to half its room is not run again in more parts, which would each hold that Ptr's blocks", async () => {
   // 600 blocks pending at 0x0 and 500 freed at addresses of their own (a
   // budget of 1000 rows: room for 501 blocks).
-  const ptr = (n: number) => `0x${n.toString(16).padStart(16, "0")}`;
   const rows = [mark(1)];
   for (let id = 2; id < 1702; id += 3) {
-    rows.push(mem("MALLOC", id, ptr(0), '"{size:64}"'));
+    rows.push(mem("MALLOC", id, hexPtr(0), '"{size:64}"'));
     if (id > 1500) continue;
-    rows.push(mem("MALLOC", id + 1, ptr(0x1000 * id), '"{size:64}"'));
-    rows.push(mem("FREE", id + 2, ptr(0x1000 * id), '"{size:64}"'));
+    rows.push(mem("MALLOC", id + 1, hexPtr(0x1000 * id), '"{size:64}"'));
+    rows.push(mem("FREE", id + 2, hexPtr(0x1000 * id), '"{size:64}"'));
   }
   rows.push(mark(1702), mark(1703));
   const path = tempLog([HEADER, ...rows, ""].join("\n"));
