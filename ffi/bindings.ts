@@ -950,6 +950,12 @@ export interface LeakScanInput {
      * once than one replay has room for; it reads from the start.
      */
     part?: { part: number; parts: number };
+    /**
+     * A streaming pass that, at its room, splits its part in two (it keeps
+     * the blocks of the first half) while there are at most this many
+     * parts: `streamParts` says how many there were at its end.
+     */
+    splitUpTo?: number;
   };
   /**
    * Where a pass that splits the log between two threads puts the second
@@ -1008,6 +1014,11 @@ export interface LeakScanResult {
    * holds half the room.
    */
   streamFull: boolean;
+  /**
+   * A streaming pass's parts at its end (1: the blocks of every part): it
+   * replayed part `part` of these, however many it was given.
+   */
+  streamParts: number;
 }
 
 const LEAK_DEVICE_BYTES = 64;
@@ -1023,7 +1034,10 @@ const LEAK_STREAM_AT = LEAK_NAMES_AT + LEAK_MAX_DEVICES * LEAK_DEVICE_BYTES;
  */
 const LEAK_RESUME_AT = LEAK_STREAM_AT + 8;
 const LEAK_HALF_AT = LEAK_RESUME_AT + 24;
-/** leak_scan.c's offsets of `stream_part`, `stream_parts`, `stream_full`. */
+/**
+ * leak_scan.c's offsets of `stream_part`, `stream_parts`, `stream_full`,
+ * `stream_split`.
+ */
 const LEAK_PART_AT = LEAK_HALF_AT + 16;
 const LEAK_ARGS_SIZE = LEAK_PART_AT + 16;
 
@@ -1080,6 +1094,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     v.setBigUint64(LEAK_RESUME_AT + 16, BigInt(windows.resumeRows ?? 0), true);
     v.setUint32(LEAK_PART_AT, windows.part?.part ?? 0, true);
     v.setUint32(LEAK_PART_AT + 4, windows.part?.parts ?? 0, true);
+    v.setUint32(LEAK_PART_AT + 12, windows.splitUpTo ?? 0, true);
     windows.devices.forEach((d, k) =>
       args.set(encoder.encode(d), LEAK_NAMES_AT + k * LEAK_DEVICE_BYTES)
     );
@@ -1135,6 +1150,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     resume: resumeOf(v),
     firstRow: Number(v.getBigUint64(LEAK_HALF_AT + 8, true)),
     streamFull: v.getUint32(LEAK_PART_AT + 8, true) !== 0,
+    streamParts: Math.max(1, v.getUint32(LEAK_PART_AT + 4, true)),
   };
 }
 

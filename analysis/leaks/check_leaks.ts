@@ -22,7 +22,7 @@ import type { Window } from "./_leak_rows.ts";
 import type { FirstPass } from "./_first_pass.ts";
 import {
   nativeFirstPass,
-  nativeStreamInParts,
+  nativeStream,
   nativeWindowPass,
 } from "./_native_first_pass.ts";
 import { FoundLeaks } from "./_found.ts";
@@ -132,40 +132,45 @@ export async function checkLeaksFile(
   let passes = 1;
   // Past the budget, natively: the rows inside the windows alone, where
   // they look like fitting it (two threads read them), or the windows
-  // replayed as the rows are read (one thread reads, one replays), each the
-  // other's fallback; a replay past its room, again in parts; past all of
-  // them, the passes in parts of TypeScript.
-  // The first of them reads on from the first pass's rows where it can:
-  // the second finds them gone.
-  let full = false;
-  const again = async (stream: boolean, resume?: FirstPass["resume"]) => {
+  // replayed as the rows are read (one thread reads, one replays; past
+  // its room, in parts), each the other's fallback; past all of them, the
+  // passes in parts of TypeScript. Each says whether `found` holds every
+  // window's leaks. The replay reads on from the first pass's rows where
+  // it comes first: after the other, it finds them gone.
+  const rowsInside = async () => {
     passes++;
-    const rows = await nativeWindowPass(log, checked, {
+    const rows = await nativeWindowPass(log, checked, { first, windows });
+    if (rows !== undefined) await found.collect(rows, windows);
+    return rows !== undefined;
+  };
+  let full = false;
+  const replayed = async (resume?: FirstPass["resume"]) => {
+    const stream = await nativeStream(log, checked, {
       first,
       windows,
-      stream,
       resume,
+      found,
     });
-    full ||= rows === "full";
-    return rows === "full" ? undefined : rows;
+    passes += stream.reads;
+    full = stream.full;
+    return stream.complete;
   };
   const guess = rowsInWindows(first, windows) ?? Infinity;
-  const streamFirst = guess > rowBudget;
-  // A replay that ran past its room goes on in parts, unless the windows'
-  // rows may yet fit: where the guess puts them past twice the budget,
-  // keeping them would stop at the budget, partway through a read.
+  // A replay that stopped at its room in as many parts as it may split
+  // into leaves the rows inside the windows to try only where they may yet
+  // fit: where the guess puts them past twice the budget, keeping them
+  // would stop at the budget, partway through a read.
   const rowsMayFit = () => !full || guess <= 2 * rowBudget;
-  const inWindows = windows.size && first.rows === undefined && native
-    ? await again(streamFirst, first.resume) ??
-      (rowsMayFit() ? await again(!streamFirst) : undefined)
-    : first.rows;
-  const inParts = windows.size && inWindows === undefined && full
-    ? await nativeStreamInParts(log, checked, { first, windows, found })
-    : { reads: 0, complete: false };
-  passes += inParts.reads;
-  if (windows.size && inWindows !== undefined) {
-    await found.collect(inWindows, windows);
-  } else if (windows.size && !inParts.complete) {
+  let complete = !windows.size;
+  if (windows.size && first.rows !== undefined) {
+    await found.collect(first.rows, windows);
+    complete = true;
+  } else if (windows.size && native) {
+    complete = guess > rowBudget
+      ? await replayed(first.resume) || (rowsMayFit() && await rowsInside())
+      : await rowsInside() || await replayed();
+  }
+  if (!complete) {
     const { supersededRows } = await import("./_superseded_pass.ts");
     const { passesInParts } = await import("./_parts_pass.ts");
     const input = { source: log, eventType, rowBudget, index, windows };

@@ -123,9 +123,12 @@ struct sw_leak_scan_args {
   /* Out: where the rows kept begin in the arrays. */
   uint64_t first_row;
   /* A streaming pass that replays the blocks of part `stream_part` of
-   * `stream_parts` alone (0 or 1: all), reading from the start; out:
-   * `stream_full`, 1 when it fell back at its room (more parts may fit). */
-  uint32_t stream_part, stream_parts, stream_full, pad2;
+   * `stream_parts` alone (0 or 1: all; more reads from the start), and at
+   * its room splits its part while there are at most `stream_split` parts
+   * (sw_leak_stream_split). Out: `stream_parts`, how many parts there are
+   * by then (its part is `stream_part` of them); `stream_full`, 1 when it
+   * fell back at its room (more parts may fit). */
+  uint32_t stream_part, stream_parts, stream_full, stream_split;
 };
 
 /* The arrays of the rows kept, a column each: whatever moves, copies or
@@ -855,6 +858,20 @@ static void *one_more(void *v, uint64_t n, uint64_t *cap, size_t size) {
   return grown;
 }
 
+/* The stream's part split in two, and the blocks copied out that went to
+ * the other half dropped; false, `full` set, where it may not split. */
+static bool split_kept(struct sw_leak_stream *s, struct handover *h, bool *full) {
+  if (!sw_leak_stream_split(s)) {
+    *full = true;
+    return false;
+  }
+  uint64_t n = 0;
+  for (uint64_t j = 0; j < h->n_blocks; j++)
+    if (sw_leak_stream_mine(s, h->blocks[j].dev, h->blocks[j].ptr)) h->blocks[n++] = h->blocks[j];
+  h->n_blocks = n;
+  return true;
+}
+
 /*
  * The rows a first pass kept (a->resume_rows of them, every row a window
  * may hold up to where this pass reads on) replayed in memory, each
@@ -867,8 +884,10 @@ static void *one_more(void *v, uint64_t n, uint64_t *cap, size_t size) {
  * not the read, had set the pace). What the stream needs is copied out
  * into `h` (the largest MALLOC IDs go to it at once), so that the rows'
  * pages can be given back before it takes the rest (hand_over): a stream
- * holding 700,000 blocks beside the rows kept passed 256 MB. False to fall
- * back; `full` then says whether more were pending than `room`.
+ * holding 700,000 blocks beside the rows kept passed 256 MB. Past `room`,
+ * the stream's part splits (split_kept). False to fall back; `full` then
+ * says whether more were pending than `room` in as many parts as it may
+ * split into.
  */
 static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool *full) {
   const struct sw_leak_scan_args *a = p->a;
@@ -881,9 +900,7 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
     if (w[0] != w[0]) continue; /* no window */
     struct sw_leak_replay_args r = {.rows = n, .a = w[0], .b = w[1], .c = w[2], .dev = k};
     const int64_t left = stompwatch_leak_replay(&r, a->kind, a->device, a->id, a->ptr, a->size, left_at);
-    /* More pending than the stream has room for ends it anyway. */
-    *full = left >= 0 && h->n_blocks + (uint64_t)left > room;
-    ok = left >= 0 && !*full;
+    ok = left >= 0;
     double last = -__builtin_inf();
     for (uint64_t i = 0; ok && i < n; i++)
       if (a->device[i] == k && a->kind[i] == 1 && a->id[i] >= w[0] && a->id[i] <= w[1] && a->id[i] > last)
@@ -891,6 +908,11 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
     if (ok) sw_leak_stream_seen(p->stream, k, last);
     for (int64_t j = 0; ok && j < left; j++) {
       const uint32_t i = left_at[j];
+      if (!sw_leak_stream_mine(p->stream, k, a->ptr[i])) continue;
+      /* More pending than the stream has room for: its part split, as
+       * the stream splits it at its room, or the end of it. */
+      while (ok && h->n_blocks >= room) ok = split_kept(p->stream, h, full);
+      if (!ok) break;
       const struct sw_leak_stream_row row = {.id = a->id[i], .ptr = a->ptr[i], .size = a->size[i],
                                              .offset = a->row_offset[i], .line = a->line[i], .dev = (uint16_t)k,
                                              .malloc_row = true};
@@ -934,7 +956,7 @@ static int32_t stream_pass(struct pass *p) {
   if (a->stream_parts > 1 && a->resume_rows) return SW_LEAK_FALLBACK;
   const uint64_t room = a->budget / 2 + 1 < STREAM_ROOM ? a->budget / 2 + 1 : STREAM_ROOM;
   p->stream = sw_leak_stream_new(room);
-  if (p->stream && a->stream_parts > 1) sw_leak_stream_part(p->stream, a->stream_part, a->stream_parts);
+  if (p->stream) sw_leak_stream_part(p->stream, a->stream_part, a->stream_parts, a->stream_split);
   struct handover kept = {0};
   const bool resumed = p->stream && a->resume_rows;
   bool kept_full = false;
@@ -961,6 +983,7 @@ static int32_t stream_pass(struct pass *p) {
   bool replayed = sw_leak_stream_run(p->stream);
   pthread_join(thread, NULL);
   a->stream_full = sw_leak_stream_full(p->stream);
+  a->stream_parts = sw_leak_stream_parts(p->stream);
   /* A read that failed says so; else a replay that gave up hands over. */
   int32_t result = reader.result;
   if (result == SW_LEAK_DONE && !replayed) result = SW_LEAK_FALLBACK;

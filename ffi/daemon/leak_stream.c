@@ -17,9 +17,11 @@
  * MALLOC further back ends the replay, and the caller keeps the rows
  * instead), so a FREE that far below is forgotten. Memory is the pending
  * blocks and the FREEs of the last DISORDER IDs, however many rows the
- * window holds; past `room` of either (many devices, or many FREEs of one
- * ID) the replay ends too, as it does at a MALLOC without a size, which
- * the caller's replay reports (leak_replay.c).
+ * window holds. At `room` of either, the replay keeps the blocks of half
+ * the Ptrs (by device and Ptr) and leaves the others to another read
+ * (sw_leak_stream_split), 64 parts at most; past that, or where one Ptr
+ * holds half the room, it ends, as it does at a MALLOC without a size,
+ * which the caller's replay reports (leak_replay.c).
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -98,10 +100,14 @@ struct sw_leak_stream {
   int32_t free_list;
   struct table ptrs, ids;
   double max_id[MAX_DEVICES];
-  /* Blocks of part `part` of `parts` alone (sw_leak_stream_part). */
-  uint32_t part, parts;
+  /* Blocks of part `part` of `parts` alone, `parts` at most `max_parts`
+   * once split (sw_leak_stream_part). */
+  uint32_t part, parts, max_parts;
   /* The replay stopped at its room, or memory was short for it. */
   bool full;
+  /* The row replayed last stopped at the room (block_new, rebuild), where
+   * a split may make room for it (room_made). */
+  bool at_room;
 };
 
 static uint64_t mix(double key, uint32_t dev) {
@@ -194,8 +200,12 @@ static struct slot *slot_of(struct sw_leak_stream *s, struct table *t, uint32_t 
 static bool rebuild(struct sw_leak_stream *s, struct table *t) {
   uint64_t live = 0;
   for (uint64_t i = 0; i <= t->mask; i++) live += t->slots[i].dev != EMPTY && t->kept(s, &t->slots[i]);
+  if (live > s->room) {
+    s->at_room = true;
+    return false;
+  }
   uint64_t n = slots_for(live);
-  struct slot *fresh = live > s->room ? NULL : slots_for_table(t, n), *old = t->slots;
+  struct slot *fresh = slots_for_table(t, n), *old = t->slots;
   if (!fresh) {
     s->full = true;
     return false;
@@ -278,10 +288,13 @@ struct sw_leak_stream *sw_leak_stream_new(uint64_t room) {
   return s;
 }
 
-void sw_leak_stream_part(struct sw_leak_stream *s, uint32_t part, uint32_t parts) {
+void sw_leak_stream_part(struct sw_leak_stream *s, uint32_t part, uint32_t parts, uint32_t max_parts) {
   s->part = part;
-  s->parts = parts;
+  s->parts = parts > 1 ? parts : 1;
+  s->max_parts = max_parts > s->parts ? max_parts : s->parts;
 }
+
+uint32_t sw_leak_stream_parts(const struct sw_leak_stream *s) { return s->parts; }
 
 bool sw_leak_stream_full(const struct sw_leak_stream *s) { return s->full; }
 
@@ -291,6 +304,8 @@ bool sw_leak_stream_full(const struct sw_leak_stream *s) { return s->full; }
 static bool mine(const struct sw_leak_stream *s, uint32_t dev, double ptr) {
   return s->parts <= 1 || (uint32_t)(mix(ptr, dev) >> 32) % s->parts == s->part;
 }
+
+bool sw_leak_stream_mine(const struct sw_leak_stream *s, uint32_t dev, double ptr) { return mine(s, dev, ptr); }
 
 /* The tables' slots, no longer needed once the replay is over: their
  * memory (tens of MB where many blocks are pending) goes back before the
@@ -336,11 +351,40 @@ static void unlink_block(struct sw_leak_stream *s, int32_t b) {
   }
 }
 
+/* See leak_stream.h. The blocks a split drops are those a replay of that
+ * half alone would never have made: a Ptr's rows never touch another
+ * Ptr's blocks, and a MALLOC of another part takes its ID from this one's
+ * (replay_malloc) as before the split. */
+bool sw_leak_stream_split(struct sw_leak_stream *s) {
+  if (2 * (uint64_t)s->parts > s->max_parts) return false;
+  s->parts *= 2;
+  /* The other half's Ptrs: their blocks to the free list, their slots
+   * emptied of what this part never holds (a rebuild drops them). */
+  for (uint64_t i = 0; i <= s->ptrs.mask; i++) {
+    struct slot *o = &s->ptrs.slots[i];
+    if (o->dev == EMPTY || mine(s, o->dev, o->key)) continue;
+    for (int32_t b = o->head, next; b != NONE; b = next) {
+      next = s->blocks[b].next;
+      s->blocks[b].alive = false;
+      s->blocks[b].next = s->free_list;
+      s->free_list = b;
+    }
+    o->head = NONE;
+    o->max_free = -__builtin_inf();
+  }
+  /* IDs whose blocks went: a rebuild drops their slots too. */
+  for (uint64_t i = 0; i <= s->ids.mask; i++) {
+    struct slot *o = &s->ids.slots[i];
+    if (o->dev != EMPTY && !made_for(s, o->head, o->dev, o->key)) o->head = NONE;
+  }
+  return true;
+}
+
 /* Whether one Ptr holds half the room or more: no part of the Ptrs holds
  * fewer blocks than any of its Ptrs, so more parts would each stop at the
  * room too, or hold little besides (a log with 1,000,100 blocks pending
  * at one Ptr was read in 2, 4, ... 256 parts, 55 s, before it was handed
- * to the TypeScript passes). Walks every chain once: it runs once. */
+ * to the TypeScript passes). Walks every chain: it runs once a split. */
 static bool one_ptr_holds_half(const struct sw_leak_stream *s) {
   for (uint64_t i = 0; i <= s->ptrs.mask; i++) {
     const struct slot *o = &s->ptrs.slots[i];
@@ -352,7 +396,22 @@ static bool one_ptr_holds_half(const struct sw_leak_stream *s) {
   return false;
 }
 
-/* A block from the free list or the end of the pool; NONE past the budget. */
+/* Whether a row that stopped at the room may be replayed again: the part
+ * split in two, unless one Ptr holds half the room (that Ptr's part would
+ * soon be as full again). A row's replay up to where it stopped changes
+ * nothing that replaying it again changes otherwise: an ID it took stays
+ * taken, a largest ID stays the largest; where its Ptr went to the other
+ * half, it is replayed as another part's. */
+static bool room_made(struct sw_leak_stream *s) {
+  if (!s->at_room) return false;
+  s->at_room = false;
+  const bool one_ptr = one_ptr_holds_half(s);
+  if (!one_ptr && sw_leak_stream_split(s)) return true;
+  s->full = !one_ptr;
+  return false;
+}
+
+/* A block from the free list or the end of the pool; NONE at the room. */
 static int32_t block_new(struct sw_leak_stream *s) {
   if (s->free_list != NONE) {
     int32_t b = s->free_list;
@@ -360,7 +419,7 @@ static int32_t block_new(struct sw_leak_stream *s) {
     return b;
   }
   if (s->n_blocks >= s->room || s->n_blocks >= INT32_MAX) {
-    s->full = !one_ptr_holds_half(s);
+    s->at_room = true;
     return NONE;
   }
   if (s->n_blocks == s->cap_blocks) {
@@ -462,9 +521,10 @@ bool sw_leak_stream_remembers(const struct sw_leak_stream *s, uint32_t dev, doub
   return dev < MAX_DEVICES && !forgotten(s, dev, id);
 }
 
-bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
+static bool pending_once(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
   const uint32_t dev = r->dev;
   if (dev >= MAX_DEVICES) return false;
+  if (!mine(s, dev, r->ptr)) return true;
   /* Its ID's slot only while a MALLOC still to come may take the ID:
    * one further back ends the replay (in_order). */
   const bool id_may_come = !forgotten(s, dev, r->id);
@@ -474,9 +534,19 @@ bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_strea
   return at && pend(s, r, at, same);
 }
 
+bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
+  bool ok;
+  do ok = pending_once(s, r);
+  while (!ok && room_made(s));
+  return ok;
+}
+
 bool sw_leak_stream_freed(struct sw_leak_stream *s, uint32_t dev, double ptr, double id) {
   if (dev >= MAX_DEVICES) return false;
-  return forgotten(s, dev, id) || remember_free(s, dev, ptr, id) != NULL;
+  bool ok;
+  do ok = forgotten(s, dev, id) || !mine(s, dev, ptr) || remember_free(s, dev, ptr, id) != NULL;
+  while (!ok && room_made(s));
+  return ok;
 }
 
 /* Waits a moment for the other thread: a yield (two vCPUs: not a spin),
@@ -551,7 +621,10 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
         if (next->malloc_row) __builtin_prefetch(first_probe(&s->ids, next->id, next->dev));
       }
       const struct sw_leak_stream_row *r = &q->rows[tail & (QUEUE_ROWS - 1)];
-      if (!(r->malloc_row ? replay_malloc(s, r) : replay_free(s, r))) {
+      bool ok;
+      do ok = r->malloc_row ? replay_malloc(s, r) : replay_free(s, r);
+      while (!ok && room_made(s));
+      if (!ok) {
         atomic_store_explicit(&q->stopped, true, memory_order_relaxed);
         /* Room for the reader, which may wait on a full ring to learn it. */
         atomic_store_explicit(&q->tail, head, memory_order_release);

@@ -21,11 +21,22 @@ void sw_leak_stream_free(struct sw_leak_stream *s);
 /* Before the replay runs: replay only the blocks of part `part` of
  * `parts` (by device and Ptr; a Ptr's rows never touch another Ptr's
  * blocks), for windows with more blocks pending at once than the room. A
- * MALLOC of another part still takes its ID from a block of this one. */
-void sw_leak_stream_part(struct sw_leak_stream *s, uint32_t part, uint32_t parts);
+ * MALLOC of another part still takes its ID from a block of this one.
+ * At its room, the replay splits its part in two (sw_leak_stream_split)
+ * while there are at most `max_parts` parts. */
+void sw_leak_stream_part(struct sw_leak_stream *s, uint32_t part, uint32_t parts, uint32_t max_parts);
+/* Part `part` of `parts` made part `part` of twice as many parts, the
+ * blocks of the other half (part + parts) dropped: what a replay of this
+ * part alone would hold, read by another replay. False, changing nothing,
+ * past `max_parts`. */
+bool sw_leak_stream_split(struct sw_leak_stream *s);
+/* How many parts there are by now; the replay's is part `part` of them. */
+uint32_t sw_leak_stream_parts(const struct sw_leak_stream *s);
+/* Whether device `dev`'s blocks at `ptr` are of the replay's part. */
+bool sw_leak_stream_mine(const struct sw_leak_stream *s, uint32_t dev, double ptr);
 /* Whether the replay stopped at its room (or memory was short for it)
- * where more parts would each hold fewer blocks: not where one Ptr alone
- * holds half the room. */
+ * where more parts would each hold fewer blocks (past `max_parts`): not
+ * where one Ptr alone holds half the room. */
 bool sw_leak_stream_full(const struct sw_leak_stream *s);
 
 /* An in-window memory row of device `dev`; a MALLOC's `offset`, `line`,
@@ -41,8 +52,8 @@ struct sw_leak_stream_row {
  * memory (leak_scan.c stream_pass), what the rows still to come need of
  * those: device `dev`'s largest MALLOC ID among them; each block they left
  * pending; each of their FREEs (a MALLOC still to come, with a smaller ID,
- * comes before it in ID order). False where sw_leak_stream_run would stop
- * (past the room, memory short). */
+ * comes before it in ID order). Those of another part are passed over.
+ * False where sw_leak_stream_run would stop (past the room, memory short). */
 void sw_leak_stream_seen(struct sw_leak_stream *s, uint32_t dev, double max_malloc_id);
 /* Whether a FREE of device `dev` with `id` may still matter to a MALLOC to
  * come (not DISORDER IDs behind the largest MALLOC ID seen). */

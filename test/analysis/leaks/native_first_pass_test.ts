@@ -3,7 +3,8 @@ import { seeded } from "./_seeded.ts";
 import { firstPass } from "../../../analysis/leaks/_first_pass.ts";
 import {
   nativeFirstPass,
-  nativeStreamInParts,
+  nativeStream,
+  nativeStreamPass,
   nativeWindowPass,
 } from "../../../analysis/leaks/_native_first_pass.ts";
 import { FoundLeaks } from "../../../analysis/leaks/_found.ts";
@@ -476,7 +477,7 @@ Deno.test("the native pass over the windows reads a log as far as the first pass
   );
   const windows = new Map([[0, { a: 10, b: 20, c: 30 }]]);
   const again = await nativeWindowPass(log, checked, { first, windows });
-  assert.ok(again !== undefined && again !== "full");
+  assert.ok(again !== undefined);
   assert.equal(again.length, 9);
   assert.deepEqual([...again.id.subarray(0, 9)], [
     11,
@@ -499,7 +500,7 @@ Deno.test("the native pass over the windows of a large log splits what the first
   const windows = new Map([[0, { a: 0, b: 1e15, c: 1e15 }]]);
   const ids = async () => {
     const rows = await nativeWindowPass(log, checked, { first, windows });
-    assert.ok(rows !== undefined && rows !== "full");
+    assert.ok(rows !== undefined);
     return Array.from(rows.id.subarray(0, rows.length));
   };
   const before = await ids();
@@ -628,7 +629,7 @@ function manyPending(random: (n: number) => number): string[] {
   return mixed;
 }
 
-Deno.test("the native replay as the rows are read, in parts when more blocks are pending than one replay has room for, finds the leaks the replay in memory finds", async () => {
+Deno.test("the native replay as the rows are read, split into parts at its room when more blocks are pending than it has room for, finds the leaks the replay in memory finds", async () => {
   const random = seeded(11);
   for (let log = 0; log < 6; log++) {
     const path = tempLog([HEADER, ...manyPending(random), ""].join("\n"));
@@ -639,18 +640,17 @@ Deno.test("the native replay as the rows are read, in parts when more blocks are
     const windows = new Map(
       first.marks.map((m, k) => [k, { a: m[0], b: m[1], c: m[2] }]),
     );
-    // One replay, room for 201 blocks, stops at it.
-    assert.equal(
-      await nativeWindowPass(file, checked, { first, windows, stream: true }),
-      "full",
-    );
+    // One replay, room for 201 blocks, splits its part there, and again.
+    const one = await nativeStreamPass(file, checked, { first, windows });
+    assert.ok(typeof one === "object" && one.parts >= 4, `log ${log}`);
+    // The other parts, a read each (some split in their turn).
     const found = new FoundLeaks(Int32Array.from(first.devices.keys()), 1e5);
-    const { reads, complete } = await nativeStreamInParts(file, checked, {
+    const { reads, complete } = await nativeStream(file, checked, {
       first,
       windows,
       found,
     });
-    assert.ok(complete && reads >= 4, `log ${log}: ${reads} reads`);
+    assert.ok(complete && reads >= one.parts, `log ${log}: ${reads} reads`);
     const inMemory = await checkLeaksFile(path, {
       ...options,
       rowBudget: Infinity,
@@ -674,7 +674,7 @@ Deno.test("the native replay as the rows are read, in parts when more blocks are
   }
 });
 
-Deno.test("a replay reading on from the rows the first pass kept says when those alone leave more blocks pending than its room, and the replay in parts finds their leaks", async () => {
+Deno.test("a replay reading on from the rows the first pass kept splits its part where those alone leave more blocks pending than its room, and the other parts find the rest of their leaks", async () => {
   // 400 blocks allocated first (a budget of 400 rows: room for 201), 200 of
   // them freed at the end, between B and C.
   const ptr = (n: number) => hexPtr(0x1000 * n);
@@ -694,17 +694,16 @@ Deno.test("a replay reading on from the rows the first pass kept says when those
   const first = (await nativeFirstPass(file, checked))!;
   assert.ok(first.resume !== undefined);
   const windows = new Map([[0, { a: 1, b: 402, c: 603 }]]);
-  assert.equal(
-    await nativeWindowPass(file, checked, {
-      first,
-      windows,
-      stream: true,
-      resume: first.resume,
-    }),
-    "full",
-  );
+  const kept = await nativeStreamPass(file, checked, {
+    first,
+    windows,
+    resume: first.resume,
+  });
+  assert.ok(typeof kept === "object" && kept.parts >= 2);
   const r = await checkLeaksFile(path, options);
   assert.equal(r.leakCount, 200);
+  // The first pass, the replay reading on, and a read for each part it left.
+  assert.equal(r.passes, 1 + kept.parts);
   assert.deepEqual(r.devices[0].leaks.slice(0, 2).map((l) => l.id), [202, 203]);
 });
 
@@ -727,7 +726,7 @@ Deno.test("a replay as the rows are read that one Ptr alone fills to half its ro
   assert.equal(first.rows, undefined);
   const windows = new Map([[0, { a: 1, b: 1702, c: 1703 }]]);
   assert.equal(
-    await nativeWindowPass(file, checked, { first, windows, stream: true }),
+    await nativeStreamPass(file, checked, { first, windows }),
     undefined,
   );
   const r = await checkLeaksFile(path, options);
