@@ -910,9 +910,11 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
       const uint32_t i = left_at[j];
       if (!sw_leak_stream_mine(p->stream, k, a->ptr[i])) continue;
       /* More pending than the stream has room for: its part split, as
-       * the stream splits it at its room, or the end of it. */
+       * the stream splits it at its room, or the end of it. The block may
+       * be the other half's then. */
       while (ok && h->n_blocks >= room) ok = split_kept(p->stream, h, full);
       if (!ok) break;
+      if (!sw_leak_stream_mine(p->stream, k, a->ptr[i])) continue;
       const struct sw_leak_stream_row row = {.id = a->id[i], .ptr = a->ptr[i], .size = a->size[i],
                                              .offset = a->row_offset[i], .line = a->line[i], .dev = (uint16_t)k,
                                              .malloc_row = true};

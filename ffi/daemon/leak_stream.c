@@ -128,12 +128,20 @@ static bool forgotten(const struct sw_leak_stream *s, uint32_t dev, double id) {
 
 #define MIN_SLOTS 4096u
 
+/* Slots of the tables that a rebuild makes four times as large again. */
+#define SMALL_BYTES ((uint64_t)2 << 20)
+
 /* A table's size for `live` slots: at most half full, a power of two (it
- * is rebuilt at three quarters). */
+ * is rebuilt at three quarters); a small one, at most an eighth full. A
+ * table steady at tens of thousands of slots (the IDs, or the FREEs, of
+ * the last DISORDER IDs) is rebuilt each time a quarter of it is new, and
+ * every rebuild moves each slot kept: on a 1.02 GB log holding 500,000
+ * blocks, 3.74M slots moved, 1.84M of them in 74 rebuilds of the ID
+ * table; 2.02M with the small tables so spread. */
 static uint64_t slots_for(uint64_t live) {
   uint64_t n = MIN_SLOTS;
   while (n < 2 * live) n *= 2;
-  return n;
+  return n * sizeof(struct slot) <= SMALL_BYTES ? 4 * n : n;
 }
 
 /*
