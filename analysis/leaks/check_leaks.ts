@@ -20,11 +20,8 @@
 // command loads only what it runs, as start-up is part of every check.
 import type { Window } from "./_leak_rows.ts";
 import type { FirstPass } from "./_first_pass.ts";
-import {
-  nativeFirstPass,
-  nativeStream,
-  nativeWindowPass,
-} from "./_native_first_pass.ts";
+import { nativeFirstPass } from "./_native_first_pass.ts";
+import { nativeStream, nativeWindowPass } from "./_native_window_pass.ts";
 import { FoundLeaks } from "./_found.ts";
 import { leakDetails } from "./_details.ts";
 import { type CheckLeaksOptions, checkOptions } from "./options.ts";

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { seeded } from "./_seeded.ts";
 import { firstPass } from "../../../analysis/leaks/_first_pass.ts";
+import { nativeFirstPass } from "../../../analysis/leaks/_native_first_pass.ts";
 import {
-  nativeFirstPass,
   nativeStream,
   nativeStreamPass,
   nativeWindowPass,
-} from "../../../analysis/leaks/_native_first_pass.ts";
+} from "../../../analysis/leaks/_native_window_pass.ts";
 import { FoundLeaks } from "../../../analysis/leaks/_found.ts";
 import { checkOptions } from "../../../analysis/leaks/options.ts";
 import { checkLeaksFile } from "../../../analysis/leaks/mod.ts";
@@ -406,7 +406,7 @@ Deno.test("the native first pass reads IDs, Ptrs, Device Ids and event types of 
 });
 
 Deno.test("the native first pass reads a log with more marks than its first try has room for again, with room for all", async () => {
-  // _native_first_pass.ts MARK_ROOM is 65,536: 70,000 marks pass it.
+  // _native_scan.ts MARK_ROOM is 65,536: 70,000 marks pass it.
   const rows = [HEADER];
   for (let id = 1; id <= 140_000; id += 2) {
     rows.push(mark(id, id % 3));
