@@ -128,7 +128,7 @@ static bool forgotten(const struct sw_leak_stream *s, uint32_t dev, double id) {
 
 #define MIN_SLOTS 4096u
 
-/* Slots of the tables that a rebuild makes four times as large again. */
+/* The largest table that a rebuild makes four times as large (slots_for). */
 #define SMALL_BYTES ((uint64_t)2 << 20)
 
 /* A table's size for `live` slots: at most half full, a power of two (it
