@@ -81,8 +81,15 @@ struct table {
  * store, not one a row), and the replayer empties. */
 #define QUEUE_ROWS 16384u
 #define PUBLISH_EVERY 256u
+/* A row in the queue, with the hashes (mix) of its Ptr's and its ID's
+ * keys, which the reading thread works out: where many blocks are pending
+ * the replaying one sets the pace. */
+struct queued {
+  struct sw_leak_stream_row row;
+  uint64_t ptr_hash, id_hash;
+};
 struct queue {
-  struct sw_leak_stream_row rows[QUEUE_ROWS];
+  struct queued rows[QUEUE_ROWS];
   _Alignas(64) _Atomic uint64_t head; /* rows published */
   _Atomic int closed;                 /* 0: open, 1: every row given, 2: not */
   _Atomic bool stopped;               /* the replay gave up */
@@ -230,31 +237,38 @@ static bool rebuild(struct sw_leak_stream *s, struct table *t) {
   return true;
 }
 
-/* Device `dev`'s slot for `key` in `t`, or the empty one its probes
- * reached first (tables are never full: rebuilt at three quarters). */
-static struct slot *probe(const struct table *t, uint32_t dev, double key) {
-  for (uint64_t i = mix(key, dev) & t->mask;; i = (i + 1) & t->mask) {
+/* Device `dev`'s slot for `key` (whose mix is `hash`) in `t`, or the
+ * empty one its probes reached first (tables are never full: rebuilt at
+ * three quarters). */
+static struct slot *probe(const struct table *t, uint32_t dev, double key, uint64_t hash) {
+  for (uint64_t i = hash & t->mask;; i = (i + 1) & t->mask) {
     struct slot *o = &t->slots[i];
     if ((o->dev == dev && o->key == key) || o->dev == EMPTY) return o;
   }
 }
 
-static struct slot *slot_of(struct sw_leak_stream *s, struct table *t, uint32_t dev, double key) {
+/* slot_of, for a key whose mix is `hash`. */
+static struct slot *slot_at(struct sw_leak_stream *s, struct table *t, uint32_t dev, double key, uint64_t hash) {
   if (key == 0) key = 0; /* -0 and 0 are one key */
-  struct slot *o = probe(t, dev, key);
+  struct slot *o = probe(t, dev, key, hash);
   if (o->dev != EMPTY) return o;
   if (4 * (t->used + 1) > 3 * (t->mask + 1)) {
     if (!rebuild(s, t)) return NULL;
-    return slot_of(s, t, dev, key);
+    return slot_at(s, t, dev, key, hash);
   }
   t->used++;
   *o = (struct slot){.key = key, .max_free = -__builtin_inf(), .head = NONE, .dev = dev};
   return o;
 }
 
-/* Device `dev`'s slot for `key` in `t`; NULL when it has none. */
-static struct slot *slot_found(const struct table *t, uint32_t dev, double key) {
-  struct slot *o = probe(t, dev, key);
+static struct slot *slot_of(struct sw_leak_stream *s, struct table *t, uint32_t dev, double key) {
+  return slot_at(s, t, dev, key, mix(key, dev));
+}
+
+/* Device `dev`'s slot for `key` (whose mix is `hash`) in `t`; NULL when
+ * it has none. */
+static struct slot *slot_found(const struct table *t, uint32_t dev, double key, uint64_t hash) {
+  struct slot *o = probe(t, dev, key, hash);
   return o->dev == EMPTY ? NULL : o;
 }
 
@@ -309,8 +323,12 @@ bool sw_leak_stream_full(const struct sw_leak_stream *s) { return s->full; }
 /* Whether device `dev`'s blocks at `ptr` are this replay's: the hash's
  * high bits, as its low ones place slots in the tables (a part whose keys
  * all shared them would crowd a table's probes). */
+static bool mine_hash(const struct sw_leak_stream *s, uint64_t ptr_hash) {
+  return s->parts <= 1 || (uint32_t)(ptr_hash >> 32) % s->parts == s->part;
+}
+
 static bool mine(const struct sw_leak_stream *s, uint32_t dev, double ptr) {
-  return s->parts <= 1 || (uint32_t)(mix(ptr, dev) >> 32) % s->parts == s->part;
+  return s->parts <= 1 || mine_hash(s, mix(ptr, dev));
 }
 
 bool sw_leak_stream_mine(const struct sw_leak_stream *s, uint32_t dev, double ptr) { return mine(s, dev, ptr); }
@@ -458,10 +476,11 @@ static bool pend(struct sw_leak_stream *s, const struct sw_leak_stream_row *r, s
   return true;
 }
 
-/* Device `dev`'s FREE at `ptr` with `id` remembered: its Ptr's slot (NULL
- * when memory is short or past the room), its largest FREE ID raised. */
-static struct slot *remember_free(struct sw_leak_stream *s, uint32_t dev, double ptr, double id) {
-  struct slot *at = slot_of(s, &s->ptrs, dev, ptr);
+/* Device `dev`'s FREE at `ptr` (whose mix is `hash`) with `id`
+ * remembered: its Ptr's slot (NULL when memory is short or past the room),
+ * its largest FREE ID raised. */
+static struct slot *remember_free(struct sw_leak_stream *s, uint32_t dev, double ptr, uint64_t hash, double id) {
+  struct slot *at = slot_at(s, &s->ptrs, dev, ptr, hash);
   if (at && id > at->max_free) at->max_free = id;
   return at;
 }
@@ -473,36 +492,38 @@ static void take_id(struct sw_leak_stream *s, struct slot *same, uint32_t dev, d
   same->head = NONE;
 }
 
-static bool replay_malloc(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
+static bool replay_malloc(struct sw_leak_stream *s, const struct queued *q) {
+  const struct sw_leak_stream_row *r = &q->row;
   const uint32_t dev = r->dev;
   const double id = r->id, ptr = r->ptr;
   /* leak_replay.c reports the first such row in the window, freed or not. */
   if (r->size != r->size) return false;
   if (!in_order(s, dev, id)) return false;
-  if (!mine(s, dev, ptr)) {
+  if (!mine_hash(s, q->ptr_hash)) {
     /* Another part's block, which takes the ID from any of this one. */
-    struct slot *same = slot_found(&s->ids, dev, id);
+    struct slot *same = slot_found(&s->ids, dev, id, q->id_hash);
     if (same) take_id(s, same, dev, id);
     return true;
   }
-  struct slot *same = slot_of(s, &s->ids, dev, id);
+  struct slot *same = slot_at(s, &s->ids, dev, id, q->id_hash);
   if (!same) return false;
   take_id(s, same, dev, id);
-  struct slot *at = slot_of(s, &s->ptrs, dev, ptr);
+  struct slot *at = slot_at(s, &s->ptrs, dev, ptr, q->ptr_hash);
   if (!at) return false;
   if (at->max_free > id) return true; /* a FREE after it in ID order came first */
   return pend(s, r, at, same);
 }
 
-static bool replay_free(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
+static bool replay_free(struct sw_leak_stream *s, const struct queued *q) {
+  const struct sw_leak_stream_row *r = &q->row;
   const uint32_t dev = r->dev;
   const double id = r->id, ptr = r->ptr;
   /* A FREE further back than DISORDER is no error: every MALLOC it could
    * clear came before it (later ones are not that far back). Nor does one
    * far ahead move the bound: MALLOCs alone do. */
   if (dev >= MAX_DEVICES || id != id) return false;
-  if (!mine(s, dev, ptr)) return true; /* another part's Ptr: none of its blocks */
-  struct slot *at = remember_free(s, dev, ptr, id);
+  if (!mine_hash(s, q->ptr_hash)) return true; /* another part's Ptr: none of its blocks */
+  struct slot *at = remember_free(s, dev, ptr, q->ptr_hash, id);
   if (!at) return false;
   /* Every pending block here came before it in the file: cleared when its
    * ID is not above this one. */
@@ -552,7 +573,8 @@ bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_strea
 bool sw_leak_stream_freed(struct sw_leak_stream *s, uint32_t dev, double ptr, double id) {
   if (dev >= MAX_DEVICES) return false;
   bool ok;
-  do ok = forgotten(s, dev, id) || !mine(s, dev, ptr) || remember_free(s, dev, ptr, id) != NULL;
+  const uint64_t hash = mix(ptr, dev);
+  do ok = forgotten(s, dev, id) || !mine_hash(s, hash) || remember_free(s, dev, ptr, hash, id) != NULL;
   while (!ok && room_made(s));
   return ok;
 }
@@ -580,7 +602,8 @@ bool sw_leak_stream_push(struct sw_leak_stream *s, const struct sw_leak_stream_r
     q->tail_seen = atomic_load_explicit(&q->tail, memory_order_acquire);
     if (q->pushed - q->tail_seen == QUEUE_ROWS) wait_a_moment(&waits);
   }
-  q->rows[q->pushed++ & (QUEUE_ROWS - 1)] = *row;
+  q->rows[q->pushed++ & (QUEUE_ROWS - 1)] =
+      (struct queued){.row = *row, .ptr_hash = mix(row->ptr, row->dev), .id_hash = mix(row->id, row->dev)};
   if (q->pushed % PUBLISH_EVERY == 0) {
     atomic_store_explicit(&q->head, q->pushed, memory_order_release);
     if (atomic_load_explicit(&q->stopped, memory_order_relaxed)) return false;
@@ -603,9 +626,10 @@ void sw_leak_stream_close(struct sw_leak_stream *s, bool complete) {
  * few MB) it makes no difference. */
 #define AHEAD 12u
 
-/* Where the first probe of row `r` in `t` lands: fetched ahead. */
-static inline const struct slot *first_probe(const struct table *t, double key, uint32_t dev) {
-  return &t->slots[mix(key, dev) & t->mask];
+/* Where the first probe of a key whose mix is `hash` lands in `t`:
+ * fetched ahead. */
+static inline const struct slot *first_probe(const struct table *t, uint64_t hash) {
+  return &t->slots[hash & t->mask];
 }
 
 bool sw_leak_stream_run(struct sw_leak_stream *s) {
@@ -624,13 +648,13 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
     waits = 0;
     for (; tail < head; tail++) {
       if (tail + AHEAD < head) {
-        const struct sw_leak_stream_row *next = &q->rows[(tail + AHEAD) & (QUEUE_ROWS - 1)];
-        __builtin_prefetch(first_probe(&s->ptrs, next->ptr, next->dev));
-        if (next->malloc_row) __builtin_prefetch(first_probe(&s->ids, next->id, next->dev));
+        const struct queued *next = &q->rows[(tail + AHEAD) & (QUEUE_ROWS - 1)];
+        __builtin_prefetch(first_probe(&s->ptrs, next->ptr_hash));
+        if (next->row.malloc_row) __builtin_prefetch(first_probe(&s->ids, next->id_hash));
       }
-      const struct sw_leak_stream_row *r = &q->rows[tail & (QUEUE_ROWS - 1)];
+      const struct queued *r = &q->rows[tail & (QUEUE_ROWS - 1)];
       bool ok;
-      do ok = r->malloc_row ? replay_malloc(s, r) : replay_free(s, r);
+      do ok = r->row.malloc_row ? replay_malloc(s, r) : replay_free(s, r);
       while (!ok && room_made(s));
       if (!ok) {
         atomic_store_explicit(&q->stopped, true, memory_order_relaxed);
