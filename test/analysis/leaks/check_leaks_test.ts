@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { seeded } from "./_seeded.ts";
+import { jostled, seeded } from "./_seeded.ts";
 import {
   CheckLeaksError,
   checkLeaksFile,
@@ -636,11 +636,7 @@ function generatedRows(random: (n: number) => number): string[] {
       rows.push(malloc(id, ptr, 1 + random(MB), { device }));
     }
   }
-  for (let i = 0; i < rows.length; i++) {
-    const j = Math.min(rows.length - 1, i + random(32));
-    [rows[i], rows[j]] = [rows[j], rows[i]];
-  }
-  return rows;
+  return jostled(rows, random);
 }
 
 Deno.test("check_leaks finds the same leaks replaying as it reads as from rows it keeps, on generated logs of rows out of order, replaced IDs and reused addresses", async () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { seeded } from "./_seeded.ts";
+import { jostled, seeded } from "./_seeded.ts";
 import { firstPass } from "../../../analysis/leaks/_first_pass.ts";
 import { nativeFirstPass } from "../../../analysis/leaks/_native_first_pass.ts";
 import {
@@ -622,11 +622,7 @@ function manyPending(random: (n: number) => number): string[] {
     out.push(mark(id++, device));
   }
   const mixed = rows[0].flatMap((r, i) => [r, rows[1][i]]).filter((r) => r);
-  for (let i = 0; i < mixed.length; i++) {
-    const j = Math.min(mixed.length - 1, i + random(32));
-    [mixed[i], mixed[j]] = [mixed[j], mixed[i]];
-  }
-  return mixed;
+  return jostled(mixed, random);
 }
 
 Deno.test("the native replay as the rows are read, split into parts at its room when more blocks are pending than it has room for, finds the leaks the replay in memory finds", async () => {
