@@ -16,9 +16,12 @@
  * largest MALLOC ID read so far (msMemScope's own logs: a few hundred; a
  * MALLOC further back ends the replay, and the caller keeps the rows
  * instead), so a FREE that far below is forgotten. Memory is the pending
- * blocks and the FREEs of the last DISORDER IDs, however many rows the
- * window holds. At `room` of either, the replay keeps the blocks of half
- * the Ptrs (by device and Ptr) and leaves the others to another read
+ * blocks (and a slot for each of their Ptrs: leak_ptrs.h), the FREEs of
+ * the last DISORDER IDs and the IDs a MALLOC still to come may take,
+ * however many rows the window holds. At `room` blocks, or half that many
+ * FREEs or IDs (their slots are 24 bytes, in tables at most half full,
+ * rebuilt beside the old), the replay keeps the blocks of half the Ptrs
+ * (by device and Ptr) and leaves the others to another read
  * (sw_leak_stream_split), 64 parts at most; past that, or where one Ptr
  * holds half the room, it ends, as it does at a MALLOC without a size,
  * which the caller's replay reports (leak_replay.c).
@@ -34,6 +37,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "leak_ptrs.h"
 #include "leak_stream.h"
 #include "pages.h"
 
@@ -51,10 +55,11 @@ struct block {
   bool odd_id;
 };
 
-/* A slot of either table, device `dev`'s `key`. In the Ptr table: the
- * chain of the Ptr's pending blocks (`head`) and its largest FREE ID
- * (`max_free`, -inf: none kept). In the ID table: the block a MALLOC with
- * this ID made (`head`), while a later one may take the ID. */
+/* A slot of the FREE table or the ID table, device `dev`'s `key`. In the
+ * FREE table, a Ptr's largest FREE ID (`max_free`), while a MALLOC still
+ * to come may have a smaller one. In the ID table: the block a MALLOC
+ * with this ID made (`head`), while a later one may take the ID. The
+ * Ptrs' chains of pending blocks are a table of their own (leak_ptrs.h). */
 struct slot {
   double key, max_free;
   int32_t head;
@@ -102,10 +107,12 @@ struct sw_leak_stream {
   struct queue queue;
   struct block *blocks;
   /* Blocks made (pending, or freed and waiting in free_list), their room;
-   * `room`: most blocks, and most slots kept at a rebuild of either table. */
+   * `room`: most blocks, and twice the most slots kept at a rebuild of
+   * the FREE or the ID table. */
   uint64_t n_blocks, cap_blocks, room;
   int32_t free_list;
-  struct table ptrs, ids;
+  struct sw_leak_ptrs ptrs;
+  struct table frees, ids;
   double max_id[MAX_DEVICES];
   /* Blocks of part `part` of `parts` alone, `parts` at most `max_parts`
    * once split (sw_leak_stream_part). */
@@ -116,17 +123,6 @@ struct sw_leak_stream {
    * a split may make room for it (room_made). */
   bool at_room;
 };
-
-static uint64_t mix(double key, uint32_t dev) {
-  uint64_t bits;
-  if (key == 0) key = 0; /* -0 and 0 are one key */
-  memcpy(&bits, &key, sizeof bits);
-  bits ^= (uint64_t)dev * 0x9e3779b97f4a7c15ULL;
-  bits ^= bits >> 33;
-  bits *= 0xff51afd7ed558ccdULL;
-  bits ^= bits >> 33;
-  return bits;
-}
 
 /* Whether a FREE ID is below every ID of device `dev` still to come. */
 static bool forgotten(const struct sw_leak_stream *s, uint32_t dev, double id) {
@@ -151,27 +147,9 @@ static uint64_t slots_for(uint64_t live) {
   return n * sizeof(struct slot) <= SMALL_BYTES ? 4 * n : n;
 }
 
-/*
- * The replay's memory is mapped and unmapped here, not taken from malloc:
- * a replay that ends early hands over to passes that need memory too, and
- * malloc keeps what is freed (tens of MB, on a thread's arena) in the
- * process, which then peaked 80 MB higher.
- */
-static void *pages(size_t bytes) {
-  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return NULL;
-  /* Tables made anew at each rebuild, filled at once: pages.h. */
-  sw_pages_prefer_huge(p, bytes);
-  return p;
-}
-
-static void pages_free(void *p, size_t bytes) {
-  if (p) munmap(p, bytes);
-}
-
 /* Room for `n` slots, all empty; NULL when memory is short. */
 static struct slot *slots_new(uint64_t n) {
-  struct slot *t = pages(n * sizeof *t);
+  struct slot *t = sw_pages_new(n * sizeof *t);
   if (t)
     for (uint64_t i = 0; i < n; i++) t[i].dev = EMPTY;
   return t;
@@ -197,10 +175,10 @@ static struct slot *slots_for_table(struct table *t, uint64_t n) {
 
 /* Slots a rebuild is done with: `t`'s spare when small enough. */
 static void slots_done(struct table *t, struct slot *slots, uint64_t n) {
-  pages_free(t->spare, t->spare_n * sizeof *t->spare);
+  sw_pages_free(t->spare, t->spare_n * sizeof *t->spare);
   t->spare = NULL;
   if (n * sizeof *slots > SPARE_BYTES) {
-    pages_free(slots, n * sizeof *slots);
+    sw_pages_free(slots, n * sizeof *slots);
     return;
   }
   t->spare = slots;
@@ -215,7 +193,7 @@ static struct slot *slot_of(struct sw_leak_stream *s, struct table *t, uint32_t 
 static bool rebuild(struct sw_leak_stream *s, struct table *t) {
   uint64_t live = 0;
   for (uint64_t i = 0; i <= t->mask; i++) live += t->slots[i].dev != EMPTY && t->kept(s, &t->slots[i]);
-  if (live > s->room) {
+  if (live > s->room / 2) {
     s->at_room = true;
     return false;
   }
@@ -262,7 +240,7 @@ static struct slot *slot_at(struct sw_leak_stream *s, struct table *t, uint32_t 
 }
 
 static struct slot *slot_of(struct sw_leak_stream *s, struct table *t, uint32_t dev, double key) {
-  return slot_at(s, t, dev, key, mix(key, dev));
+  return slot_at(s, t, dev, key, sw_leak_mix(key, dev));
 }
 
 /* Device `dev`'s slot for `key` (whose mix is `hash`) in `t`; NULL when
@@ -272,10 +250,9 @@ static struct slot *slot_found(const struct table *t, uint32_t dev, double key, 
   return o->dev == EMPTY ? NULL : o;
 }
 
-/* A Ptr's slot is needed while it has pending blocks, or a FREE a later
- * MALLOC may come before. */
-static bool ptr_kept(const struct sw_leak_stream *s, const struct slot *o) {
-  return o->head != NONE || !forgotten(s, o->dev, o->max_free);
+/* A Ptr's largest FREE ID is needed while a later MALLOC may come before it. */
+static bool free_kept(const struct sw_leak_stream *s, const struct slot *o) {
+  return !forgotten(s, o->dev, o->max_free);
 }
 
 /* An ID's slot is needed while a later MALLOC may take the ID. Its block
@@ -296,11 +273,12 @@ static bool table_init(struct table *t, bool (*kept)(const struct sw_leak_stream
 }
 
 struct sw_leak_stream *sw_leak_stream_new(uint64_t room) {
-  struct sw_leak_stream *s = pages(sizeof *s); /* zeroed */
+  struct sw_leak_stream *s = sw_pages_new(sizeof *s); /* zeroed */
   if (!s) return NULL;
   s->room = room;
   s->free_list = NONE;
-  bool made = table_init(&s->ptrs, ptr_kept);
+  bool made = sw_leak_ptrs_init(&s->ptrs);
+  made = table_init(&s->frees, free_kept) && made;
   made = table_init(&s->ids, id_kept) && made;
   for (int k = 0; k < MAX_DEVICES; k++) s->max_id[k] = -__builtin_inf();
   if (!made) {
@@ -328,7 +306,7 @@ static bool mine_hash(const struct sw_leak_stream *s, uint64_t ptr_hash) {
 }
 
 static bool mine(const struct sw_leak_stream *s, uint32_t dev, double ptr) {
-  return s->parts <= 1 || mine_hash(s, mix(ptr, dev));
+  return s->parts <= 1 || mine_hash(s, sw_leak_mix(ptr, dev));
 }
 
 bool sw_leak_stream_mine(const struct sw_leak_stream *s, uint32_t dev, double ptr) { return mine(s, dev, ptr); }
@@ -337,11 +315,12 @@ bool sw_leak_stream_mine(const struct sw_leak_stream *s, uint32_t dev, double pt
  * memory (tens of MB where many blocks are pending) goes back before the
  * leaks are sorted and written out. */
 static void tables_free(struct sw_leak_stream *s) {
-  struct table *tables[2] = {&s->ptrs, &s->ids};
+  sw_leak_ptrs_free(&s->ptrs);
+  struct table *tables[2] = {&s->frees, &s->ids};
   for (int k = 0; k < 2; k++) {
     struct table *t = tables[k];
-    pages_free(t->slots, (t->mask + 1) * sizeof *t->slots);
-    pages_free(t->spare, t->spare_n * sizeof *t->spare);
+    sw_pages_free(t->slots, (t->mask + 1) * sizeof *t->slots);
+    sw_pages_free(t->spare, t->spare_n * sizeof *t->spare);
     t->slots = t->spare = NULL;
     t->mask = t->spare_n = 0;
   }
@@ -349,9 +328,9 @@ static void tables_free(struct sw_leak_stream *s) {
 
 void sw_leak_stream_free(struct sw_leak_stream *s) {
   if (!s) return;
-  pages_free(s->blocks, s->cap_blocks * sizeof *s->blocks);
+  sw_pages_free(s->blocks, s->cap_blocks * sizeof *s->blocks);
   tables_free(s);
-  pages_free(s, sizeof *s);
+  sw_pages_free(s, sizeof *s);
 }
 
 /* Device `dev`'s MALLOC with `id` read: false when it comes too far back. */
@@ -361,18 +340,24 @@ static bool in_order(struct sw_leak_stream *s, uint32_t dev, double id) {
   return !forgotten(s, dev, id);
 }
 
-/* Takes block `b` out of its Ptr's chain, into the free list. */
+/* Block `b` (alive) into the free list, out of any chain. */
+static void block_gone(struct sw_leak_stream *s, int32_t b) {
+  s->blocks[b].alive = false;
+  s->blocks[b].next = s->free_list;
+  s->free_list = b;
+}
+
+/* Takes block `b` out of its Ptr's chain, into the free list; the Ptr
+ * goes with its last block. */
 static void unlink_block(struct sw_leak_stream *s, int32_t b) {
   struct block *k = &s->blocks[b];
-  /* Its slot holds it (a slot with a chain is never dropped): found, not
-   * made, so never NULL. */
-  struct slot *at = slot_of(s, &s->ptrs, k->dev, k->ptr);
+  /* A Ptr with a block in its chain has its slot. */
+  struct sw_leak_ptr *at = sw_leak_ptrs_find(&s->ptrs, k->dev, k->ptr, sw_leak_mix(k->ptr, k->dev));
   for (int32_t *link = &at->head; *link != NONE; link = &s->blocks[*link].next) {
     if (*link != b) continue;
     *link = k->next;
-    k->alive = false;
-    k->next = s->free_list;
-    s->free_list = b;
+    block_gone(s, b);
+    if (at->head == NONE) sw_leak_ptrs_remove(&s->ptrs, at);
     return;
   }
 }
@@ -384,19 +369,24 @@ static void unlink_block(struct sw_leak_stream *s, int32_t b) {
 bool sw_leak_stream_split(struct sw_leak_stream *s) {
   if (2 * (uint64_t)s->parts > s->max_parts) return false;
   s->parts *= 2;
-  /* The other half's Ptrs: their blocks to the free list, their slots
-   * emptied of what this part never holds (a rebuild drops them). */
-  for (uint64_t i = 0; i <= s->ptrs.mask; i++) {
-    struct slot *o = &s->ptrs.slots[i];
-    if (o->dev == EMPTY || mine(s, o->dev, o->key)) continue;
+  /* The other half's Ptrs go, their blocks to the free list. A removal
+   * may move a later slot into this one: looked at again. */
+  for (uint64_t i = 0; i <= s->ptrs.mask;) {
+    struct sw_leak_ptr *o = &s->ptrs.slots[i];
+    if (o->dev == SW_LEAK_PTR_EMPTY || mine(s, o->dev, o->key)) {
+      i++;
+      continue;
+    }
     for (int32_t b = o->head, next; b != NONE; b = next) {
       next = s->blocks[b].next;
-      s->blocks[b].alive = false;
-      s->blocks[b].next = s->free_list;
-      s->free_list = b;
+      block_gone(s, b);
     }
-    o->head = NONE;
-    o->max_free = -__builtin_inf();
+    sw_leak_ptrs_remove(&s->ptrs, o);
+  }
+  /* Their FREEs, never asked for by this part again: a rebuild drops them. */
+  for (uint64_t i = 0; i <= s->frees.mask; i++) {
+    struct slot *o = &s->frees.slots[i];
+    if (o->dev != EMPTY && !mine(s, o->dev, o->key)) o->max_free = -__builtin_inf();
   }
   /* IDs whose blocks went: a rebuild drops their slots too. */
   for (uint64_t i = 0; i <= s->ids.mask; i++) {
@@ -413,8 +403,8 @@ bool sw_leak_stream_split(struct sw_leak_stream *s) {
  * to the TypeScript passes). Walks every chain: it runs once a split. */
 static bool one_ptr_holds_half(const struct sw_leak_stream *s) {
   for (uint64_t i = 0; i <= s->ptrs.mask; i++) {
-    const struct slot *o = &s->ptrs.slots[i];
-    if (o->dev == EMPTY) continue;
+    const struct sw_leak_ptr *o = &s->ptrs.slots[i];
+    if (o->dev == SW_LEAK_PTR_EMPTY) continue;
     uint64_t n = 0;
     for (int32_t b = o->head; b != NONE; b = s->blocks[b].next) n++;
     if (2 * n >= s->room) return true;
@@ -451,7 +441,7 @@ static int32_t block_new(struct sw_leak_stream *s) {
   if (s->n_blocks == s->cap_blocks) {
     uint64_t cap = s->cap_blocks ? 2 * s->cap_blocks : 4096;
     struct block *grown = s->blocks ? mremap(s->blocks, s->cap_blocks * sizeof *grown, cap * sizeof *grown, MREMAP_MAYMOVE)
-                                     : pages(cap * sizeof *grown);
+                                     : sw_pages_new(cap * sizeof *grown);
     if (grown == MAP_FAILED || !grown) {
       s->full = true;
       return NONE;
@@ -462,11 +452,18 @@ static int32_t block_new(struct sw_leak_stream *s) {
   return (int32_t)s->n_blocks++;
 }
 
-/* MALLOC row `r` made pending: a block at its Ptr's slot `at`, the one its
- * ID's slot `same` names (none: NULL). False past the room. */
-static bool pend(struct sw_leak_stream *s, const struct sw_leak_stream_row *r, struct slot *at, struct slot *same) {
+/* MALLOC row `r` made pending: a block first in its Ptr's chain (its
+ * Ptr's mix: `ptr_hash`), the one its ID's slot `same` names (none:
+ * NULL). False past the room, or when memory is short. */
+static bool pend(struct sw_leak_stream *s, const struct sw_leak_stream_row *r, uint64_t ptr_hash, struct slot *same) {
   int32_t b = block_new(s);
   if (b == NONE) return false;
+  struct sw_leak_ptr *at = sw_leak_ptrs_add(&s->ptrs, r->dev, r->ptr, ptr_hash, NONE);
+  if (!at) {
+    s->full = true;
+    block_gone(s, b);
+    return false;
+  }
   s->blocks[b] = (struct block){
       .id = r->id, .ptr = r->ptr, .size = r->size, .offset = r->offset, .line = r->line, .dev = r->dev,
       .next = at->head, .alive = true, .odd_id = r->odd_id,
@@ -477,12 +474,12 @@ static bool pend(struct sw_leak_stream *s, const struct sw_leak_stream_row *r, s
 }
 
 /* Device `dev`'s FREE at `ptr` (whose mix is `hash`) with `id`
- * remembered: its Ptr's slot (NULL when memory is short or past the room),
- * its largest FREE ID raised. */
-static struct slot *remember_free(struct sw_leak_stream *s, uint32_t dev, double ptr, uint64_t hash, double id) {
-  struct slot *at = slot_at(s, &s->ptrs, dev, ptr, hash);
+ * remembered, its Ptr's largest FREE ID raised; false when memory is
+ * short or past the room. */
+static bool remember_free(struct sw_leak_stream *s, uint32_t dev, double ptr, uint64_t hash, double id) {
+  struct slot *at = slot_at(s, &s->frees, dev, ptr, hash);
   if (at && id > at->max_free) at->max_free = id;
-  return at;
+  return at != NULL;
 }
 
 /* A MALLOC with device `dev`'s `id` takes the ID from the block its
@@ -508,10 +505,9 @@ static bool replay_malloc(struct sw_leak_stream *s, const struct queued *q) {
   struct slot *same = slot_at(s, &s->ids, dev, id, q->id_hash);
   if (!same) return false;
   take_id(s, same, dev, id);
-  struct slot *at = slot_at(s, &s->ptrs, dev, ptr, q->ptr_hash);
-  if (!at) return false;
-  if (at->max_free > id) return true; /* a FREE after it in ID order came first */
-  return pend(s, r, at, same);
+  const struct slot *freed = slot_found(&s->frees, dev, ptr, q->ptr_hash);
+  if (freed && freed->max_free > id) return true; /* a FREE after it in ID order came first */
+  return pend(s, r, q->ptr_hash, same);
 }
 
 static bool replay_free(struct sw_leak_stream *s, const struct queued *q) {
@@ -523,8 +519,9 @@ static bool replay_free(struct sw_leak_stream *s, const struct queued *q) {
    * far ahead move the bound: MALLOCs alone do. */
   if (dev >= MAX_DEVICES || id != id) return false;
   if (!mine_hash(s, q->ptr_hash)) return true; /* another part's Ptr: none of its blocks */
-  struct slot *at = remember_free(s, dev, ptr, q->ptr_hash, id);
-  if (!at) return false;
+  if (!remember_free(s, dev, ptr, q->ptr_hash, id)) return false;
+  struct sw_leak_ptr *at = sw_leak_ptrs_find(&s->ptrs, dev, ptr, q->ptr_hash);
+  if (!at) return true;
   /* Every pending block here came before it in the file: cleared when its
    * ID is not above this one. */
   for (int32_t *link = &at->head; *link != NONE;) {
@@ -535,10 +532,9 @@ static bool replay_free(struct sw_leak_stream *s, const struct queued *q) {
     }
     int32_t gone = *link;
     *link = b->next;
-    b->alive = false;
-    b->next = s->free_list;
-    s->free_list = gone;
+    block_gone(s, gone);
   }
+  if (at->head == NONE) sw_leak_ptrs_remove(&s->ptrs, at);
   return true;
 }
 
@@ -559,8 +555,7 @@ static bool pending_once(struct sw_leak_stream *s, const struct sw_leak_stream_r
   const bool id_may_come = !forgotten(s, dev, r->id);
   struct slot *same = id_may_come ? slot_of(s, &s->ids, dev, r->id) : NULL;
   if (id_may_come && !same) return false;
-  struct slot *at = slot_of(s, &s->ptrs, dev, r->ptr);
-  return at && pend(s, r, at, same);
+  return pend(s, r, sw_leak_mix(r->ptr, dev), same);
 }
 
 bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
@@ -573,8 +568,8 @@ bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_strea
 bool sw_leak_stream_freed(struct sw_leak_stream *s, uint32_t dev, double ptr, double id) {
   if (dev >= MAX_DEVICES) return false;
   bool ok;
-  const uint64_t hash = mix(ptr, dev);
-  do ok = forgotten(s, dev, id) || !mine_hash(s, hash) || remember_free(s, dev, ptr, hash, id) != NULL;
+  const uint64_t hash = sw_leak_mix(ptr, dev);
+  do ok = forgotten(s, dev, id) || !mine_hash(s, hash) || remember_free(s, dev, ptr, hash, id);
   while (!ok && room_made(s));
   return ok;
 }
@@ -603,7 +598,7 @@ bool sw_leak_stream_push(struct sw_leak_stream *s, const struct sw_leak_stream_r
     if (q->pushed - q->tail_seen == QUEUE_ROWS) wait_a_moment(&waits);
   }
   q->rows[q->pushed++ & (QUEUE_ROWS - 1)] =
-      (struct queued){.row = *row, .ptr_hash = mix(row->ptr, row->dev), .id_hash = mix(row->id, row->dev)};
+      (struct queued){.row = *row, .ptr_hash = sw_leak_mix(row->ptr, row->dev), .id_hash = sw_leak_mix(row->id, row->dev)};
   if (q->pushed % PUBLISH_EVERY == 0) {
     atomic_store_explicit(&q->head, q->pushed, memory_order_release);
     if (atomic_load_explicit(&q->stopped, memory_order_relaxed)) return false;
@@ -649,7 +644,8 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
     for (; tail < head; tail++) {
       if (tail + AHEAD < head) {
         const struct queued *next = &q->rows[(tail + AHEAD) & (QUEUE_ROWS - 1)];
-        __builtin_prefetch(first_probe(&s->ptrs, next->ptr_hash));
+        __builtin_prefetch(sw_leak_ptrs_first_probe(&s->ptrs, next->ptr_hash));
+        __builtin_prefetch(first_probe(&s->frees, next->ptr_hash));
         if (next->row.malloc_row) __builtin_prefetch(first_probe(&s->ids, next->id_hash));
       }
       const struct queued *r = &q->rows[tail & (QUEUE_ROWS - 1)];

@@ -15,4 +15,15 @@ static void advise_inside(void *p, size_t bytes, int advice) {
 
 void sw_pages_prefer_huge(void *p, size_t bytes) { advise_inside(p, bytes, MADV_HUGEPAGE); }
 
+void *sw_pages_new(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  sw_pages_prefer_huge(p, bytes);
+  return p;
+}
+
+void sw_pages_free(void *p, size_t bytes) {
+  if (p) munmap(p, bytes);
+}
+
 void sw_pages_forget(void *p, size_t bytes) { advise_inside(p, bytes, MADV_DONTNEED); }

@@ -18,6 +18,15 @@
  */
 void sw_pages_prefer_huge(void *p, size_t bytes);
 
+/* Zeroed memory of its own mapping, huge pages asked for (a table or
+ * pool about to be filled); NULL when memory is short. Not from malloc: a
+ * streaming replay that ends early hands over to passes that need memory
+ * too, and malloc keeps what is freed (tens of MB, on a thread's arena) in
+ * the process, which then peaked 80 MB higher. */
+void *sw_pages_new(size_t bytes);
+/* Gives back what sw_pages_new made (NULL: nothing). */
+void sw_pages_free(void *p, size_t bytes);
+
 /* Hands the whole pages of [p, p + bytes) back to the system: they read
  * as zeros after. */
 void sw_pages_forget(void *p, size_t bytes);
