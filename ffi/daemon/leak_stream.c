@@ -18,8 +18,8 @@
  * instead), so a FREE that far below is forgotten. Memory is the pending
  * blocks (and a slot for each of their Ptrs: leak_ptrs.h), the FREEs of
  * the last DISORDER IDs and the IDs a MALLOC still to come may take,
- * however many rows the window holds. At `room` blocks, or half that many
- * FREEs or IDs (their slots are 24 bytes, in tables at most half full,
+ * however many rows the window holds. At `room` blocks, or five sixths of
+ * that of FREEs or IDs (16-byte slots, in tables at most half full,
  * rebuilt beside the old), the replay keeps the blocks of half the Ptrs
  * (by device and Ptr) and leaves the others to another read
  * (sw_leak_stream_split), 64 parts at most; past that, or where one Ptr
@@ -43,7 +43,6 @@
 
 #define DISORDER 65536.0
 #define MAX_DEVICES SW_LEAK_MAX_DEVICES
-#define EMPTY UINT32_MAX
 #define NONE (-1)
 
 /* A block a MALLOC made, in a chain of those at its Ptr. */
@@ -55,16 +54,40 @@ struct block {
   bool odd_id;
 };
 
-/* A slot of the FREE table or the ID table, device `dev`'s `key`. In the
- * FREE table, a Ptr's largest FREE ID (`max_free`), while a MALLOC still
- * to come may have a smaller one. In the ID table: the block a MALLOC
- * with this ID made (`head`), while a later one may take the ID. The
+/* A slot of the FREE table or the ID table: device `dev`'s `key`, and a
+ * value, 0 for none. In the FREE table, a Ptr's largest FREE ID plus one,
+ * while a MALLOC still to come may have a smaller ID. In the ID table, the
+ * block a MALLOC with this ID made, plus one, while a later MALLOC may
+ * take the ID. The device (under MAX_DEVICES: 8 bits) and the value (56)
+ * share a word, so a slot is 16 bytes, not 24: on a log of 64 devices,
+ * each numbering its own IDs, a window remembers most of its FREEs. The
  * Ptrs' chains of pending blocks are a table of their own (leak_ptrs.h). */
 struct slot {
-  double key, max_free;
-  int32_t head;
-  uint32_t dev;
+  double key;
+  uint64_t word; /* dev << VALUE_BITS | value; EMPTY_WORD: no key here */
 };
+#define VALUE_BITS 56
+#define VALUE_MASK ((UINT64_C(1) << VALUE_BITS) - 1)
+/* Device 255 with a value no ID (at most 2^53, exact) or block reaches. */
+#define EMPTY_WORD UINT64_MAX
+/* FREE IDs a slot holds exactly: whole numbers up to 2^53. A FREE with
+ * another ID (never in msMemScope's logs) ends the replay, and the
+ * caller's replay takes the window. */
+#define MAX_FREE_ID 9007199254740992.0
+
+static uint32_t slot_dev(const struct slot *o) { return (uint32_t)(o->word >> VALUE_BITS); }
+static uint64_t slot_value(const struct slot *o) { return o->word & VALUE_MASK; }
+static void slot_set(struct slot *o, uint64_t value) { o->word = (o->word & ~VALUE_MASK) | value; }
+
+/* An ID table slot's block; NONE when it names none. */
+static int32_t slot_block(const struct slot *o) { return (int32_t)slot_value(o) - 1; }
+static void slot_set_block(struct slot *o, int32_t b) { slot_set(o, (uint64_t)(b + 1)); }
+
+/* A FREE table slot's largest FREE ID; -inf when it holds none. */
+static double slot_max_free(const struct slot *o) {
+  const uint64_t v = slot_value(o);
+  return v ? (double)(v - 1) : -__builtin_inf();
+}
 
 struct sw_leak_stream;
 
@@ -107,8 +130,9 @@ struct sw_leak_stream {
   struct queue queue;
   struct block *blocks;
   /* Blocks made (pending, or freed and waiting in free_list), their room;
-   * `room`: most blocks, and twice the most slots kept at a rebuild of
-   * the FREE or the ID table. */
+   * `room`: most blocks, and six fifths of the most slots kept at a
+   * rebuild of the FREE or the ID table (at the default room, 1,041,666:
+   * a table of 2^21 slots, 32 MB, where the next size would be 64). */
   uint64_t n_blocks, cap_blocks, room;
   int32_t free_list;
   struct sw_leak_ptrs ptrs;
@@ -151,7 +175,7 @@ static uint64_t slots_for(uint64_t live) {
 static struct slot *slots_new(uint64_t n) {
   struct slot *t = sw_pages_new(n * sizeof *t);
   if (t)
-    for (uint64_t i = 0; i < n; i++) t[i].dev = EMPTY;
+    for (uint64_t i = 0; i < n; i++) t[i].word = EMPTY_WORD;
   return t;
 }
 
@@ -167,7 +191,7 @@ static struct slot *slots_for_table(struct table *t, uint64_t n) {
   if (t->spare && t->spare_n == n) {
     struct slot *slots = t->spare;
     t->spare = NULL;
-    for (uint64_t i = 0; i < n; i++) slots[i].dev = EMPTY;
+    for (uint64_t i = 0; i < n; i++) slots[i].word = EMPTY_WORD;
     return slots;
   }
   return slots_new(n);
@@ -192,8 +216,8 @@ static struct slot *slot_of(struct sw_leak_stream *s, struct table *t, uint32_t 
 /* The table anew, with only the slots it keeps. */
 static bool rebuild(struct sw_leak_stream *s, struct table *t) {
   uint64_t live = 0;
-  for (uint64_t i = 0; i <= t->mask; i++) live += t->slots[i].dev != EMPTY && t->kept(s, &t->slots[i]);
-  if (live > s->room / 2) {
+  for (uint64_t i = 0; i <= t->mask; i++) live += t->slots[i].word != EMPTY_WORD && t->kept(s, &t->slots[i]);
+  if (live > s->room / 6 * 5) {
     s->at_room = true;
     return false;
   }
@@ -209,7 +233,7 @@ static bool rebuild(struct sw_leak_stream *s, struct table *t) {
   t->used = 0;
   for (uint64_t i = 0; i <= old_mask; i++) {
     const struct slot *o = &old[i];
-    if (o->dev != EMPTY && t->kept(s, o)) *slot_of(s, t, o->dev, o->key) = *o;
+    if (o->word != EMPTY_WORD && t->kept(s, o)) *slot_of(s, t, slot_dev(o), o->key) = *o;
   }
   slots_done(t, old, old_mask + 1);
   return true;
@@ -221,7 +245,7 @@ static bool rebuild(struct sw_leak_stream *s, struct table *t) {
 static struct slot *probe(const struct table *t, uint32_t dev, double key, uint64_t hash) {
   for (uint64_t i = hash & t->mask;; i = (i + 1) & t->mask) {
     struct slot *o = &t->slots[i];
-    if ((o->dev == dev && o->key == key) || o->dev == EMPTY) return o;
+    if ((slot_dev(o) == dev && o->key == key) || o->word == EMPTY_WORD) return o;
   }
 }
 
@@ -229,13 +253,13 @@ static struct slot *probe(const struct table *t, uint32_t dev, double key, uint6
 static struct slot *slot_at(struct sw_leak_stream *s, struct table *t, uint32_t dev, double key, uint64_t hash) {
   if (key == 0) key = 0; /* -0 and 0 are one key */
   struct slot *o = probe(t, dev, key, hash);
-  if (o->dev != EMPTY) return o;
+  if (o->word != EMPTY_WORD) return o;
   if (4 * (t->used + 1) > 3 * (t->mask + 1)) {
     if (!rebuild(s, t)) return NULL;
     return slot_at(s, t, dev, key, hash);
   }
   t->used++;
-  *o = (struct slot){.key = key, .max_free = -__builtin_inf(), .head = NONE, .dev = dev};
+  *o = (struct slot){.key = key, .word = (uint64_t)dev << VALUE_BITS};
   return o;
 }
 
@@ -247,19 +271,19 @@ static struct slot *slot_of(struct sw_leak_stream *s, struct table *t, uint32_t 
  * it has none. */
 static struct slot *slot_found(const struct table *t, uint32_t dev, double key, uint64_t hash) {
   struct slot *o = probe(t, dev, key, hash);
-  return o->dev == EMPTY ? NULL : o;
+  return o->word == EMPTY_WORD ? NULL : o;
 }
 
 /* A Ptr's largest FREE ID is needed while a later MALLOC may come before it. */
 static bool free_kept(const struct sw_leak_stream *s, const struct slot *o) {
-  return !forgotten(s, o->dev, o->max_free);
+  return !forgotten(s, slot_dev(o), slot_max_free(o));
 }
 
 /* An ID's slot is needed while a later MALLOC may take the ID. Its block
  * may have gone since (made_for says so on use): reading each block here
  * would cost a cache miss a slot. */
 static bool id_kept(const struct sw_leak_stream *s, const struct slot *o) {
-  return o->head != NONE && !forgotten(s, o->dev, o->key);
+  return slot_block(o) != NONE && !forgotten(s, slot_dev(o), o->key);
 }
 
 /* Whether block `b` is the live one device `dev` made for `id`. */
@@ -386,12 +410,12 @@ bool sw_leak_stream_split(struct sw_leak_stream *s) {
   /* Their FREEs, never asked for by this part again: a rebuild drops them. */
   for (uint64_t i = 0; i <= s->frees.mask; i++) {
     struct slot *o = &s->frees.slots[i];
-    if (o->dev != EMPTY && !mine(s, o->dev, o->key)) o->max_free = -__builtin_inf();
+    if (o->word != EMPTY_WORD && !mine(s, slot_dev(o), o->key)) slot_set(o, 0);
   }
   /* IDs whose blocks went: a rebuild drops their slots too. */
   for (uint64_t i = 0; i <= s->ids.mask; i++) {
     struct slot *o = &s->ids.slots[i];
-    if (o->dev != EMPTY && !made_for(s, o->head, o->dev, o->key)) o->head = NONE;
+    if (o->word != EMPTY_WORD && !made_for(s, slot_block(o), slot_dev(o), o->key)) slot_set_block(o, NONE);
   }
   return true;
 }
@@ -469,7 +493,7 @@ static bool pend(struct sw_leak_stream *s, const struct sw_leak_stream_row *r, u
       .next = at->head, .alive = true, .odd_id = r->odd_id,
   };
   at->head = b;
-  if (same) same->head = b;
+  if (same) slot_set_block(same, b);
   return true;
 }
 
@@ -477,16 +501,17 @@ static bool pend(struct sw_leak_stream *s, const struct sw_leak_stream_row *r, u
  * remembered, its Ptr's largest FREE ID raised; false when memory is
  * short or past the room. */
 static bool remember_free(struct sw_leak_stream *s, uint32_t dev, double ptr, uint64_t hash, double id) {
+  if (!(id >= 0 && id <= MAX_FREE_ID && (double)(uint64_t)id == id)) return false;
   struct slot *at = slot_at(s, &s->frees, dev, ptr, hash);
-  if (at && id > at->max_free) at->max_free = id;
+  if (at && id > slot_max_free(at)) slot_set(at, (uint64_t)id + 1);
   return at != NULL;
 }
 
 /* A MALLOC with device `dev`'s `id` takes the ID from the block its
  * slot `same` names, while that is still the one made for it. */
 static void take_id(struct sw_leak_stream *s, struct slot *same, uint32_t dev, double id) {
-  if (made_for(s, same->head, dev, id)) unlink_block(s, same->head);
-  same->head = NONE;
+  if (made_for(s, slot_block(same), dev, id)) unlink_block(s, slot_block(same));
+  slot_set_block(same, NONE);
 }
 
 static bool replay_malloc(struct sw_leak_stream *s, const struct queued *q) {
@@ -506,7 +531,7 @@ static bool replay_malloc(struct sw_leak_stream *s, const struct queued *q) {
   if (!same) return false;
   take_id(s, same, dev, id);
   const struct slot *freed = slot_found(&s->frees, dev, ptr, q->ptr_hash);
-  if (freed && freed->max_free > id) return true; /* a FREE after it in ID order came first */
+  if (freed && slot_max_free(freed) > id) return true; /* a FREE after it in ID order came first */
   return pend(s, r, q->ptr_hash, same);
 }
 

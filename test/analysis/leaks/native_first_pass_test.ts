@@ -777,7 +777,7 @@ Deno.test("a replay whose remembered FREEs pass its room splits its part there t
   // 5,000 blocks at addresses of their own, each freed at once but every
   // 50th: 100 pending at most, and 4,900 FREEs remembered (a MALLOC still
   // to come may have a smaller ID), where a budget of 400 rows gives room
-  // for 201 blocks and 100 FREEs (slots are counted at a rebuild: the first
+  // for 201 blocks and 165 FREEs (slots are counted at a rebuild: the first
   // at 3,072).
   const rows = [mark(1)];
   let id = 2;
@@ -791,10 +791,10 @@ Deno.test("a replay whose remembered FREEs pass its room splits its part there t
   assert.equal(leakCount, 100);
 });
 
-Deno.test("the Ptrs of blocks already freed take none of a replay's room: fewer blocks pending than its room, and fewer FREEs remembered than half of it, are replayed in one part", async () => {
+Deno.test("the Ptrs of blocks already freed take none of a replay's room: fewer blocks pending than its room, and few FREEs remembered, are replayed in one part", async () => {
   // 160 blocks held, then 5,000 at addresses of their own, each freed at
   // once, their IDs 1,000 apart: about 65 FREEs are within the last 65,536
-  // IDs at a time. A budget of 400 rows gives room for 201 blocks and 100
+  // IDs at a time. A budget of 400 rows gives room for 201 blocks and 165
   // FREEs. When a Ptr's slot held its largest FREE ID too, the 160 Ptrs
   // pending and the 65 freed counted together, and the replay split.
   const rows = [mark(1)];
