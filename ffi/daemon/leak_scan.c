@@ -828,16 +828,18 @@ static void *stream_reader_main(void *arg) {
   return NULL;
 }
 
-/* The most blocks a streaming pass holds (and six fifths of the FREEs it
- * remembers), that of the default budget of 2.5M rows: 1.25M blocks of 48
- * bytes (60 MB) and their Ptrs' 16-byte slots (32 MB, a table that need
- * not grow past three quarters of 2^21), beside tables of FREEs and IDs
- * of up to 1,041,666 16-byte slots (48 MB each while rebuilt). A 1.10 GB
- * log holding 1,100,000 blocks peaked at 190 MiB with it, as it had at
- * 1,000,000; so did logs that hold 1,240,000 blocks and free them all at
- * the end. The budget sizes the rows kept in memory, which the replay in
- * memory also needs; this replay needs more for each block it holds, so
- * a smaller budget makes its room smaller too. */
+/* The most blocks a streaming pass holds (six fifths of the most FREEs, or
+ * IDs, it keeps), that of the default budget of 2.5M rows: 1.25M blocks of 48
+ * bytes (60 MB) and their Ptrs' 16-byte slots (32 MB, a table that need not
+ * grow past three quarters of 2^21), beside tables of FREEs and IDs of up to
+ * 1,041,666 16-byte slots (32 MB each, 64 while rebuilt beside one as large:
+ * about 220 MB in all if everything peaked at once, which takes more than
+ * 500,000 Ptrs freed within the last 65,536 IDs of several devices, each
+ * numbering its own IDs). A 1.10 GB log holding 1,100,000 blocks peaked at 190
+ * MiB with it, as it had at 1,000,000; so did logs that hold 1,240,000 blocks
+ * and free them all at the end. The budget sizes the rows kept in memory,
+ * which the replay in memory also needs; this replay needs more for each block
+ * it holds, so a smaller budget makes its room smaller too. */
 #define STREAM_ROOM 1250001u
 
 /* A FREE among the rows kept that a row still to come may need. */
