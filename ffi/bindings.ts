@@ -221,6 +221,7 @@ const leakSymbols = {
       "buffer",
       "buffer",
       "buffer",
+      "buffer", // the rows to read (null: every row up to count)
       "buffer",
     ],
     result: "i64",
@@ -1233,8 +1234,9 @@ export interface LeakReplayWindow {
 
 /**
  * check_leaks' replay of one device's window (ffi/daemon/leak_replay.c)
- * over the kept rows: the indices of the blocks left pending, by ID; or,
- * as `{ noSize }`, the first MALLOC row of the window without a size.
+ * over the kept rows (the first `count`, or the `count` that `only` lists,
+ * in file order): the indices of the blocks left pending, by ID; or, as
+ * `{ noSize }`, the first MALLOC row of the window without a size.
  *
  * @example
  * ```ts ignore
@@ -1245,8 +1247,9 @@ export async function leakReplay(
   rows: Pick<LeakScanInput["rows"], "kind" | "device" | "id" | "ptr" | "size">,
   count: number,
   w: LeakReplayWindow,
+  only?: Uint32Array,
 ): Promise<Uint32Array | { noSize: number }> {
-  const args = new Uint8Array(88);
+  const args = new Uint8Array(96);
   const v = new DataView(args.buffer);
   v.setBigUint64(40, BigInt(count), true);
   v.setFloat64(48, w.a, true);
@@ -1262,6 +1265,7 @@ export async function leakReplay(
       rows.id,
       rows.ptr,
       rows.size,
+      only ?? null,
       out,
     ),
   );

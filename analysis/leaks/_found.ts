@@ -6,7 +6,13 @@
  *
  * @module
  */
-import { LeakRows, MALLOC, replayWindow, type Window } from "./_leak_rows.ts";
+import {
+  LeakRows,
+  MALLOC,
+  replayWindow,
+  rowsByDevice,
+  type Window,
+} from "./_leak_rows.ts";
 
 /** Leaks collected from the rows of one or more passes. */
 export class FoundLeaks {
@@ -50,12 +56,20 @@ export class FoundLeaks {
   /**
    * Replays each device's window over `rows` and keeps what leaked. The
    * windows are replayed at once, on Deno's threads (each replay's memory
-   * is new pages, a fault each); an error is the first device's, in the
-   * order of `windows`, as one at a time would meet it.
+   * is new pages, a fault each), each over its own device's rows where
+   * there are several; an error is the first device's, in the order of
+   * `windows`, as one at a time would meet it.
    */
   async collect(rows: LeakRows, windows: Map<number, Window>): Promise<void> {
+    const byDevice = windows.size > 1 ? rowsByDevice(rows) : undefined;
+    const own = (k: number) =>
+      byDevice &&
+      byDevice.listed.subarray(
+        byDevice.from[Math.min(k, byDevice.from.length - 1)],
+        byDevice.from[Math.min(k + 1, byDevice.from.length - 1)],
+      );
     const replays = await Promise.allSettled(
-      [...windows].map(([k, w]) => replayWindow(rows, k, w)),
+      [...windows].map(([k, w]) => replayWindow(rows, k, w, own(k))),
     );
     for (const [j, k] of [...windows.keys()].entries()) {
       const replay = replays[j];

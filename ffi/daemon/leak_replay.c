@@ -258,7 +258,8 @@ done:
  * size, which msMemScope's analyser stops on.
  */
 SW_EXPORT int64_t stompwatch_leak_replay(struct sw_leak_replay_args *a, const uint8_t *kind, const uint32_t *device,
-                                         const double *id, const double *ptr, const double *size, uint32_t *out) {
+                                         const double *id, const double *ptr, const double *size,
+                                         const uint32_t *only, uint32_t *out) {
   /* Arrays come as arguments: a grant of this library alone may pass them. */
   a->kind = kind;
   a->device = device;
@@ -266,13 +267,15 @@ SW_EXPORT int64_t stompwatch_leak_replay(struct sw_leak_replay_args *a, const ui
   a->ptr = ptr;
   a->size = size;
   a->out = out;
+  a->only = only;
   /* Room for every row: only the pages the window's rows fill are touched. */
   uint32_t *order = malloc((a->rows ? a->rows : 1) * sizeof *order);
   if (!order) return -1;
   size_t n = 0;
   bool sorted = true;
   double prev = -__builtin_inf(), lo = __builtin_inf(), hi = -__builtin_inf();
-  for (uint64_t i = 0; i < a->rows; i++) {
+  for (uint64_t j = 0; j < a->rows; j++) {
+    const uint64_t i = only ? only[j] : j;
     if (a->device[i] != a->dev) continue;
     double x = a->id[i];
     bool is_malloc = a->kind[i] == MALLOC;

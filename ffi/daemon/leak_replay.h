@@ -18,12 +18,17 @@ struct sw_leak_replay_args {
   uint32_t dev;
   uint32_t pad;
   uint32_t *out; /* room for `rows` indices */
+  /* NULL: rows 0 .. rows - 1; else the `rows` rows to read, in file order
+   * (a caller with many devices lists each one's rows once: reading every
+   * row for each device took a 200-device window most of a second). */
+  const uint32_t *only;
 };
 
 /* The indices of device `dev`'s blocks still pending at the end of its
  * window A, B, C, by ID, into `out`; how many, -1 when memory is short,
  * -(2 + i) when row i is a MALLOC inside the window without a size. */
 int64_t stompwatch_leak_replay(struct sw_leak_replay_args *a, const uint8_t *kind, const uint32_t *device,
-                               const double *id, const double *ptr, const double *size, uint32_t *out);
+                               const double *id, const double *ptr, const double *size, const uint32_t *only,
+                               uint32_t *out);
 
 #endif

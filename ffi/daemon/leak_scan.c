@@ -896,22 +896,47 @@ static bool split_kept(struct sw_leak_stream *s, struct handover *h, bool *full)
  * says whether more were pending than `room` in as many parts as it may
  * split into.
  */
+/* The first `n` rows' indices by device (a counting sort, stable): device
+ * k's are listed[from[k] .. from[k + 1]); NULL when memory is short. */
+static uint32_t *by_device(const uint32_t *device, uint64_t n, uint64_t from[MAX_DEVICES + 1]) {
+  memset(from, 0, (MAX_DEVICES + 1) * sizeof *from);
+  for (uint64_t i = 0; i < n; i++)
+    if (device[i] < MAX_DEVICES) from[device[i] + 1]++;
+  for (int k = 0; k < MAX_DEVICES; k++) from[k + 1] += from[k];
+  uint32_t *listed = malloc((n ? n : 1) * sizeof *listed);
+  if (!listed) return NULL;
+  uint64_t at[MAX_DEVICES];
+  memcpy(at, from, sizeof at);
+  for (uint64_t i = 0; i < n; i++)
+    if (device[i] < MAX_DEVICES) listed[at[device[i]]++] = (uint32_t)i;
+  return listed;
+}
+
 static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool *full) {
   const struct sw_leak_scan_args *a = p->a;
   const uint64_t n = a->resume_rows;
   if (n > a->cap || n > UINT32_MAX) return false;
   uint32_t *left_at = malloc((n ? n : 1) * sizeof *left_at);
-  bool ok = left_at != NULL;
+  /* Each device's rows listed once, where there are several: reading
+   * every row for each device's window (three times) took a log of 64
+   * devices seconds. One device reads them all. */
+  uint64_t from[MAX_DEVICES + 1];
+  uint32_t *listed = a->window_devices > 1 ? by_device(a->device, n, from) : NULL;
+  bool ok = left_at != NULL && (a->window_devices <= 1 || listed != NULL);
   for (uint32_t k = 0; ok && k < a->window_devices && k < MAX_DEVICES; k++) {
     const double *w = a->windows + 3 * k;
     if (w[0] != w[0]) continue; /* no window */
-    struct sw_leak_replay_args r = {.rows = n, .a = w[0], .b = w[1], .c = w[2], .dev = k};
-    const int64_t left = stompwatch_leak_replay(&r, a->kind, a->device, a->id, a->ptr, a->size, left_at);
+    const uint32_t *only = listed ? listed + from[k] : NULL;
+    const uint64_t rows = listed ? from[k + 1] - from[k] : n;
+    struct sw_leak_replay_args r = {.rows = rows, .a = w[0], .b = w[1], .c = w[2], .dev = k};
+    const int64_t left = stompwatch_leak_replay(&r, a->kind, a->device, a->id, a->ptr, a->size, only, left_at);
     ok = left >= 0;
     double last = -__builtin_inf();
-    for (uint64_t i = 0; ok && i < n; i++)
+    for (uint64_t j = 0; ok && j < rows; j++) {
+      const uint64_t i = only ? only[j] : j;
       if (a->device[i] == k && a->kind[i] == 1 && a->id[i] >= w[0] && a->id[i] <= w[1] && a->id[i] > last)
         last = a->id[i];
+    }
     if (ok) sw_leak_stream_seen(p->stream, k, last);
     for (int64_t j = 0; ok && j < left; j++) {
       const uint32_t i = left_at[j];
@@ -929,7 +954,8 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
       ok = more != NULL;
       if (ok) (h->blocks = more)[h->n_blocks++] = row;
     }
-    for (uint64_t i = 0; ok && i < n; i++) {
+    for (uint64_t j = 0; ok && j < rows; j++) {
+      const uint64_t i = only ? only[j] : j;
       if (a->device[i] != k || a->kind[i] != 2 || a->id[i] < w[0] || a->id[i] > w[2]) continue;
       if (!sw_leak_stream_remembers(p->stream, k, a->id[i])) continue;
       struct kept_free *more = one_more(h->frees, h->n_frees, &h->cap_frees, sizeof *h->frees);
@@ -938,6 +964,7 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
     }
   }
   free(left_at);
+  free(listed);
   return ok;
 }
 

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { LeakRows, PtrKeys } from "../../../analysis/leaks/_leak_rows.ts";
+import {
+  LeakRows,
+  PtrKeys,
+  replayWindow,
+  rowsByDevice,
+} from "../../../analysis/leaks/_leak_rows.ts";
 
 Deno.test("a Ptr key made from 16 hex digits is spelled back as those digits, at every byte's edge", () => {
   const keys = [0, 1, 0xff, 0x100, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32];
@@ -39,4 +44,32 @@ Deno.test("rows reserved at once hold what is pushed, and never more than the bu
   near.reserve(4500);
   for (let i = 0; i < 6000; i++) near.push(1, 0, i, i, i, i, i);
   assert.equal(near.length, 5000);
+});
+
+Deno.test("each device's rows listed once (rowsByDevice) replay to what a replay reading every row finds", async () => {
+  const rows = new LeakRows(10_000, 64);
+  // Three devices interleaved (device 1 has none), each MALLOC at a Ptr
+  // of its own, every third freed at once, IDs counted per device.
+  const devices = [0, 2, 3, 2, 0, 3, 3];
+  const next = [1, 1, 1, 1];
+  for (let i = 0; i < 3000; i++) {
+    const k = devices[i % devices.length];
+    const id = next[k]++;
+    rows.push(1, k, id, 0x1000 * (i + 1), 64, i, i + 2);
+    if (i % 3 === 0) rows.push(2, k, next[k]++, 0x1000 * (i + 1), 0, i, i + 2);
+  }
+  const { listed, from } = rowsByDevice(rows);
+  assert.equal(from[from.length - 1], rows.length);
+  for (let k = 0; k < 4; k++) {
+    const own = listed.subarray(from[k], from[k + 1]);
+    assert.ok(
+      own.every((i, j) => rows.device[i] === k && (j === 0 || own[j - 1] < i)),
+    );
+    const w = { a: 1, b: 1500, c: 1600 };
+    assert.deepEqual(
+      await replayWindow(rows, k, w, own),
+      await replayWindow(rows, k, w),
+    );
+  }
+  assert.equal(from[2] - from[1], 0);
 });
