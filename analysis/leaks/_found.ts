@@ -61,13 +61,11 @@ export class FoundLeaks {
    * `windows`, as one at a time would meet it.
    */
   async collect(rows: LeakRows, windows: Map<number, Window>): Promise<void> {
-    const byDevice = windows.size > 1 ? rowsByDevice(rows) : undefined;
+    const byDevice = windows.size > 1
+      ? rowsByDevice(rows, Math.max(...windows.keys()) + 1)
+      : undefined;
     const own = (k: number) =>
-      byDevice &&
-      byDevice.listed.subarray(
-        byDevice.from[Math.min(k, byDevice.from.length - 1)],
-        byDevice.from[Math.min(k + 1, byDevice.from.length - 1)],
-      );
+      byDevice?.listed.subarray(byDevice.from[k], byDevice.from[k + 1]);
     const replays = await Promise.allSettled(
       [...windows].map(([k, w]) => replayWindow(rows, k, w, own(k))),
     );

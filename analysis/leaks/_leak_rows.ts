@@ -237,16 +237,17 @@ export async function replayWindow(
 
 /**
  * The rows' indices by device, in file order within each (a counting
- * sort): device k's are `listed.subarray(from[k], from[k + 1])`. A replay
- * given its device's list reads only those rows, where one replay per
- * device read every row: a window of 200 devices took most of a second,
- * and peaked past 256 MB.
+ * sort): device k's are `listed.subarray(from[k], from[k + 1])`, for every
+ * k below `devices` and every device the rows name. A replay given its
+ * device's list reads only those rows, where one replay per device read
+ * every row: a window of 200 devices took most of a second, and peaked
+ * past 256 MB.
  */
 export function rowsByDevice(
   rows: LeakRows,
+  devices = 0,
 ): { listed: Uint32Array; from: Float64Array } {
   const { device, length } = rows;
-  let devices = 0;
   for (let i = 0; i < length; i++) {
     if (device[i] >= devices) devices = device[i] + 1;
   }

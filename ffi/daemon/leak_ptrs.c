@@ -60,7 +60,7 @@ static bool grow(struct sw_leak_ptrs *t) {
   return true;
 }
 
-struct sw_leak_ptr *sw_leak_ptrs_add(struct sw_leak_ptrs *t, uint32_t dev, double key, uint64_t hash, int32_t head) {
+struct sw_leak_ptr *sw_leak_ptrs_add(struct sw_leak_ptrs *t, uint32_t dev, double key, uint64_t hash) {
   if (key == 0) key = 0;
   struct sw_leak_ptr *o = probe(t, dev, key, hash);
   if (o->dev != SW_LEAK_PTR_EMPTY) return o;
@@ -69,7 +69,7 @@ struct sw_leak_ptr *sw_leak_ptrs_add(struct sw_leak_ptrs *t, uint32_t dev, doubl
     o = probe(t, dev, key, hash);
   }
   t->used++;
-  *o = (struct sw_leak_ptr){.key = key, .head = head, .dev = dev};
+  *o = (struct sw_leak_ptr){.key = key, .head = -1, .dev = dev};
   return o;
 }
 

@@ -43,9 +43,9 @@ bool sw_leak_ptrs_init(struct sw_leak_ptrs *t);
 void sw_leak_ptrs_free(struct sw_leak_ptrs *t);
 /* Device `dev`'s Ptr `key` (whose sw_leak_mix is `hash`), or NULL. */
 struct sw_leak_ptr *sw_leak_ptrs_find(const struct sw_leak_ptrs *t, uint32_t dev, double key, uint64_t hash);
-/* Its slot, made with `head` when missing (the table grows: slots found
- * before are no longer valid); NULL when memory is short. */
-struct sw_leak_ptr *sw_leak_ptrs_add(struct sw_leak_ptrs *t, uint32_t dev, double key, uint64_t hash, int32_t head);
+/* Its slot, made without blocks (head -1) when missing (the table grows:
+ * slots found before are no longer valid); NULL when memory is short. */
+struct sw_leak_ptr *sw_leak_ptrs_add(struct sw_leak_ptrs *t, uint32_t dev, double key, uint64_t hash);
 /* The slot emptied, its Ptr gone. Slots after it may move into it: one
  * walking the table looks at the same index again. */
 void sw_leak_ptrs_remove(struct sw_leak_ptrs *t, struct sw_leak_ptr *o);

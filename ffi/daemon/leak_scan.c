@@ -879,6 +879,22 @@ static bool split_kept(struct sw_leak_stream *s, struct handover *h, bool *full)
   return true;
 }
 
+/* The first `n` rows' indices by device (a counting sort, stable): device
+ * k's are listed[from[k] .. from[k + 1]); NULL when memory is short. */
+static uint32_t *by_device(const uint32_t *device, uint64_t n, uint64_t from[MAX_DEVICES + 1]) {
+  memset(from, 0, (MAX_DEVICES + 1) * sizeof *from);
+  for (uint64_t i = 0; i < n; i++)
+    if (device[i] < MAX_DEVICES) from[device[i] + 1]++;
+  for (int k = 0; k < MAX_DEVICES; k++) from[k + 1] += from[k];
+  uint32_t *listed = malloc((n ? n : 1) * sizeof *listed);
+  if (!listed) return NULL;
+  uint64_t at[MAX_DEVICES];
+  memcpy(at, from, sizeof at);
+  for (uint64_t i = 0; i < n; i++)
+    if (device[i] < MAX_DEVICES) listed[at[device[i]]++] = (uint32_t)i;
+  return listed;
+}
+
 /*
  * The rows a first pass kept (a->resume_rows of them, every row a window
  * may hold up to where this pass reads on) replayed in memory, each
@@ -896,22 +912,6 @@ static bool split_kept(struct sw_leak_stream *s, struct handover *h, bool *full)
  * says whether more were pending than `room` in as many parts as it may
  * split into.
  */
-/* The first `n` rows' indices by device (a counting sort, stable): device
- * k's are listed[from[k] .. from[k + 1]); NULL when memory is short. */
-static uint32_t *by_device(const uint32_t *device, uint64_t n, uint64_t from[MAX_DEVICES + 1]) {
-  memset(from, 0, (MAX_DEVICES + 1) * sizeof *from);
-  for (uint64_t i = 0; i < n; i++)
-    if (device[i] < MAX_DEVICES) from[device[i] + 1]++;
-  for (int k = 0; k < MAX_DEVICES; k++) from[k + 1] += from[k];
-  uint32_t *listed = malloc((n ? n : 1) * sizeof *listed);
-  if (!listed) return NULL;
-  uint64_t at[MAX_DEVICES];
-  memcpy(at, from, sizeof at);
-  for (uint64_t i = 0; i < n; i++)
-    if (device[i] < MAX_DEVICES) listed[at[device[i]]++] = (uint32_t)i;
-  return listed;
-}
-
 static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool *full) {
   const struct sw_leak_scan_args *a = p->a;
   const uint64_t n = a->resume_rows;

@@ -482,7 +482,7 @@ static int32_t block_new(struct sw_leak_stream *s) {
 static bool pend(struct sw_leak_stream *s, const struct sw_leak_stream_row *r, uint64_t ptr_hash, struct slot *same) {
   int32_t b = block_new(s);
   if (b == NONE) return false;
-  struct sw_leak_ptr *at = sw_leak_ptrs_add(&s->ptrs, r->dev, r->ptr, ptr_hash, NONE);
+  struct sw_leak_ptr *at = sw_leak_ptrs_add(&s->ptrs, r->dev, r->ptr, ptr_hash);
   if (!at) {
     s->full = true;
     block_gone(s, b);
