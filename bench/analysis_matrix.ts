@@ -274,7 +274,10 @@ async function wholeWindowRows(row: Row, dir: string): Promise<void> {
   // budget was 2.5M, 2.7M rows were replayed as read. 7M rows holding
   // 500,000 blocks at once: a replay as read with that many pending; 1.1M
   // at once: within one replay's room (1.25M; it was 1M, and that log was
-  // read in three parts); 1.6M: past it, replayed in parts.
+  // read in three parts); 1.6M: past it, replayed in parts. 5M rows of 64
+  // devices interleaved, each numbering its own IDs (all within 65,536 of
+  // each other) and holding 10,000 blocks: the replay remembers a FREE
+  // only as far back as the MALLOCs come (it was read in three parts).
   const logs = [
     [1_000_000, "ordered"],
     [2_700_000, "ordered"],
@@ -283,16 +286,23 @@ async function wholeWindowRows(row: Row, dir: string): Promise<void> {
     [7_000_000, "ordered", 500_000],
     [7_000_000, "ordered", 1_100_000],
     [7_000_000, "ordered", 1_600_000],
+    [5_000_000, "shuffled", 10_000, 64],
   ] as const;
-  for (const [rows, ids, held] of logs) {
-    const holding = held ? `, ${held.toLocaleString("en")} blocks held` : "";
+  for (const [rows, ids, held, devices = 1] of logs) {
+    const holding = held
+      ? `, ${held.toLocaleString("en")} blocks held${
+        devices > 1 ? " each" : ""
+      }`
+      : "";
     const shape: LogShape = {
-      name: `memory 80%, 1 device, one window over every row${holding}, IDs ${
+      name: `memory 80%, ${
+        devices > 1 ? `${devices} devices interleaved` : "1 device"
+      }, one window over every row${holding}, IDs ${
         ids === "ordered" ? "in order" : "out of order"
       }`,
       mix: "memory",
-      devices: 1,
-      layout: "sequential",
+      devices,
+      layout: devices > 1 ? "interleaved" : "sequential",
       ids,
       window: "whole",
       held,

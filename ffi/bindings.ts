@@ -926,13 +926,15 @@ export interface LeakScanInput {
   mstxInfo: string;
   /**
    * A pass after the first: the first pass's devices, in order (they keep
-   * their indices), each one's window as A, B, C (NaN: none), and where the
-   * first pass's rows ended; only memory rows inside a window are kept, and
-   * no row from `end` on.
+   * their indices), each one's window as A, B, C (NaN: none) and its
+   * disorder as the first pass's `spans` give it (NaN: not known), in
+   * `perDevice` (LEAK_WINDOW_VALUES values a device), and where the first
+   * pass's rows ended; only memory rows inside a window are kept, and no
+   * row from `end` on.
    */
   windows?: {
     devices: readonly string[];
-    abc: Float64Array;
+    perDevice: Float64Array;
     end: number;
     /**
      * Replay the windows as the rows are read (leak_stream.c): the rows
@@ -991,9 +993,11 @@ export interface LeakScanResult {
   /** 2 when a second thread read the second half of the rows, else 1. */
   halves: number;
   /**
-   * Each device's memory rows of the event type, kept or not, and their
-   * smallest and largest ID: three values a device, by index (a streaming
-   * pass leaves them empty).
+   * Each device's memory rows of the event type, kept or not, their
+   * smallest and largest ID, and how far its MALLOC rows come behind the
+   * largest MALLOC ID before them in the file (its disorder, which a
+   * streaming pass is given back): LEAK_SPAN_VALUES values a device, by
+   * index (a streaming pass leaves them empty).
    */
   spans: Float64Array;
   /**
@@ -1027,6 +1031,10 @@ const LEAK_DEVICE_BYTES = 64;
 const LEAK_NAMES_AT = 256;
 /** leak_stream.h SW_LEAK_MAX_DEVICES: room for names, and for spans. */
 const LEAK_MAX_DEVICES = 256;
+/** leak_scan.c SPAN_VALUES: a device's rows, smallest and largest ID, disorder. */
+export const LEAK_SPAN_VALUES = 4;
+/** leak_scan.c WINDOW_VALUES: a device's A, B, C and disorder. */
+export const LEAK_WINDOW_VALUES = 4;
 /** leak_scan.c's offset of `stream`, after the names. */
 const LEAK_STREAM_AT = LEAK_NAMES_AT + LEAK_MAX_DEVICES * LEAK_DEVICE_BYTES;
 /**
@@ -1087,6 +1095,12 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     v.setUint32(220, Math.min(input.startIndex + 3, 2 ** 32 - 1), true);
   }
   const windows = input.windows;
+  if (
+    windows &&
+    windows.perDevice.length < LEAK_WINDOW_VALUES * windows.devices.length
+  ) {
+    throw new RangeError("leakScan: a window's values for every device");
+  }
   if (windows) {
     v.setUint32(212, windows.devices.length, true);
     v.setUint32(216, windows.devices.length, true);
@@ -1102,7 +1116,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
   }
   // Empty texts still need memory the C side may read zero bytes from.
   const some = (b: Uint8Array) => b.length ? b : new Uint8Array(1);
-  const spans = new Float64Array(3 * LEAK_MAX_DEVICES);
+  const spans = new Float64Array(LEAK_SPAN_VALUES * LEAK_MAX_DEVICES);
   const status = await callsOf(leakSymbols).stompwatch_leak_scan(
     args,
     r.kind,
@@ -1116,7 +1130,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     input.markId,
     some(text),
     some(mstx),
-    windows?.abc ?? new Float64Array(1),
+    windows?.perDevice ?? new Float64Array(1),
     spans,
   );
   if (status < 0 || status === SCAN_CUT) throw scanFailure(status);
@@ -1146,7 +1160,7 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     devices,
     oddIds: Number(v.getBigUint64(240, true)),
     halves: Number(v.getBigUint64(248, true)),
-    spans: spans.subarray(0, 3 * count),
+    spans: spans.subarray(0, LEAK_SPAN_VALUES * count),
     marksFull: v.getUint32(LEAK_STREAM_AT + 4, true) !== 0,
     resume: resumeOf(v),
     firstRow: Number(v.getBigUint64(LEAK_HALF_AT + 8, true)),

@@ -30,8 +30,9 @@ export interface FirstPass {
   ptrs: PtrKeys;
   summary: ReadSummary;
   /**
-   * The native pass's count of each device's memory rows (kept or not) and
-   * their smallest and largest ID, three values a device, by index.
+   * The native pass's count of each device's memory rows (kept or not),
+   * their smallest and largest ID and its MALLOCs' disorder, as
+   * `LeakScanResult.spans`.
    */
   spans?: Float64Array;
   /**

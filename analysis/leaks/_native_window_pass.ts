@@ -8,7 +8,11 @@
  * @module
  */
 import type { EventLogSource } from "../memscope_csv/read.ts";
-import type { LeakScanResult } from "../../ffi/bindings.ts";
+import {
+  LEAK_SPAN_VALUES,
+  LEAK_WINDOW_VALUES,
+  type LeakScanResult,
+} from "../../ffi/bindings.ts";
 import type { FirstPass, Resume } from "./_first_pass.ts";
 import type { LeakRows, Window } from "./_leak_rows.ts";
 import type { CheckedOptions } from "./options.ts";
@@ -18,7 +22,7 @@ import { nativeFd, scan } from "./_native_scan.ts";
 /** What a native pass over the windows is to do: {@link nativeWindowPass}. */
 export interface WindowPass {
   /** The first pass: its devices, its arrays (`spare`), how far it read. */
-  first: Pick<FirstPass, "devices" | "spare" | "summary">;
+  first: Pick<FirstPass, "devices" | "spare" | "summary" | "spans">;
   /** Each device index's window. */
   windows: Map<number, Window>;
 }
@@ -62,8 +66,12 @@ async function windowScan(
   const { devices, spare, summary } = first;
   const native = nativeFd(source);
   if (native === undefined) return undefined;
-  const abc = new Float64Array(devices.length * 3).fill(NaN);
-  for (const [k, w] of windows) abc.set([w.a, w.b, w.c], 3 * k);
+  const perDevice = new Float64Array(devices.length * LEAK_WINDOW_VALUES)
+    .fill(NaN);
+  for (const [k, w] of windows) {
+    const disorder = first.spans?.[LEAK_SPAN_VALUES * k + 3] ?? NaN;
+    perDevice.set([w.a, w.b, w.c, disorder], LEAK_WINDOW_VALUES * k);
+  }
   const resume = stream?.resume;
   // A part of more than one reads every row: none are kept for it.
   const from = (stream?.part?.parts ?? 1) === 1 && resume?.rows === spare.length
@@ -78,7 +86,7 @@ async function windowScan(
     rows: spare,
     windows: {
       devices,
-      abc,
+      perDevice,
       end,
       stream: stream !== undefined,
       resumeRows: from?.rows,

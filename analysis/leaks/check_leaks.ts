@@ -26,6 +26,7 @@ import { FoundLeaks } from "./_found.ts";
 import { leakDetails } from "./_details.ts";
 import { type CheckLeaksOptions, checkOptions } from "./options.ts";
 import { openEventLog } from "../memscope_csv/open.ts";
+import { LEAK_SPAN_VALUES } from "../../ffi/bindings.ts";
 import type { CheckLeaksResult, DeviceLeaks } from "./result.ts";
 
 /**
@@ -82,7 +83,8 @@ function rowsInWindows(
   if (spans === undefined) return undefined;
   let rows = 0;
   for (const [k, { a, b, c }] of windows) {
-    const [count, min, max] = spans.subarray(3 * k, 3 * k + 3);
+    const at = LEAK_SPAN_VALUES * k;
+    const [count, min, max] = spans.subarray(at, at + 3);
     const share = (end: number) => {
       const inside = Math.min(end, max) - Math.max(a, min);
       return inside < 0 ? 0 : max > min ? inside / (max - min) : 1;

@@ -71,7 +71,8 @@ struct sw_leak_scan_args {
   uint32_t overflow, devices;
   /* A pass after the first, once the windows are known: the rows kept are
    * those of the first `window_devices` devices inside their window (A..B
-   * for MALLOC, A..C for FREE), each a triple of `windows` (NaN: none).
+   * for MALLOC, A..C for FREE), A, B and C the first WINDOW_VALUES of
+   * `windows` for each (NaN: none), then its disorder (struct span).
    * Such a pass is given the first pass's devices in (`devices`, and their
    * names), so that each keeps its index. */
   uint32_t window_devices;
@@ -293,10 +294,20 @@ struct bounds {
 
 /* A device's memory rows of the event type asked, kept or not, and their
  * smallest and largest ID: a later pass guesses from them how many rows
- * its windows hold (check_leaks.ts). */
+ * its windows hold (check_leaks.ts). And how far its MALLOCs come behind
+ * the largest MALLOC ID before them in the file (`disorder`): a replay as
+ * the rows are read need remember FREEs no further back than that
+ * (sw_leak_stream_horizon; on a log of 64 devices, each numbering its own
+ * IDs, most of them within 65,536 of its largest). With the smallest and
+ * largest MALLOC ID, what a join of two halves needs (join_spans). */
 struct span {
   double rows, min, max;
+  double malloc_min, malloc_max, disorder;
 };
+/* Values a first pass gives of each device: rows, min, max, disorder. */
+#define SPAN_VALUES 4
+/* Values a window pass is given of each device: A, B, C, its disorder. */
+#define WINDOW_VALUES 4
 
 /*
  * What the first half of a split pass tells the second as it reads: its
@@ -495,12 +506,17 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
     span->rows++;
     if (id < span->min) span->min = id;
     if (id > span->max) span->max = id;
+    if (malloc_row) {
+      if (id < span->malloc_min) span->malloc_min = id;
+      if (id > span->malloc_max) span->malloc_max = id;
+      else if (span->malloc_max - id > span->disorder) span->disorder = span->malloc_max - id;
+    }
     if (id > p->bounds[k].past[free_row]) return true;
     if (a->overflow) return true;
     if (a->window_devices) {
       /* A device first seen after the first pass (the log grew) has none. */
       if ((uint32_t)k >= a->window_devices) return true;
-      const double *w = a->windows + 3 * k;
+      const double *w = a->windows + WINDOW_VALUES * k;
       if (!(id >= w[0] && id <= (malloc_row ? w[1] : w[2]))) return true;
     }
     struct sw_csv_field pf = sw_csv_field_of(r, a->col[C_PTR]);
@@ -592,7 +608,8 @@ static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
   memset(p->shared_of, 0xff, sizeof p->shared_of);
   for (int k = 0; k < MAX_DEVICES; k++) {
     p->bounds[k].past[0] = p->bounds[k].past[1] = __builtin_inf();
-    p->spans[k] = (struct span){.min = __builtin_inf(), .max = -__builtin_inf()};
+    p->spans[k] = (struct span){
+        .min = __builtin_inf(), .max = -__builtin_inf(), .malloc_min = __builtin_inf(), .malloc_max = -__builtin_inf()};
   }
   /* Devices given in (a later pass's, the first pass's devices in order)
    * keep their indices, in both halves. */
@@ -735,6 +752,18 @@ static void rows_to_start(struct pass *p) {
  * the first half kept all of its own and there is room: where they stop,
  * the pass stopped keeping (stop_keeping), as one thread would have.
  */
+/* A device's span of the first half, `to`, and of the second, `from`, as
+ * one: the second half's MALLOCs come behind the first's largest ID too. */
+static void join_spans(struct span *to, const struct span *from) {
+  to->rows += from->rows;
+  if (from->min < to->min) to->min = from->min;
+  if (from->max > to->max) to->max = from->max;
+  if (from->disorder > to->disorder) to->disorder = from->disorder;
+  if (to->malloc_max - from->malloc_min > to->disorder) to->disorder = to->malloc_max - from->malloc_min;
+  if (from->malloc_min < to->malloc_min) to->malloc_min = from->malloc_min;
+  if (from->malloc_max > to->malloc_max) to->malloc_max = from->malloc_max;
+}
+
 static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   struct sw_leak_scan_args *a = p->a, *b = &h->args;
   /* Every refusal first: a refused join leaves the first half as it was. */
@@ -763,13 +792,7 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
     /* Every mark of the file is now read: the bounds are the windows'. */
     bound_by(p, map[b->mark_device[i]], b->mark_id[i]);
   }
-  for (uint32_t k = 0; k < b->devices; k++) {
-    struct span *to = &p->spans[map[k]];
-    const struct span *from = &h->pass.spans[k];
-    to->rows += from->rows;
-    if (from->min < to->min) to->min = from->min;
-    if (from->max > to->max) to->max = from->max;
-  }
+  for (uint32_t k = 0; k < b->devices; k++) join_spans(&p->spans[map[k]], &h->pass.spans[k]);
   a->data_rows += b->data_rows;
   a->odd_ids += b->odd_ids;
   if (b->bytes > a->bytes) a->bytes = b->bytes;
@@ -924,7 +947,7 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
   uint32_t *listed = a->window_devices > 1 ? by_device(a->device, n, from) : NULL;
   bool ok = left_at != NULL && (a->window_devices <= 1 || listed != NULL);
   for (uint32_t k = 0; ok && k < a->window_devices && k < MAX_DEVICES; k++) {
-    const double *w = a->windows + 3 * k;
+    const double *w = a->windows + WINDOW_VALUES * k;
     if (w[0] != w[0]) continue; /* no window */
     const uint32_t *only = listed ? listed + from[k] : NULL;
     const uint64_t rows = listed ? from[k + 1] - from[k] : n;
@@ -993,6 +1016,8 @@ static int32_t stream_pass(struct pass *p) {
   const uint64_t room = a->budget / 2 + 1 < STREAM_ROOM ? a->budget / 2 + 1 : STREAM_ROOM;
   p->stream = sw_leak_stream_new(room);
   if (p->stream) sw_leak_stream_part(p->stream, a->stream_part, a->stream_parts, a->stream_split);
+  for (uint32_t k = 0; p->stream && k < a->window_devices && k < MAX_DEVICES; k++)
+    sw_leak_stream_horizon(p->stream, k, a->windows[WINDOW_VALUES * k + 3]);
   struct handover kept = {0};
   const bool resumed = p->stream && a->resume_rows;
   bool kept_full = false;
@@ -1037,7 +1062,7 @@ static int32_t stream_pass(struct pass *p) {
 /*
  * Runs the pass from a->offset to the end of a->fd, keeping rows and marks
  * in the arrays given, and each device's span (struct span: rows, smallest
- * and largest ID) in `spans`, room for MAX_DEVICES of them. Returns
+ * and largest ID, disorder) in `spans`, room for MAX_DEVICES of them. Returns
  * SW_LEAK_DONE, SW_LEAK_FALLBACK, SW_SCAN_CUT or -EIO.
  */
 SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kind, uint32_t *device, double *id,
@@ -1129,11 +1154,13 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     a->resume_offset = p.stop_offset;
     a->resume_line = p.stop_line;
   }
-  /* Room for MAX_DEVICES spans, three values each. */
+  /* Room for MAX_DEVICES spans, SPAN_VALUES each. */
   for (uint32_t k = 0; k < a->devices && k < MAX_DEVICES; k++) {
-    spans[3 * k] = p.spans[k].rows;
-    spans[3 * k + 1] = p.spans[k].min;
-    spans[3 * k + 2] = p.spans[k].max;
+    double *to = spans + SPAN_VALUES * k;
+    to[0] = p.spans[k].rows;
+    to[1] = p.spans[k].min;
+    to[2] = p.spans[k].max;
+    to[3] = p.spans[k].disorder;
   }
   return result;
 }

@@ -12,12 +12,13 @@
  * - a MALLOC replaces the pending block with its ID, is cleared at once when
  *   a FREE at its Ptr with a larger ID came before it, and is pending else.
  * A FREE ID need be kept only while a MALLOC still to come may have a
- * smaller one. A device's MALLOCs come at most DISORDER IDs below its
- * largest MALLOC ID read so far (msMemScope's own logs: a few hundred; a
- * MALLOC further back ends the replay, and the caller keeps the rows
- * instead), so a FREE that far below is forgotten. Memory is the pending
- * blocks (and a slot for each of their Ptrs: leak_ptrs.h), the FREEs of
- * the last DISORDER IDs and the IDs a MALLOC still to come may take,
+ * smaller one. A device's MALLOCs come at most its horizon of IDs below
+ * its largest MALLOC ID read so far: as far as the first pass saw them
+ * come (msMemScope's own logs: a few hundred), DISORDER at most (a MALLOC
+ * further back ends the replay, and the caller keeps the rows instead),
+ * so a FREE that far below is forgotten. Memory is the pending blocks
+ * (and a slot for each of their Ptrs: leak_ptrs.h), the FREEs of the
+ * last horizon of IDs and the IDs a MALLOC still to come may take,
  * however many rows the window holds. At `room` blocks, or five sixths of
  * that of FREEs or IDs (16-byte slots, in tables at most half full,
  * rebuilt beside the old), the replay keeps the blocks of half the Ptrs
@@ -138,6 +139,10 @@ struct sw_leak_stream {
   struct sw_leak_ptrs ptrs;
   struct table frees, ids;
   double max_id[MAX_DEVICES];
+  /* How far back from max_id a MALLOC of each device may still come: at
+   * most DISORDER, less where the first pass saw its MALLOCs come closer
+   * (sw_leak_stream_horizon). */
+  double horizon[MAX_DEVICES];
   /* Blocks of part `part` of `parts` alone, `parts` at most `max_parts`
    * once split (sw_leak_stream_part). */
   uint32_t part, parts, max_parts;
@@ -150,7 +155,7 @@ struct sw_leak_stream {
 
 /* Whether a FREE ID is below every ID of device `dev` still to come. */
 static bool forgotten(const struct sw_leak_stream *s, uint32_t dev, double id) {
-  return id <= s->max_id[dev] - DISORDER;
+  return id <= s->max_id[dev] - s->horizon[dev];
 }
 
 #define MIN_SLOTS 4096u
@@ -161,7 +166,7 @@ static bool forgotten(const struct sw_leak_stream *s, uint32_t dev, double id) {
 /* A table's size for `live` slots: at most half full, a power of two (it
  * is rebuilt at three quarters); a small one, at most an eighth full. A
  * table steady at tens of thousands of slots (the IDs, or the FREEs, of
- * the last DISORDER IDs) is rebuilt each time a quarter of it is new, and
+ * a horizon of IDs) is rebuilt each time a quarter of it is new, and
  * every rebuild moves each slot kept: on a 1.02 GB log holding 500,000
  * blocks, 3.74M slots moved, 1.84M of them in 74 rebuilds of the ID
  * table; 2.02M with the small tables so spread. */
@@ -180,7 +185,7 @@ static struct slot *slots_new(uint64_t n) {
 }
 
 /* The largest table whose slots a rebuild keeps for the next: a table
- * steady at tens of thousands of slots (the FREEs of the last DISORDER
+ * steady at tens of thousands of slots (the FREEs of a horizon of
  * IDs) is rebuilt every few thousand rows, and each rebuild faulted in
  * fresh pages for its new slots (2 MB at 65,536); a larger one is rebuilt
  * rarely, and its spare would hold memory the replay's room counts on. */
@@ -304,12 +309,21 @@ struct sw_leak_stream *sw_leak_stream_new(uint64_t room) {
   bool made = sw_leak_ptrs_init(&s->ptrs);
   made = table_init(&s->frees, free_kept) && made;
   made = table_init(&s->ids, id_kept) && made;
-  for (int k = 0; k < MAX_DEVICES; k++) s->max_id[k] = -__builtin_inf();
+  for (int k = 0; k < MAX_DEVICES; k++) {
+    s->max_id[k] = -__builtin_inf();
+    s->horizon[k] = DISORDER;
+  }
   if (!made) {
     sw_leak_stream_free(s);
     return NULL;
   }
   return s;
+}
+
+/* A horizon of `disorder` + 1 IDs: a MALLOC exactly `disorder` back is
+ * still in order. Another `disorder` (NaN, negative) leaves DISORDER. */
+void sw_leak_stream_horizon(struct sw_leak_stream *s, uint32_t dev, double disorder) {
+  if (dev < MAX_DEVICES && disorder >= 0 && disorder + 1 < DISORDER) s->horizon[dev] = disorder + 1;
 }
 
 void sw_leak_stream_part(struct sw_leak_stream *s, uint32_t part, uint32_t parts, uint32_t max_parts) {
@@ -539,7 +553,7 @@ static bool replay_free(struct sw_leak_stream *s, const struct queued *q) {
   const struct sw_leak_stream_row *r = &q->row;
   const uint32_t dev = r->dev;
   const double id = r->id, ptr = r->ptr;
-  /* A FREE further back than DISORDER is no error: every MALLOC it could
+  /* A FREE further back than the horizon is no error: every MALLOC it could
    * clear came before it (later ones are not that far back). Nor does one
    * far ahead move the bound: MALLOCs alone do. */
   if (dev >= MAX_DEVICES || id != id) return false;
@@ -642,7 +656,7 @@ void sw_leak_stream_close(struct sw_leak_stream *s, bool complete) {
  * first probe missed the cache nearly every time, and the replay, not the
  * read, set the pace: a 1.08 GB log with 500,000 blocks pending across its
  * window took 1.29-1.51 s without, 1.01-1.40 with (5 runs each,
- * alternated). Where few are (the FREEs of the last DISORDER IDs alone, a
+ * alternated). Where few are (the FREEs of a horizon of IDs alone, a
  * few MB) it makes no difference. */
 #define AHEAD 12u
 

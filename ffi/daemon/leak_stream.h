@@ -18,6 +18,14 @@ struct sw_leak_stream;
 struct sw_leak_stream *sw_leak_stream_new(uint64_t room);
 void sw_leak_stream_free(struct sw_leak_stream *s);
 
+/* Before the replay runs: device `dev`'s MALLOCs come at most `disorder`
+ * IDs behind the largest MALLOC ID before them in the file (the first
+ * pass measured it: leak_scan.c struct span), so FREEs and IDs further
+ * back than that are forgotten, not DISORDER (65,536) back. A MALLOC that
+ * comes further back all the same (the file changed) ends the replay, as
+ * one past DISORDER does. */
+void sw_leak_stream_horizon(struct sw_leak_stream *s, uint32_t dev, double disorder);
+
 /* Before the replay runs: replay only the blocks of part `part` of
  * `parts` (by device and Ptr; a Ptr's rows never touch another Ptr's
  * blocks), for windows with more blocks pending at once than the room. A

@@ -773,12 +773,11 @@ async function oneWindowAtBudget(
   };
 }
 
-Deno.test("a replay whose remembered FREEs pass its room splits its part there too, and finds the leaks the replay in memory finds", async () => {
-  // 5,000 blocks at addresses of their own, each freed at once but every
-  // 50th: 100 pending at most, and 4,900 FREEs remembered (a MALLOC still
-  // to come may have a smaller ID), where a budget of 400 rows gives room
-  // for 201 blocks and 165 FREEs (slots are counted at a rebuild: the first
-  // at 3,072).
+/**
+ * 5,000 blocks at addresses of their own, each freed at once but every
+ * 50th: 100 pending at most.
+ */
+function mostFreedAtOnce(): { rows: string[]; id: number } {
   const rows = [mark(1)];
   let id = 2;
   for (let n = 0; n < 5000; n++) {
@@ -786,17 +785,82 @@ Deno.test("a replay whose remembered FREEs pass its room splits its part there t
     rows.push(mem("MALLOC", id++, at, '"{size:64}"'));
     if (n % 50) rows.push(mem("FREE", id++, at, '"{size:64}"'));
   }
-  const { parts, leakCount } = await oneWindowAtBudget(rows, id, 400);
+  return { rows, id };
+}
+
+Deno.test("a replay whose remembered FREEs pass its room splits its part there too, and finds the leaks the replay in memory finds", async () => {
+  // The first block's MALLOC comes last, about 9,900 IDs behind the largest
+  // before it: every FREE is remembered then (a MALLOC still to come may
+  // have a smaller ID), 4,900 of them, where a budget of 400 rows gives
+  // room for 201 blocks and 165 FREEs (slots are counted at a rebuild: the
+  // first at 3,072).
+  const { rows, id } = mostFreedAtOnce();
+  const firstLast = [rows[0], ...rows.slice(2), rows[1]];
+  const { parts, leakCount } = await oneWindowAtBudget(firstLast, id, 400);
   assert.ok(parts !== undefined && parts >= 2);
   assert.equal(leakCount, 100);
 });
 
+Deno.test("a replay remembers FREEs only as far back as the first pass saw MALLOCs come behind the largest ID before them: MALLOCs in ID order, or at most 20 IDs back, are replayed in one part", async () => {
+  // As above, but the MALLOCs come in ID order: no MALLOC still to come
+  // has a smaller ID than a FREE read, and none is remembered. Then with
+  // each ten blocks' rows in reverse: a MALLOC up to about 20 IDs back.
+  const { rows, id } = mostFreedAtOnce();
+  const backwards: string[] = [rows[0]];
+  const blocks = rows.slice(1).join("\n").split(/\n(?=\d+,MALLOC)/);
+  for (let n = 0; n < blocks.length; n += 10) {
+    backwards.push(...blocks.slice(n, n + 10).reverse());
+  }
+  for (const inFile of [rows, backwards]) {
+    const { parts, leakCount } = await oneWindowAtBudget(inFile, id, 400);
+    assert.equal(parts, 1);
+    assert.equal(leakCount, 100);
+  }
+});
+
+Deno.test("the native first pass measures how far MALLOCs come behind the largest MALLOC ID before them, in each half of a large log and across the two", async () => {
+  const checked = checkOptions({ mstxInfo: "step", startIndex: 0 });
+  const disorder = async (rows: string[]) => {
+    const path = tempLog([HEADER, ...rows, ""].join("\n"));
+    using log = await openEventLog(path);
+    const first = (await nativeFirstPass(log, checked))!;
+    Deno.removeSync(path);
+    return first.spans?.[3];
+  };
+  const malloc = (id: number) =>
+    mem("MALLOC", id, hexPtr(0x1000 * id), '"{size:8}"');
+  // FREEs and other event types do not count; a MALLOC 18 back does.
+  assert.equal(
+    await disorder([
+      mark(1),
+      malloc(10),
+      mem("FREE", 40, hexPtr(0x1000), '"{size:8}"'),
+      malloc(20),
+      malloc(15),
+      mem("MALLOC", 2, hexPtr(0x2000), '"{size:8}"', 0, "PTA"),
+      malloc(30),
+      malloc(12),
+      malloc(31),
+    ]),
+    18,
+  );
+  // 37 MB, read by two threads, each half's MALLOCs in ID order: rows of
+  // one length, the first half's one more, so that the second half begins
+  // at the row that comes back from 2,499,999 to 1,000,000.
+  const half = 250_000;
+  const rows = [mark(1)];
+  for (let n = 0; n < half; n++) rows.push(malloc(2_250_000 + n));
+  for (let n = 0; n < half - 1; n++) rows.push(malloc(1_000_000 + n));
+  assert.equal(await disorder(rows), 2_499_999 - 1_000_000);
+});
+
 Deno.test("the Ptrs of blocks already freed take none of a replay's room: fewer blocks pending than its room, and few FREEs remembered, are replayed in one part", async () => {
   // 160 blocks held, then 5,000 at addresses of their own, each freed at
-  // once, their IDs 1,000 apart: about 65 FREEs are within the last 65,536
-  // IDs at a time. A budget of 400 rows gives room for 201 blocks and 165
-  // FREEs. When a Ptr's slot held its largest FREE ID too, the 160 Ptrs
-  // pending and the 65 freed counted together, and the replay split.
+  // once, their IDs 1,000 apart, and a last block held 59,500 IDs behind
+  // the largest MALLOC ID: the FREEs of that many IDs are remembered,
+  // about 60 at a time. A budget of 400 rows gives room for 201 blocks and
+  // 165 FREEs. When a Ptr's slot held its largest FREE ID too, the 160
+  // Ptrs pending and the 60 freed counted together, and the replay split.
   const rows = [mark(1)];
   let id = 2;
   for (let n = 0; n < 160; n++) {
@@ -808,7 +872,8 @@ Deno.test("the Ptrs of blocks already freed take none of a replay's room: fewer 
     rows.push(mem("MALLOC", id, at, '"{size:64}"'));
     rows.push(mem("FREE", id + 1, at, '"{size:64}"'));
   }
+  rows.push(mem("MALLOC", id - 59_500, hexPtr(0x1000 * 10_000), '"{size:64}"'));
   const { parts, leakCount } = await oneWindowAtBudget(rows, id + 2, 400);
   assert.equal(parts, 1);
-  assert.equal(leakCount, 160);
+  assert.equal(leakCount, 161);
 });
