@@ -660,6 +660,23 @@ void sw_leak_stream_close(struct sw_leak_stream *s, bool complete) {
  * few MB) it makes no difference. */
 #define AHEAD 12u
 
+/* Rows ahead of the one replayed whose first pending block a FREE clears
+ * is fetched into the cache, once the Ptr's slot, fetched AHEAD rows
+ * before, is there: where many blocks are pending, the block a FREE reads
+ * had missed the cache too, and two thirds of the replay's time went on
+ * that read (perf, a 1.02 GB log holding 500,000 blocks). */
+#define NEAR (AHEAD / 2)
+
+/* The first pending block of row `r`'s Ptr, a FREE's, where the first
+ * probe of its Ptr finds it; NULL else. Fetched ahead in the loop itself:
+ * GCC finds a function that only fetches free of side effects, and drops
+ * its calls. */
+static inline const struct block *first_block(const struct sw_leak_stream *s, const struct queued *r) {
+  if (r->row.malloc_row) return NULL;
+  const struct sw_leak_ptr *o = sw_leak_ptrs_first_probe(&s->ptrs, r->ptr_hash);
+  return o->dev == r->row.dev && o->key == r->row.ptr && o->head != NONE ? &s->blocks[o->head] : NULL;
+}
+
 /* Where the first probe of a key whose mix is `hash` lands in `t`:
  * fetched ahead. */
 static inline const struct slot *first_probe(const struct table *t, uint64_t hash) {
@@ -686,6 +703,10 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
         __builtin_prefetch(sw_leak_ptrs_first_probe(&s->ptrs, next->ptr_hash));
         __builtin_prefetch(first_probe(&s->frees, next->ptr_hash));
         if (next->row.malloc_row) __builtin_prefetch(first_probe(&s->ids, next->id_hash));
+      }
+      if (tail + NEAR < head) {
+        const struct block *b = first_block(s, &q->rows[(tail + NEAR) & (QUEUE_ROWS - 1)]);
+        if (b) __builtin_prefetch(b);
       }
       const struct queued *r = &q->rows[tail & (QUEUE_ROWS - 1)];
       bool ok;
