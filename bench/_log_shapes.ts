@@ -205,7 +205,7 @@ class Device {
 /**
  * Writes a log of `shape` with about `rows` rows to `path`; `variant` makes
  * the next step of the same job (same op sequence but every 500th op renamed,
- * other sizes), for compare.
+ * or every `variant`th, other sizes), for compare.
  *
  * @example
  * ```ts
@@ -218,8 +218,9 @@ export function writeShapedLog(
   path: string,
   rows: number,
   shape: LogShape,
-  variant = false,
+  variant: boolean | number = false,
 ): WrittenLog {
+  const renameEvery = variant === true ? 500 : Number(variant);
   const sink = new TextSink(path);
   sink.add(HEADER);
   const pick = lcg(7); // what happens: the same in both variants
@@ -312,7 +313,9 @@ export function writeShapedLog(
       plain(d, "MSTX", "Mark", '"step"');
     }
     let op = OPS[pick(OPS.length)];
-    if (variant && ++opCount % 500 === 0) op = "torch._ops.aten.relu.default";
+    if (renameEvery && ++opCount % renameEvery === 0) {
+      op = "torch._ops.aten.relu.default";
+    }
     plain(d, "OP_LAUNCH", "ATEN_START", op);
     if (shape.mix === "memory") {
       // 4 MALLOC + about 4 FREE in 10 rows.

@@ -245,6 +245,25 @@ async function snapshotRow(row: Row, m: MatrixLog, dir: string): Promise<void> {
   );
 }
 
+/**
+ * compare of an op-heavy log and a next step with every 20th op renamed:
+ * shortest scripts of about 9,700 edits a device, past the steps of the
+ * exact search (myers_diff.ts), found piece by piece.
+ */
+async function renamedCompareRow(row: Row, dir: string): Promise<void> {
+  const shape = SHAPES[2];
+  await compareRow(row, {
+    label: `${shape.name} (every 20th op renamed)`,
+    log: writeShapedLog(`${dir}/renamed.csv`, ROWS, shape),
+    pair: writeShapedLog(`${dir}/renamed_next.csv`, ROWS, shape, 20),
+    level: "op",
+    mark: "step",
+    multiDevice: true,
+  }, dir);
+  Deno.removeSync(`${dir}/renamed.csv`);
+  Deno.removeSync(`${dir}/renamed_next.csv`);
+}
+
 /** check-leaks' peak memory on a ~1 GB log of the issue's shape. */
 async function peakRow(row: Row, dir: string): Promise<void> {
   const log = writeShapedLog(`${dir}/big.csv`, 7_500_000, SHAPES[0]);
@@ -354,6 +373,7 @@ export async function benchAnalysisMatrix(row: Row): Promise<void> {
       Deno.removeSync(m.log.path);
       Deno.removeSync(m.pair.path);
     }
+    if (!quick && runs("compare")) await renamedCompareRow(row, dir);
     if (!quick && runs("check-leaks")) await wholeWindowRows(row, dir);
     if (
       Deno.env.get("STOMPWATCH_BENCH_SKIP_1GB") !== "1" && runs("check-leaks")

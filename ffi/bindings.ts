@@ -293,6 +293,7 @@ const compareSymbols = {
       "buffer",
       "u32",
       "f64",
+      "f64",
       "buffer",
       "buffer",
       "buffer",
@@ -1693,18 +1694,20 @@ export class CompareReadError extends Error {
 
 /**
  * compare's edit script in native code (ffi/daemon/myers.c), for tests
- * that hold it to analysis/compare/myers_diff.ts: each edit's kind (0
- * equal, 1 delete, 2 insert) and indexes.
+ * that hold it to analysis/compare/myers_diff.ts (`traceBudgetBytes` and
+ * `exactSteps` as its MyersOptions): each edit's kind (0 equal, 1 delete,
+ * 2 insert) and indexes.
  *
  * @example
  * ```ts ignore
- * const { kind } = myersDiffNative(Int32Array.of(1, 2), Int32Array.of(2), 1 << 26);
+ * const { kind } = myersDiffNative(Int32Array.of(1, 2), Int32Array.of(2), 1 << 26, 1 << 27);
  * ```
  */
 export function myersDiffNative(
   a: Int32Array,
   b: Int32Array,
   traceBudgetBytes: number,
+  exactSteps: number,
 ): { kind: Uint8Array; a: Uint32Array; b: Uint32Array } {
   const room = Math.max(1, a.length + b.length);
   const kind = new Uint8Array(room);
@@ -1716,6 +1719,7 @@ export function myersDiffNative(
       b.length ? b : new Int32Array(1),
       b.length,
       traceBudgetBytes,
+      exactSteps,
       kind,
       ia,
       ib,

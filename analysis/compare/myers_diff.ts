@@ -19,6 +19,17 @@
  * the band. `ffi/daemon/myers.c` is the same code in C, for the native
  * comparison.
  *
+ * Those searches still take about D^2 steps, which no shortest script
+ * escapes: two 1.6M-op steps with every 20th op renamed (D = 160,000)
+ * took 99 s, and two unrelated ones hours (msMemScope's own O((N+M)D)
+ * search no less, and hours already at D = 3,500 on a 1M-op step). Past
+ * `exactSteps` steps of the search for D (2^24 by default: D near 3,500,
+ * about 60 ms), the script is found piece by piece instead
+ * (`piecewiseDiff`): not always a shortest one, nor, of equally short
+ * ones, always the one the whole search would pick (each piece's path is
+ * traced back from the piece's end, not the whole graph's), but one that
+ * keeps every op the steps share where they differ here and there.
+ *
  * @module
  */
 
@@ -35,10 +46,18 @@ export interface MyersOptions {
    * switches to linear space. Default 64 MiB (about D = 5,800 edits).
    */
   traceBudgetBytes?: number;
+  /**
+   * Steps (cells of the edit graph) the search for D may take before the
+   * script is found piece by piece. Default 2^24.
+   */
+  exactSteps?: number;
 }
 
 /** {@linkcode MyersOptions.traceBudgetBytes} when not given: 64 MiB. */
 export const DEFAULT_TRACE_BUDGET = 64 * 1024 * 1024;
+
+/** {@linkcode MyersOptions.exactSteps} when not given. */
+export const DEFAULT_EXACT_STEPS = 2 ** 24;
 
 /**
  * The shortest edit script turning `a` into `b`, elements compared with
@@ -60,7 +79,10 @@ export function myersDiff<T>(
   const budget = options.traceBudgetBytes ?? DEFAULT_TRACE_BUDGET;
   const n = a.length, m = b.length;
   const v = new Int32Array(2 * (n + m) + 3);
-  const d = shortest(a, b, v);
+  const d = shortest(a, b, v, {
+    steps: options.exactSteps ?? DEFAULT_EXACT_STEPS,
+  });
+  if (d === TOO_LONG) return piecewiseDiff(a, b);
   // The greedy search's trace holds 2(d+1)(d+2) bytes by its last step.
   if (d === 0 || 2 * (d + 1) * (d + 2) <= budget) return greedyDiff(a, b, d, v);
   const out: Edit[] = [];
@@ -96,12 +118,24 @@ function stepX(v: Int32Array, off: number, d: number, k: number): number {
     : v[off + k - 1] + 1;
 }
 
-/** D by the forward greedy search kept to the band of u; -1 when D > u. */
+/** What a search returns when its steps ran out. */
+const TOO_LONG = -2;
+
+/** Steps a search may still take: each cell it computes is one. */
+interface Steps {
+  steps: number;
+}
+
+/**
+ * D by the forward greedy search kept to the band of u; -1 when D > u,
+ * TOO_LONG when `left` runs out first.
+ */
 function probe<T>(
   a: ArrayLike<T>,
   b: ArrayLike<T>,
   u: number,
   v: Int32Array,
+  left: Steps,
 ): number {
   const n = a.length, m = b.length, delta = n - m, off = n + m + 1;
   v[off + 1] = 0;
@@ -109,6 +143,7 @@ function probe<T>(
     const [lo, hi] = band(d, delta, u);
     if (lo > hi) return -1;
     for (let k = lo; k <= hi; k += 2) {
+      if (left.steps-- <= 0) return TOO_LONG;
       let x = stepX(v, off, d, k), y = x - k;
       while (x < n && y < m && a[x] === b[y]) x++, y++;
       v[off + k] = x;
@@ -124,33 +159,49 @@ function grow(u: number, delta: number, total: number): number {
   return Math.min(total, Math.abs(delta) + (extra < 2 ? 2 : 2 * extra));
 }
 
-/** The number of edits of a shortest script. */
-function shortest<T>(a: ArrayLike<T>, b: ArrayLike<T>, v: Int32Array): number {
+/** The number of edits of a shortest script; TOO_LONG past `left`. */
+function shortest<T>(
+  a: ArrayLike<T>,
+  b: ArrayLike<T>,
+  v: Int32Array,
+  left: Steps,
+): number {
   const delta = a.length - b.length, total = a.length + b.length;
   for (let u = Math.abs(delta);; u = grow(u, delta, total)) {
-    const d = probe(a, b, u, v);
-    if (d >= 0) return d;
+    const d = probe(a, b, u, v, left);
+    if (d >= 0 || d === TOO_LONG) return d;
     if (u >= total) {
       throw new Error("Unreachable: the search with u = N + M always ends");
     }
   }
 }
 
-/**
- * The greedy forward search of `dMax` steps with one frontier snapshot
- * (its band) per step, then the backtrack along it.
- */
+/** The greedy forward search of `dMax` steps, then the backtrack. */
 function greedyDiff<T>(
   a: ArrayLike<T>,
   b: ArrayLike<T>,
   dMax: number,
   v: Int32Array,
 ): Edit[] {
+  return backtrack(greedyTrace(a, b, dMax, v, dMax), a.length, b.length);
+}
+
+/**
+ * The greedy forward search of `dMax` steps with one frontier snapshot per
+ * step: of its band of `u` (Infinity: every diagonal).
+ */
+function greedyTrace<T>(
+  a: ArrayLike<T>,
+  b: ArrayLike<T>,
+  dMax: number,
+  v: Int32Array,
+  u: number,
+): Frontier[] {
   const n = a.length, m = b.length, delta = n - m, off = n + m + 1;
   const trace: Frontier[] = [];
   v[off + 1] = 0;
   for (let d = 0; d <= dMax; d++) {
-    const [lo, hi] = band(d, delta, dMax);
+    const [lo, hi] = band(d, delta, u);
     const x = new Int32Array(((hi - lo) >> 1) + 1);
     for (let k = lo, i = 0; k <= hi; k += 2, i++) {
       let xk = stepX(v, off, d, k), y = xk - k;
@@ -159,7 +210,81 @@ function greedyDiff<T>(
     }
     trace.push({ lo, x });
   }
-  return backtrack(trace, n, m);
+  return trace;
+}
+
+/**
+ * The path of `edits` edits from the start that reaches furthest inside
+ * the edit graph (the most ops of both sides; on a tie, the cell nearest
+ * diagonal `goal`, then the one with fewer deletes): a piece whose script
+ * is longer than that (a run of ops one side adds, past the piece's end
+ * on the other side) goes on along it. `goal`: where the whole diff ends,
+ * as seen from the piece (the sides' lengths left, one less the other),
+ * so that a tie across a run of added ops longer than the piece, where no
+ * op matches, is settled as the side that is longer has it.
+ */
+function furthestPath<T>(
+  a: ArrayLike<T>,
+  b: ArrayLike<T>,
+  edits: number,
+  v: Int32Array,
+  goal: number,
+): Edit[] {
+  const n = a.length, m = b.length;
+  const trace = greedyTrace(a, b, edits, v, Infinity);
+  const { lo, x } = trace[edits];
+  let bestX = 0, bestY = 0, found = false;
+  for (let i = 0; i < x.length; i++) {
+    const k = lo + 2 * i, y = x[i] - k;
+    if (x[i] > n || y > m) continue;
+    const better = !found || x[i] + y > bestX + bestY ||
+      (x[i] + y === bestX + bestY &&
+        Math.abs(k - goal) < Math.abs(bestX - bestY - goal));
+    if (better) bestX = x[i], bestY = y, found = true;
+  }
+  return backtrack(trace, bestX, bestY);
+}
+
+/** Ops of either side a piece of piecewiseDiff aligns at a time. */
+const PIECE = 512;
+/** Most edits a piece's script may have: past them, the ops are unrelated. */
+const PIECE_EDITS = 256;
+
+/**
+ * An edit script found piece by piece: the shortest script of the next
+ * PIECE ops of each side, kept up to where it has taken half of either
+ * (its end is only where the piece was cut), then the next piece from
+ * there; the last piece's whole. A piece with more than PIECE_EDITS edits
+ * goes on along the path of that many that reaches furthest (furthestPath).
+ * Each piece costs about PIECE_EDITS^2 steps at most and moves on by at
+ * least PIECE_EDITS ops of the two sides.
+ */
+function piecewiseDiff<T>(a: ArrayLike<T>, b: ArrayLike<T>): Edit[] {
+  const n = a.length, m = b.length, out: Edit[] = [];
+  const v = new Int32Array(4 * PIECE + 3);
+  const unlimited = { steps: Infinity };
+  const piece = (s: ArrayLike<T>, from: number, to: number) =>
+    Array.from({ length: to - from }, (_, i) => s[from + i]);
+  for (let x = 0, y = 0; x < n || y < m;) {
+    const pa = piece(a, x, Math.min(n, x + PIECE));
+    const pb = piece(b, y, Math.min(m, y + PIECE));
+    const last = x + pa.length === n && y + pb.length === m;
+    const d = probe(pa, pb, PIECE_EDITS, v, unlimited);
+    const whole = d >= 0;
+    const path = whole
+      ? greedyDiff(pa, pb, d, v)
+      : furthestPath(pa, pb, PIECE_EDITS, v, n - x - (m - y));
+    let ta = 0, tb = 0;
+    for (const e of path) {
+      if (e.kind === "equal") {
+        out.push({ kind: "equal", a: x + ta++, b: y + tb++ });
+      } else if (e.kind === "delete") out.push({ kind: "delete", a: x + ta++ });
+      else out.push({ kind: "insert", b: y + tb++ });
+      if (whole && !last && (ta >= PIECE / 2 || tb >= PIECE / 2)) break;
+    }
+    x += ta, y += tb;
+  }
+  return out;
 }
 
 /** The x of a step's cells in its band, from diagonal lo on. */
@@ -173,10 +298,11 @@ function frontier(trace: Frontier[], d: number, k: number): number {
   return trace[d].x[(k - trace[d].lo) >> 1];
 }
 
-function backtrack(trace: Frontier[], n: number, m: number): Edit[] {
+/** The path of the trace's last step that ends at (x, y), from the start. */
+function backtrack(trace: Frontier[], endX: number, endY: number): Edit[] {
   const out: Edit[] = [];
-  let x = n;
-  let y = m;
+  let x = endX;
+  let y = endY;
   for (let d = trace.length - 1; d > 0; d--) {
     const k = x - y;
     const down = k === -d ||

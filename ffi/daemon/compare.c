@@ -337,7 +337,7 @@ SW_EXPORT int32_t stompwatch_compare_diff(struct sw_compare_args *a) {
     p->device = devices[k];
     bool ok = align(device_in(base, devices[k]), pool, NULL, &p->a);
     ok = align(device_in(next, devices[k]), pool, remap, &p->b) && ok;
-    if (!ok || !sw_myers(p->a.names, p->a.n, p->b.names, p->b.n, budget, &p->edits)) result = -ENOMEM;
+    if (!ok || !sw_myers(p->a.names, p->a.n, p->b.names, p->b.n, budget, SW_MYERS_EXACT_STEPS, &p->edits)) result = -ENOMEM;
   }
   free(remap);
   free(devices);

@@ -13,7 +13,8 @@
  * (|N - M| first, which a script of inserts only, or deletes only, meets
  * at once), and for the halves of a middle snake, the edits each side of
  * it. A log with N - M = 33k inserted ops took 8 s; the band makes it
- * linear there.
+ * linear there. Past `exact_steps` steps of the search for D, the script
+ * is found piece by piece, as myers_diff.ts piecewiseDiff finds it.
  */
 #include "myers.h"
 
@@ -73,15 +74,20 @@ static inline i64 step_x(const int32_t *v, i64 off, i64 d, i64 k) {
   return k == -d || (k != d && v[off + k - 1] < v[off + k + 1]) ? v[off + k + 1] : v[off + k - 1] + 1;
 }
 
-/* D by the forward greedy search kept to the band of u; -1 when D > u.
- * v: 2(n + m) + 3 entries. */
-static i64 probe(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 u, int32_t *v) {
+/* What a search returns when its steps ran out. */
+#define TOO_LONG (-2)
+
+/* D by the forward greedy search kept to the band of u; -1 when D > u,
+ * TOO_LONG when the steps `left` (a cell each; NULL: no end) run out
+ * first. v: 2(n + m) + 3 entries. */
+static i64 probe(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 u, int32_t *v, uint64_t *left) {
   i64 delta = n - m, off = n + m + 1;
   v[off + 1] = 0;
   for (i64 d = 0; d <= u && d <= n + m; d++) {
     i64 lo, hi;
     if (!band(d, delta, u, &lo, &hi)) return -1;
     for (i64 k = lo; k <= hi; k += 2) {
+      if (left && (*left)-- == 0) return TOO_LONG;
       i64 x = step_x(v, off, d, k), y = x - k;
       while (x < n && y < m && a[x] == b[y]) x++, y++;
       v[off + k] = (int32_t)x;
@@ -98,55 +104,79 @@ static i64 grow(i64 u, i64 delta, i64 total) {
   return u > total ? total : u;
 }
 
-/* The number of edits of a shortest script. */
-static i64 shortest(const int32_t *a, i64 n, const int32_t *b, i64 m, int32_t *v) {
+/* The number of edits of a shortest script; TOO_LONG past `left` steps. */
+static i64 shortest(const int32_t *a, i64 n, const int32_t *b, i64 m, int32_t *v, uint64_t left) {
   for (i64 u = absolute(n - m);; u = grow(u, n - m, n + m)) {
-    i64 d = probe(a, n, b, m, u, v);
-    if (d >= 0 || u >= n + m) return d;
+    i64 d = probe(a, n, b, m, u, v, &left);
+    if (d >= 0 || d == TOO_LONG || u >= n + m) return d;
   }
 }
 
-/* The greedy search with its trace (the band of each step), then the
- * backtrack of myers_diff.ts greedyDiff. */
-static bool greedy(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 D, int32_t *v, struct sw_edits *out) {
+/* The greedy search's frontier at each step: the cells of its band, from
+ * diagonal lo[d], at x[start[d]] on (myers_diff.ts greedyTrace). */
+struct trace {
+  i64 *lo, *start;
+  int32_t *x;
+  i64 steps;
+};
+
+static void trace_free(struct trace *t) {
+  free(t->lo);
+  free(t->start);
+  free(t->x);
+}
+
+/* The greedy search of `d_max` steps kept to the band of u, each step's
+ * frontier kept; false when memory is short. */
+static bool trace_of(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 d_max, i64 u, int32_t *v,
+                     struct trace *t) {
   i64 delta = n - m, off = n + m + 1;
-  i64 *lo = malloc((size_t)(D + 1) * sizeof *lo), *start = malloc((size_t)(D + 1) * sizeof *start);
+  *t = (struct trace){.lo = malloc((size_t)(d_max + 1) * sizeof *t->lo),
+                      .start = malloc((size_t)(d_max + 1) * sizeof *t->start),
+                      .steps = d_max + 1};
   size_t cells = 0;
-  for (i64 d = 0; d <= D; d++) {
+  for (i64 d = 0; d <= d_max; d++) {
     i64 l, h;
-    band(d, delta, D, &l, &h);
+    band(d, delta, u, &l, &h);
     cells += (size_t)((h - l) / 2 + 1);
   }
-  int32_t *trace = malloc(cells * sizeof *trace);
-  bool ok = lo && start && trace;
+  t->x = malloc(cells * sizeof *t->x);
+  if (!t->lo || !t->start || !t->x) return false;
   size_t at = 0;
   v[off + 1] = 0;
-  for (i64 d = 0; ok && d <= D; d++) {
+  for (i64 d = 0; d <= d_max; d++) {
     i64 l, h;
-    band(d, delta, D, &l, &h);
-    lo[d] = l;
-    start[d] = (i64)at;
+    band(d, delta, u, &l, &h);
+    t->lo[d] = l;
+    t->start[d] = (i64)at;
     for (i64 k = l; k <= h; k += 2) {
       i64 x = step_x(v, off, d, k), y = x - k;
       while (x < n && y < m && a[x] == b[y]) x++, y++;
       v[off + k] = (int32_t)x;
-      trace[at++] = (int32_t)x;
+      t->x[at++] = (int32_t)x;
     }
   }
+  return true;
+}
+
+/* x reached on diagonal k at step d. */
+static i64 frontier(const struct trace *t, i64 d, i64 k) { return t->x[t->start[d] + (k - t->lo[d]) / 2]; }
+
+/* myers_diff.ts backtrack: the path of the trace's last step that ends at
+ * (x, y), from the start, appended to `out`. */
+static bool backtrack(const struct trace *t, i64 x, i64 y, struct sw_edits *out) {
   size_t first = out->n;
-  i64 x = n, y = m;
-#define FRONTIER(d, k) trace[start[d] + ((k) - lo[d]) / 2]
-  for (i64 d = D; ok && d > 0; d--) {
+  bool ok = true;
+  for (i64 d = t->steps - 1; ok && d > 0; d--) {
     i64 k = x - y;
-    bool down = k == -d || (k != d && FRONTIER(d - 1, k - 1) < FRONTIER(d - 1, k + 1));
+    bool down = k == -d || (k != d && frontier(t, d - 1, k - 1) < frontier(t, d - 1, k + 1));
     i64 prev_k = down ? k + 1 : k - 1;
-    i64 prev_x = FRONTIER(d - 1, prev_k);
+    i64 prev_x = frontier(t, d - 1, prev_k);
     i64 start_x = down ? prev_x : prev_x + 1;
     while (ok && x > start_x) x--, y--, ok = push(out, SW_EDIT_EQUAL, x, y);
     if (down) y--, ok = ok && push(out, SW_EDIT_INSERT, 0, y);
     else x--, ok = ok && push(out, SW_EDIT_DELETE, x, 0);
   }
-#undef FRONTIER
   while (ok && x > 0) x--, y--, ok = push(out, SW_EDIT_EQUAL, x, y);
   for (size_t i = first, j = out->n; ok && i + 1 < j; i++, j--) {
     uint8_t kind = out->kind[i];
@@ -154,9 +184,36 @@ static bool greedy(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 D, int3
     out->kind[i] = out->kind[j - 1], out->a[i] = out->a[j - 1], out->b[i] = out->b[j - 1];
     out->kind[j - 1] = kind, out->a[j - 1] = ea, out->b[j - 1] = eb;
   }
-  free(lo);
-  free(start);
-  free(trace);
+  return ok;
+}
+
+/* myers_diff.ts greedyDiff: the greedy search of D steps with its trace
+ * (the band of each step), then the backtrack. */
+static bool greedy(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 D, int32_t *v, struct sw_edits *out) {
+  struct trace t;
+  bool ok = trace_of(a, n, b, m, D, D, v, &t) && backtrack(&t, n, m, out);
+  trace_free(&t);
+  return ok;
+}
+
+/* myers_diff.ts furthestPath: the path of `edits` edits that reaches
+ * furthest inside the graph, the cell nearest diagonal `goal` on a tie. */
+static bool furthest(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 edits, int32_t *v, i64 goal,
+                     struct sw_edits *out) {
+  struct trace t;
+  /* A band past every diagonal a step reaches: all of them. */
+  bool ok = trace_of(a, n, b, m, edits, n + m + 2 * edits + 2, v, &t);
+  i64 best_x = 0, best_y = 0;
+  bool found = false;
+  for (i64 k = ok ? t.lo[edits] : 1; ok && k <= edits; k += 2) {
+    i64 x = frontier(&t, edits, k), y = x - k;
+    if (x > n || y > m) continue;
+    bool better = !found || x + y > best_x + best_y ||
+                  (x + y == best_x + best_y && absolute(k - goal) < absolute(best_x - best_y - goal));
+    if (better) best_x = x, best_y = y, found = true;
+  }
+  ok = ok && backtrack(&t, best_x, best_y, out);
+  trace_free(&t);
   return ok;
 }
 
@@ -248,15 +305,49 @@ static void linear(struct linear *L, i64 a_lo, i64 a_hi, i64 b_lo, i64 b_hi, i64
   if (!ok) L->failed = true;
 }
 
-bool sw_myers(const int32_t *a, size_t n, const int32_t *b, size_t m, uint64_t budget, struct sw_edits *out) {
+/* myers_diff.ts PIECE and PIECE_EDITS. */
+#define PIECE 512
+#define PIECE_EDITS 256
+
+/* myers_diff.ts piecewiseDiff, appended to `out`. */
+static bool piecewise(const int32_t *a, i64 n, const int32_t *b, i64 m, struct sw_edits *out) {
+  int32_t v[4 * PIECE + 3];
+  struct sw_edits script = {0};
+  bool ok = true;
+  for (i64 x = 0, y = 0; ok && (x < n || y < m);) {
+    const i64 na = n - x < PIECE ? n - x : PIECE, nb = m - y < PIECE ? m - y : PIECE;
+    const bool last = x + na == n && y + nb == m;
+    const i64 d = probe(a + x, na, b + y, nb, PIECE_EDITS, v, NULL);
+    const bool whole = d >= 0;
+    script.n = 0;
+    ok = whole ? greedy(a + x, na, b + y, nb, d, v, &script)
+               : furthest(a + x, na, b + y, nb, PIECE_EDITS, v, n - x - (m - y), &script);
+    i64 ta = 0, tb = 0;
+    for (size_t i = 0; ok && i < script.n; i++) {
+      const uint8_t kind = script.kind[i];
+      if (kind == SW_EDIT_EQUAL) ok = push(out, kind, x + ta++, y + tb++);
+      else if (kind == SW_EDIT_DELETE) ok = push(out, kind, x + ta++, 0);
+      else ok = push(out, kind, 0, y + tb++);
+      if (whole && !last && (ta >= PIECE / 2 || tb >= PIECE / 2)) break;
+    }
+    x += ta, y += tb;
+  }
+  sw_edits_free(&script);
+  return ok;
+}
+
+bool sw_myers(const int32_t *a, size_t n, const int32_t *b, size_t m, uint64_t budget, uint64_t exact_steps,
+              struct sw_edits *out) {
   if (n + m >= (size_t)1 << 30) return false;
   i64 N = (i64)n, M = (i64)m;
   size_t room = (size_t)(2 * (N + M) + 3);
   int32_t *v = malloc(room * sizeof *v);
   if (!v) return false;
-  i64 D = shortest(a, N, b, M, v);
+  i64 D = shortest(a, N, b, M, v, exact_steps);
   bool ok;
-  if (D < 0) {
+  if (D == TOO_LONG) {
+    ok = piecewise(a, N, b, M, out);
+  } else if (D < 0) {
     ok = false; /* unreachable: the search with u = N + M always ends */
   } else if (D == 0 || 2 * (uint64_t)(D + 1) * (uint64_t)(D + 2) <= budget) {
     ok = greedy(a, N, b, M, D, v, out);
@@ -275,9 +366,10 @@ bool sw_myers(const int32_t *a, size_t n, const int32_t *b, size_t m, uint64_t b
  * kind, a and b of each edit into arrays of n + m entries; the count, or
  * -1 when memory ran out. */
 SW_EXPORT int64_t stompwatch_myers_diff(const int32_t *a, uint32_t n, const int32_t *b, uint32_t m, double budget,
-                                        uint8_t *kind, uint32_t *ia, uint32_t *ib) {
+                                        double exact_steps, uint8_t *kind, uint32_t *ia, uint32_t *ib) {
   struct sw_edits e = {0};
-  bool ok = sw_myers(a, n, b, m, budget < 0 ? 0 : (uint64_t)budget, &e);
+  const uint64_t steps = exact_steps < 0 ? 0 : exact_steps >= 0x1p63 ? UINT64_MAX : (uint64_t)exact_steps;
+  bool ok = sw_myers(a, n, b, m, budget < 0 ? 0 : (uint64_t)budget, steps, &e);
   int64_t count = ok ? (int64_t)e.n : -1;
   if (ok && e.n) {
     memcpy(kind, e.kind, e.n);

@@ -23,10 +23,16 @@ struct sw_edits {
 /*
  * Appends the shortest edit script turning a[0, n) into b[0, m) to `out`:
  * the greedy search's script while its trace would stay within `budget`
- * bytes, else the linear-space one, as myers_diff.ts chooses. False when
- * memory ran out (or the input is over 2^30 elements).
+ * bytes, else the linear-space one, as myers_diff.ts chooses; past
+ * `exact_steps` steps of the search for its length, the script found piece
+ * by piece (myers_diff.ts piecewiseDiff). False when memory ran out (or
+ * the input is over 2^30 elements).
  */
-bool sw_myers(const int32_t *a, size_t n, const int32_t *b, size_t m, uint64_t budget, struct sw_edits *out);
+bool sw_myers(const int32_t *a, size_t n, const int32_t *b, size_t m, uint64_t budget, uint64_t exact_steps,
+              struct sw_edits *out);
+
+/* myers_diff.ts DEFAULT_EXACT_STEPS. */
+#define SW_MYERS_EXACT_STEPS ((uint64_t)1 << 24)
 
 void sw_edits_free(struct sw_edits *e);
 

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { type Edit, myersDiff } from "../../../analysis/compare/mod.ts";
-import { DEFAULT_TRACE_BUDGET } from "../../../analysis/compare/myers_diff.ts";
+import {
+  DEFAULT_EXACT_STEPS,
+  DEFAULT_TRACE_BUDGET,
+} from "../../../analysis/compare/myers_diff.ts";
 import { myersDiffNative } from "../../../ffi/bindings.ts";
 import { myersDiff as myersBeforeBand } from "./_myers_before_band.ts";
 
@@ -263,25 +266,144 @@ Deno.test("myersDiff gives the script of the diff before its band where one side
   }
 });
 
-Deno.test("the native diff gives myersDiff's script on 5000 random pairs and every budget", () => {
+/** The native diff's script, as myersDiff gives one. */
+function nativeDiff(
+  a: Int32Array,
+  b: Int32Array,
+  { traceBudgetBytes, exactSteps }: {
+    traceBudgetBytes?: number;
+    exactSteps?: number;
+  },
+): Edit[] {
+  const native = myersDiffNative(
+    a,
+    b,
+    traceBudgetBytes ?? DEFAULT_TRACE_BUDGET,
+    exactSteps ?? DEFAULT_EXACT_STEPS,
+  );
+  return Array.from(
+    native.kind,
+    (k, i): Edit =>
+      k === 0
+        ? { kind: "equal", a: native.a[i], b: native.b[i] }
+        : k === 1
+        ? { kind: "delete", a: native.a[i] }
+        : { kind: "insert", b: native.b[i] },
+  );
+}
+
+/**
+ * Whether `edits` turns `a` into `b`: every element of each side once, in
+ * order, an equal edit pairing two that are equal.
+ */
+function turnsInto(a: ArrayLike<number>, b: ArrayLike<number>, edits: Edit[]) {
+  let i = 0, j = 0;
+  for (const e of edits) {
+    if (e.kind !== "insert" && e.a !== i++) return false;
+    if (e.kind !== "delete" && e.b !== j++) return false;
+    if (e.kind === "equal" && a[e.a] !== b[e.b]) return false;
+  }
+  return i === a.length && j === b.length;
+}
+
+const EXACT_STEPS = [0, 40, 1000, undefined];
+
+Deno.test("the native diff gives myersDiff's script on 5000 random pairs and every budget, exact or piece by piece", () => {
   const next = random(78);
   for (let round = 0; round < 5000; round++) {
     const [a, b] = randomPair(next);
-    const budget = BUDGETS[round % BUDGETS.length];
-    const native = myersDiffNative(a, b, budget ?? DEFAULT_TRACE_BUDGET);
-    const edits = Array.from(
-      native.kind,
-      (k, i): Edit =>
-        k === 0
-          ? { kind: "equal", a: native.a[i], b: native.b[i] }
-          : k === 1
-          ? { kind: "delete", a: native.a[i] }
-          : { kind: "insert", b: native.b[i] },
-    );
+    const options = {
+      traceBudgetBytes: BUDGETS[round % BUDGETS.length],
+      exactSteps: EXACT_STEPS[round % EXACT_STEPS.length],
+    };
+    const edits = myersDiff(a, b, options);
     assert.deepEqual(
+      nativeDiff(a, b, options),
       edits,
-      myersDiff(a, b, { traceBudgetBytes: budget }),
-      `${a} / ${b} / ${budget}`,
+      `${a} / ${b} / ${JSON.stringify(options)}`,
+    );
+    assert.ok(turnsInto(a, b, edits));
+  }
+});
+
+/**
+ * Two steps of `length` ops: the second with every `every`th op renamed,
+ * and a run of `inserted` new ops in its middle.
+ */
+function renamedEvery(
+  length: number,
+  every: number,
+  inserted = 0,
+): [Int32Array, Int32Array] {
+  const next = random(length + every);
+  const a = Int32Array.from({ length }, () => Math.floor(next() * 50));
+  const renamed = Array.from(a, (op, i) => i % every === every - 1 ? 50 : op);
+  const middle = renamed.length >> 1;
+  const added = Array.from({ length: inserted }, (_, i) => 60 + i % 7);
+  return [
+    a,
+    Int32Array.from([
+      ...renamed.slice(0, middle),
+      ...added,
+      ...renamed.slice(middle),
+    ]),
+  ];
+}
+
+Deno.test("past its steps the diff is found piece by piece, in C as in TypeScript: a script that turns one step into the other, the shortest one where the steps differ here and there, and near it across a run of added ops", () => {
+  const edited = (edits: Edit[]) => edits.filter((e) => e.kind !== "equal");
+  const cases = [[20_000, 20, 0], [6_000, 5, 0], [20_000, 50, 200], [
+    20_000,
+    50,
+    2_000,
+  ]];
+  for (const [length, every, inserted] of cases) {
+    const [a, b] = renamedEvery(length, every, inserted);
+    const exact = myersDiff(a, b), pieces = myersDiff(a, b, { exactSteps: 0 });
+    // As text: node:assert's deepEqual of a long failing script takes minutes.
+    const text = JSON.stringify(pieces);
+    assert.equal(JSON.stringify(nativeDiff(a, b, { exactSteps: 0 })), text);
+    if (!inserted) assert.equal(text, JSON.stringify(exact));
+    assert.ok(turnsInto(a, b, pieces));
+    // 200 added: 1,086 edits against 1,000; 2,000 added: 2,840 and 2,800.
+    assert.ok(edited(pieces).length <= 1.1 * edited(exact).length);
+  }
+  // Random pairs of up to 3,000 ops, pieces of 512 each side: scattered
+  // changes, runs of new ops, and unrelated stretches.
+  const next = random(79);
+  for (let round = 0; round < 60; round++) {
+    const alphabet = 2 + Math.floor(next() * 40);
+    const pick = () => Math.floor(next() * alphabet);
+    const a = Array.from({ length: Math.floor(next() * 3000) }, pick);
+    const b: number[] = [];
+    for (let i = 0; i < a.length; i++) {
+      const r = next();
+      if (r < 0.002) b.push(...Array.from({ length: 300 }, pick));
+      if (r < 0.05) b.push(pick());
+      else if (r > 0.97) continue;
+      else b.push(a[i]);
+    }
+    const ia = Int32Array.from(a), ib = Int32Array.from(b);
+    const edits = myersDiff(ia, ib, { exactSteps: 0 });
+    assert.ok(turnsInto(ia, ib, edits), `round ${round}`);
+    assert.equal(
+      JSON.stringify(nativeDiff(ia, ib, { exactSteps: 0 })),
+      JSON.stringify(edits),
     );
   }
+});
+
+Deno.test("two unrelated steps of 200,000 ops each are diffed, piece by piece past the default steps", () => {
+  const next = random(80);
+  const a = Int32Array.from(
+    { length: 200_000 },
+    () => Math.floor(next() * 1e6),
+  );
+  const b = Int32Array.from(
+    { length: 200_000 },
+    () => Math.floor(next() * 1e6),
+  );
+  const edits = nativeDiff(a, b, {});
+  assert.ok(turnsInto(a, b, edits));
+  assert.equal(JSON.stringify(edits), JSON.stringify(myersDiff(a, b)));
 });
