@@ -14,9 +14,9 @@
  * A FREE ID need be kept only while a MALLOC still to come may have a
  * smaller one. A device's MALLOCs come at most its horizon of IDs below
  * its largest MALLOC ID read so far: as far as the first pass saw them
- * come (msMemScope's own logs: a few hundred), DISORDER at most (a MALLOC
- * further back ends the replay, and the caller keeps the rows instead),
- * so a FREE that far below is forgotten. Memory is the pending blocks
+ * come (msMemScope's own logs: a few hundred), DISORDER where it gave no
+ * figure (a MALLOC further back ends the replay, and the caller keeps the
+ * rows instead), so a FREE that far below is forgotten. Memory is the pending blocks
  * (and a slot for each of their Ptrs: leak_ptrs.h), the FREEs of the
  * last horizon of IDs and the IDs a MALLOC still to come may take,
  * however many rows the window holds. At `room` blocks, or five sixths of
@@ -42,6 +42,7 @@
 #include "leak_stream.h"
 #include "pages.h"
 
+/* The horizon where the first pass gave none (a TypeScript first pass). */
 #define DISORDER 65536.0
 #define MAX_DEVICES SW_LEAK_MAX_DEVICES
 #define NONE (-1)
@@ -140,8 +141,8 @@ struct sw_leak_stream {
   struct table frees, ids;
   double max_id[MAX_DEVICES];
   /* How far back from max_id a MALLOC of each device may still come: at
-   * most DISORDER, less where the first pass saw its MALLOCs come closer
-   * (sw_leak_stream_horizon). */
+   * as far as the first pass saw its MALLOCs come (sw_leak_stream_horizon),
+   * else DISORDER. */
   double horizon[MAX_DEVICES];
   /* Blocks of part `part` of `parts` alone, `parts` at most `max_parts`
    * once split (sw_leak_stream_part). */
@@ -323,7 +324,7 @@ struct sw_leak_stream *sw_leak_stream_new(uint64_t room) {
 /* A horizon of `disorder` + 1 IDs: a MALLOC exactly `disorder` back is
  * still in order. Another `disorder` (NaN, negative) leaves DISORDER. */
 void sw_leak_stream_horizon(struct sw_leak_stream *s, uint32_t dev, double disorder) {
-  if (dev < MAX_DEVICES && disorder >= 0 && disorder + 1 < DISORDER) s->horizon[dev] = disorder + 1;
+  if (dev < MAX_DEVICES && disorder >= 0) s->horizon[dev] = disorder + 1;
 }
 
 void sw_leak_stream_part(struct sw_leak_stream *s, uint32_t part, uint32_t parts, uint32_t max_parts) {

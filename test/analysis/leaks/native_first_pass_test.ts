@@ -818,6 +818,23 @@ Deno.test("a replay remembers FREEs only as far back as the first pass saw MALLO
   }
 });
 
+Deno.test("a replay as the rows are read takes a MALLOC more than 65,536 IDs behind the largest before it, where the first pass saw MALLOCs come that far", async () => {
+  // 200 blocks 1,000 IDs apart, every 10th held, then one held 70,000 IDs
+  // back: about 70 FREEs remembered at a time, and the replay, which gave
+  // up on a MALLOC over 65,536 back, reads it in one part.
+  const rows = [mark(1)];
+  let id = 2;
+  for (let n = 0; n < 200; n++, id += 1000) {
+    const at = hexPtr(0x1000 * (n + 1));
+    rows.push(mem("MALLOC", id, at, '"{size:64}"'));
+    if (n % 10) rows.push(mem("FREE", id + 1, at, '"{size:64}"'));
+  }
+  rows.push(mem("MALLOC", id - 70_000 + 500, hexPtr(0x900000), '"{size:64}"'));
+  const { parts, leakCount } = await oneWindowAtBudget(rows, id, 400);
+  assert.equal(parts, 1);
+  assert.equal(leakCount, 21);
+});
+
 Deno.test("the native first pass measures how far MALLOCs come behind the largest MALLOC ID before them, in each half of a large log and across the two", async () => {
   const checked = checkOptions({ mstxInfo: "step", startIndex: 0 });
   const disorder = async (rows: string[]) => {
