@@ -79,9 +79,9 @@ export function myersDiff<T>(
   const budget = options.traceBudgetBytes ?? DEFAULT_TRACE_BUDGET;
   const n = a.length, m = b.length;
   const v = new Int32Array(2 * (n + m) + 3);
-  const d = shortest(a, b, v, {
-    steps: options.exactSteps ?? DEFAULT_EXACT_STEPS,
-  });
+  // Whole steps, as myers.c counts them; none for NaN or less than 0.
+  const steps = options.exactSteps ?? DEFAULT_EXACT_STEPS;
+  const d = shortest(a, b, v, { steps: steps >= 0 ? Math.floor(steps) : 0 });
   if (d === TOO_LONG) return piecewiseDiff(a, b);
   // The greedy search's trace holds 2(d+1)(d+2) bytes by its last step.
   if (d === 0 || 2 * (d + 1) * (d + 2) <= budget) return greedyDiff(a, b, d, v);

@@ -144,6 +144,8 @@ struct sw_leak_stream {
    * as far as the first pass saw its MALLOCs come (sw_leak_stream_horizon),
    * else DISORDER. */
   double horizon[MAX_DEVICES];
+  /* Some device's horizon is past DISORDER (rebuild says what of it). */
+  bool wide;
   /* Blocks of part `part` of `parts` alone, `parts` at most `max_parts`
    * once split (sw_leak_stream_part). */
   uint32_t part, parts, max_parts;
@@ -224,7 +226,12 @@ static bool rebuild(struct sw_leak_stream *s, struct table *t) {
   uint64_t live = 0;
   for (uint64_t i = 0; i <= t->mask; i++) live += t->slots[i].word != EMPTY_WORD && t->kept(s, &t->slots[i]);
   if (live > s->room / 6 * 5) {
-    s->at_room = true;
+    /* Past DISORDER (one MALLOC far back: two runs' logs joined, IDs
+     * that jump), such a table may hold every FREE or ID of the window,
+     * and parts would each be a read of the whole log (3,077 reads of a
+     * test log): the replay ends, as one that met a MALLOC that far back
+     * did, and the caller keeps the rows instead. */
+    if (!s->wide) s->at_room = true;
     return false;
   }
   uint64_t n = slots_for(live);
@@ -324,7 +331,9 @@ struct sw_leak_stream *sw_leak_stream_new(uint64_t room) {
 /* A horizon of `disorder` + 1 IDs: a MALLOC exactly `disorder` back is
  * still in order. Another `disorder` (NaN, negative) leaves DISORDER. */
 void sw_leak_stream_horizon(struct sw_leak_stream *s, uint32_t dev, double disorder) {
-  if (dev < MAX_DEVICES && disorder >= 0) s->horizon[dev] = disorder + 1;
+  if (!(dev < MAX_DEVICES && disorder >= 0)) return;
+  s->horizon[dev] = disorder + 1;
+  if (disorder + 1 > DISORDER) s->wide = true;
 }
 
 void sw_leak_stream_part(struct sw_leak_stream *s, uint32_t part, uint32_t parts, uint32_t max_parts) {

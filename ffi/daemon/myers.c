@@ -368,7 +368,8 @@ bool sw_myers(const int32_t *a, size_t n, const int32_t *b, size_t m, uint64_t b
 SW_EXPORT int64_t stompwatch_myers_diff(const int32_t *a, uint32_t n, const int32_t *b, uint32_t m, double budget,
                                         double exact_steps, uint8_t *kind, uint32_t *ia, uint32_t *ib) {
   struct sw_edits e = {0};
-  const uint64_t steps = exact_steps < 0 ? 0 : exact_steps >= 0x1p63 ? UINT64_MAX : (uint64_t)exact_steps;
+  /* Whole steps, none for NaN or less than 0 (myers_diff.ts myersDiff). */
+  const uint64_t steps = !(exact_steps >= 0) ? 0 : exact_steps >= 0x1p63 ? UINT64_MAX : (uint64_t)exact_steps;
   bool ok = sw_myers(a, n, b, m, budget < 0 ? 0 : (uint64_t)budget, steps, &e);
   int64_t count = ok ? (int64_t)e.n : -1;
   if (ok && e.n) {

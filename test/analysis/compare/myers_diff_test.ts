@@ -306,7 +306,7 @@ function turnsInto(a: ArrayLike<number>, b: ArrayLike<number>, edits: Edit[]) {
   return i === a.length && j === b.length;
 }
 
-const EXACT_STEPS = [0, 40, 1000, undefined];
+const EXACT_STEPS = [0, 40, 40.5, NaN, 1000, undefined];
 
 Deno.test("the native diff gives myersDiff's script on 5000 random pairs and every budget, exact or piece by piece", () => {
   const next = random(78);

@@ -835,6 +835,24 @@ Deno.test("a replay as the rows are read takes a MALLOC more than 65,536 IDs beh
   assert.equal(leakCount, 21);
 });
 
+Deno.test("a replay whose MALLOCs come more than 65,536 IDs back ends where its FREEs pass its room, as it did at such a MALLOC, rather than read the log in parts", async () => {
+  // 4,000 blocks each freed at once, from ID 200,000, then one held about
+  // 200,000 IDs back: every FREE is remembered, 4,000 of them, where a
+  // budget of 400 rows gives room for 165 (counted at a rebuild, the first
+  // at 3,072).
+  const rows = [mark(1)];
+  let id = 200_000;
+  for (let n = 0; n < 4000; n++, id += 2) {
+    const at = hexPtr(0x1000 * (n + 1));
+    rows.push(mem("MALLOC", id, at, '"{size:64}"'));
+    rows.push(mem("FREE", id + 1, at, '"{size:64}"'));
+  }
+  rows.push(mem("MALLOC", 2, hexPtr(0x1000 * 10_000), '"{size:64}"'));
+  const { parts, leakCount } = await oneWindowAtBudget(rows, id, 400);
+  assert.equal(parts, undefined);
+  assert.equal(leakCount, 1);
+});
+
 Deno.test("the native first pass measures how far MALLOCs come behind the largest MALLOC ID before them, in each half of a large log and across the two", async () => {
   const checked = checkOptions({ mstxInfo: "step", startIndex: 0 });
   const disorder = async (rows: string[]) => {
