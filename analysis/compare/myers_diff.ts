@@ -247,7 +247,7 @@ function furthestPath<T>(
 
 /** Ops of either side a piece of piecewiseDiff aligns at a time. */
 const PIECE = 512;
-/** Most edits a piece's script may have: past them, the ops are unrelated. */
+/** Most edits of a piece's own script: past them, furthestPath's path. */
 const PIECE_EDITS = 256;
 
 /**

@@ -71,8 +71,8 @@ struct sw_leak_scan_args {
   uint32_t overflow, devices;
   /* A pass after the first, once the windows are known: the rows kept are
    * those of the first `window_devices` devices inside their window (A..B
-   * for MALLOC, A..C for FREE), A, B and C the first WINDOW_VALUES of
-   * `windows` for each (NaN: none), then its disorder (struct span).
+   * for MALLOC, A..C for FREE): WINDOW_VALUES of `windows` for each, its
+   * A, B and C (NaN: none), then its disorder (struct span).
    * Such a pass is given the first pass's devices in (`devices`, and their
    * names), so that each keeps its index. */
   uint32_t window_devices;

@@ -774,22 +774,29 @@ async function oneWindowAtBudget(
 }
 
 /**
- * 5,000 blocks at addresses of their own, each freed at once but every
- * 50th: 100 pending at most.
+ * A mark at ID 1, then `count` blocks at addresses of their own, their
+ * MALLOCs `step` IDs apart from `from` on, each freed at once (the next
+ * ID) but every `held`th from the first (none when 0); `id`: the ID after
+ * them.
  */
-function mostFreedAtOnce(): { rows: string[]; id: number } {
+function freedAtOnce(
+  count: number,
+  { from, step, held = 0 }: { from: number; step: number; held?: number },
+): { rows: string[]; id: number } {
   const rows = [mark(1)];
-  let id = 2;
-  for (let n = 0; n < 5000; n++) {
-    const at = hexPtr(0x1000 * (n + 1));
-    rows.push(mem("MALLOC", id++, at, '"{size:64}"'));
-    if (n % 50) rows.push(mem("FREE", id++, at, '"{size:64}"'));
+  for (let n = 0; n < count; n++) {
+    const at = hexPtr(0x1000 * (n + 1)), id = from + n * step;
+    rows.push(mem("MALLOC", id, at, '"{size:64}"'));
+    if (!held || n % held) rows.push(mem("FREE", id + 1, at, '"{size:64}"'));
   }
-  return { rows, id };
+  return { rows, id: from + count * step };
 }
 
+/** 5,000 blocks, every 50th held: 100 pending at most. */
+const mostFreedAtOnce = () => freedAtOnce(5000, { from: 2, step: 2, held: 50 });
+
 Deno.test("a replay whose remembered FREEs pass its room splits its part there too, and finds the leaks the replay in memory finds", async () => {
-  // The first block's MALLOC comes last, about 9,900 IDs behind the largest
+  // The first block's MALLOC comes last, about 10,000 IDs behind the largest
   // before it: every FREE is remembered then (a MALLOC still to come may
   // have a smaller ID), 4,900 of them, where a budget of 400 rows gives
   // room for 201 blocks and 165 FREEs (slots are counted at a rebuild: the
@@ -804,7 +811,7 @@ Deno.test("a replay whose remembered FREEs pass its room splits its part there t
 Deno.test("a replay remembers FREEs only as far back as the first pass saw MALLOCs come behind the largest ID before them: MALLOCs in ID order, or at most 20 IDs back, are replayed in one part", async () => {
   // As above, but the MALLOCs come in ID order: no MALLOC still to come
   // has a smaller ID than a FREE read, and none is remembered. Then with
-  // each ten blocks' rows in reverse: a MALLOC up to about 20 IDs back.
+  // each ten blocks' rows in reverse: a MALLOC up to 18 IDs back.
   const { rows, id } = mostFreedAtOnce();
   const backwards: string[] = [rows[0]];
   const blocks = rows.slice(1).join("\n").split(/\n(?=\d+,MALLOC)/);
@@ -822,13 +829,7 @@ Deno.test("a replay as the rows are read takes a MALLOC more than 65,536 IDs beh
   // 200 blocks 1,000 IDs apart, every 10th held, then one held 70,000 IDs
   // back: about 70 FREEs remembered at a time, and the replay, which gave
   // up on a MALLOC over 65,536 back, reads it in one part.
-  const rows = [mark(1)];
-  let id = 2;
-  for (let n = 0; n < 200; n++, id += 1000) {
-    const at = hexPtr(0x1000 * (n + 1));
-    rows.push(mem("MALLOC", id, at, '"{size:64}"'));
-    if (n % 10) rows.push(mem("FREE", id + 1, at, '"{size:64}"'));
-  }
+  const { rows, id } = freedAtOnce(200, { from: 2, step: 1000, held: 10 });
   rows.push(mem("MALLOC", id - 70_000 + 500, hexPtr(0x900000), '"{size:64}"'));
   const { parts, leakCount } = await oneWindowAtBudget(rows, id, 400);
   assert.equal(parts, 1);
@@ -840,13 +841,7 @@ Deno.test("a replay whose MALLOCs come more than 65,536 IDs back ends where its 
   // 200,000 IDs back: every FREE is remembered, 4,000 of them, where a
   // budget of 400 rows gives room for 165 (counted at a rebuild, the first
   // at 3,072).
-  const rows = [mark(1)];
-  let id = 200_000;
-  for (let n = 0; n < 4000; n++, id += 2) {
-    const at = hexPtr(0x1000 * (n + 1));
-    rows.push(mem("MALLOC", id, at, '"{size:64}"'));
-    rows.push(mem("FREE", id + 1, at, '"{size:64}"'));
-  }
+  const { rows, id } = freedAtOnce(4000, { from: 200_000, step: 2 });
   rows.push(mem("MALLOC", 2, hexPtr(0x1000 * 10_000), '"{size:64}"'));
   const { parts, leakCount } = await oneWindowAtBudget(rows, id, 400);
   assert.equal(parts, undefined);
