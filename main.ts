@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { parse, USAGE, UsageError } from "./cli/_usage.ts";
+import { parse, USAGE, UsageError, usageOf } from "./cli/_usage.ts";
 import { exitWith } from "./cli/_top.ts";
 // Each command's modules are imported when it runs: an offline analysis
 // never loads the daemon, hono or the FFI tables, which took most of its
@@ -178,7 +178,11 @@ async function main(args: string[]): Promise<number> {
     case "help":
     case "--help":
     case "-h":
-      console.log(USAGE);
+      // `stompwatch COMMAND --help` arrives as `help COMMAND` (the launcher).
+      if (rest[0] && usageOf(rest[0]) === USAGE) {
+        throw new UsageError(`Unknown command: ${rest[0]}\n${USAGE}`);
+      }
+      console.log(rest[0] ? usageOf(rest[0]) : USAGE);
       return 0;
     default:
       throw new UsageError(`Unknown command: ${cmd}\n${USAGE}`);

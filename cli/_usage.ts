@@ -26,6 +26,28 @@ export const USAGE = `usage:
   stompwatch test                    fmt, lint, type check, build and run every test
   stompwatch bench                   run the benchmarks`;
 
+/**
+ * The lines of {@link USAGE} for `command` (`stompwatch COMMAND --help`),
+ * under the same heading; all of it for a command it does not name.
+ *
+ * @example
+ * ```ts
+ * import { usageOf } from "./_usage.ts";
+ * console.log(usageOf("check-leaks"));
+ * ```
+ */
+export function usageOf(command: string): string {
+  const lines = USAGE.split("\n");
+  const start = lines.findIndex((l) =>
+    l.startsWith(`  stompwatch ${command} `)
+  );
+  if (start < 0) return USAGE;
+  // A command's block runs until the next command's first line.
+  let end = start + 1;
+  while (end < lines.length && !lines[end].startsWith("  stompwatch ")) end++;
+  return [lines[0], ...lines.slice(start, end)].join("\n");
+}
+
 /** A mistake in the command line; main.ts prints its message. */
 export class UsageError extends Error {}
 

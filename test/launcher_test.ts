@@ -31,6 +31,54 @@ Deno.test("the launcher refuses a path holding a comma in one line of its own, b
   Deno.removeSync(dir, { recursive: true });
 });
 
+Deno.test("COMMAND --help prints that command's usage and runs nothing; an unknown command's is refused", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_launcher_" });
+  try {
+    // Options beside --help, even wrong ones, are not read; bench and test
+    // would each have run for minutes.
+    const cases: Array<[string[], string]> = [
+      [
+        ["check-leaks", "--input", `${dir}/none.csv`, "--help"],
+        "check-leaks --input F.csv",
+      ],
+      [
+        ["compare", "-h", "--no-such-option"],
+        "compare --input BASE.csv,COMPARE.csv",
+      ],
+      [
+        ["snapshot", "--help", "-o", `${dir}/x.pickle`],
+        "snapshot --input F.csv -o FILE",
+      ],
+      [["daemon", "--output", `${dir}/out`, "--help"], "daemon [--output DIR]"],
+      [["run", "--help", "--", "/bin/false"], "run [--watch="],
+      [["env", "-h"], "env [--output DIR]"],
+      [["bench", "--help"], "bench "],
+      [["test", "--help"], "test "],
+      [["help", "snapshot"], "snapshot --input F.csv -o FILE"],
+    ];
+    for (const [args, line] of cases) {
+      const r = await stompwatch(args);
+      assert.equal(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
+      assert.equal(r.stderr, "", args.join(" "));
+      const lines = r.stdout.trimEnd().split("\n");
+      assert.equal(lines[0], "usage:", args.join(" "));
+      assert.ok(lines[1].startsWith(`  stompwatch ${line}`), r.stdout);
+      // That command's lines alone.
+      assert.equal(
+        lines.slice(1).filter((l) => l.startsWith("  stompwatch ")).length,
+        1,
+        r.stdout,
+      );
+    }
+    assert.deepEqual([...Deno.readDirSync(dir)], [], "nothing was made");
+    const unknown = await stompwatch(["nope", "--help"]);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /^stompwatch: Unknown command: nope\nusage:/);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 /**
  * A checkout of its own in `dir`/co: the tracked files (times kept), the
  * built libraries (no bundle of an analysis) and the installed Deno.
