@@ -19,9 +19,11 @@ export interface LogShape {
   /**
    * memory: 80% HAL MALLOC/FREE rows, addresses never reused; op: ops and
    * kernel launches, few memory rows; pta: PTA MALLOC/FREE rows with HAL
-   * rows sparse.
+   * rows sparse; segment: PTA blocks carved from one HAL segment a device
+   * that holds `held` of them live (expandable segments: one segment a
+   * stream holds every block), freed after them at the end.
    */
-  mix: "memory" | "op" | "pta";
+  mix: "memory" | "op" | "pta" | "segment";
   devices: number;
   /** interleaved: the devices' ops alternate; sequential: one after another. */
   layout: "interleaved" | "sequential";
@@ -40,9 +42,9 @@ export interface LogShape {
    */
   window?: "whole";
   /**
-   * memory: how many blocks a device holds at once (64 when not given): a
-   * job holding hundreds of thousands through its window has every one
-   * pending in check-leaks' replay at once.
+   * memory and segment: how many blocks a device holds at once (64 when
+   * not given): a job holding hundreds of thousands through its window has
+   * every one pending in check-leaks' replay at once.
    */
   held?: number;
 }
@@ -98,6 +100,14 @@ export const SHAPES: readonly LogShape[] = [
     layout: "sequential",
     ids: "ordered",
     stacks: { rows: 250_000 },
+  },
+  {
+    name: "PTA blocks of one HAL segment, 50,000 live, 1 device, IDs in order",
+    mix: "segment",
+    devices: 1,
+    layout: "sequential",
+    ids: "ordered",
+    held: 50_000,
   },
 ];
 
@@ -188,6 +198,9 @@ class Device {
   held: Array<{ id: number; ptr: number; size: number; hal: boolean }> = [];
   hal = 0;
   ptaUsed = 0;
+  /** The HAL segment a `segment` log's blocks are carved from. */
+  segment?: { id: number; ptr: number; size: number; hal: boolean };
+  slots = 0;
   nextHal: number;
   pending: string[] = [];
   constructor(readonly k: number, readonly pid: number) {
@@ -289,6 +302,24 @@ export function writeShapedLog(
   const malloc = (d: Device, hal: boolean) => {
     const size = hal ? 2097152 * (1 + value(8)) : 512 * (1 + value(8192));
     let ptr: number;
+    if (shape.mix === "segment") {
+      // 4 KiB slots of the device's segment, made on its first block.
+      if (!d.segment) {
+        d.segment = { id: d.id++, ptr: d.nextHal, size: 2 ** 40, hal: true };
+        memory(d, "MALLOC", d.segment);
+      }
+      const b = {
+        id: d.id++,
+        // Slots in a scattered order, none taken twice (2^24 of them).
+        ptr: d.segment.ptr +
+          (Math.imul(++d.slots, 0x9e3779b1) >>> 8) * 4096,
+        size: 512 * (1 + value(8)),
+        hal: false,
+      };
+      memory(d, "MALLOC", b);
+      d.held.push(b);
+      return;
+    }
     if (hal) {
       // Addresses never reused, as a caching allocator's HAL blocks.
       ptr = d.nextHal;
@@ -321,6 +352,10 @@ export function writeShapedLog(
       // 4 MALLOC + about 4 FREE in 10 rows.
       for (let k = 0; k < 4; k++) malloc(d, true);
       while (d.held.length > (shape.held ?? 64)) freeOne(d);
+    } else if (shape.mix === "segment") {
+      for (let k = 0; k < 3; k++) malloc(d, false);
+      plain(d, "KERNEL_LAUNCH", "KERNEL_LAUNCH", KERNELS[pick(KERNELS.length)]);
+      while (d.held.length > (shape.held ?? 64)) freeOne(d);
     } else if (shape.mix === "pta") {
       for (let k = 0; k < 3; k++) malloc(d, false);
       if (pick(40) === 0) malloc(d, true);
@@ -348,6 +383,8 @@ export function writeShapedLog(
   }
   for (const d of devices) {
     while (d.held.length) freeOne(d);
+    // Its blocks first, as an allocator gives a segment back.
+    if (d.segment) memory(d, "FREE", d.segment);
     for (const row of d.pending) sink.add(row);
   }
   sink.close();

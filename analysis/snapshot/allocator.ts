@@ -20,6 +20,7 @@
  *
  * @module
  */
+import { AddrSet } from "./_addr_set.ts";
 import { Action } from "./emit.ts";
 import { Kind, type MemoryRows } from "./rows.ts";
 
@@ -58,8 +59,8 @@ interface Seg {
   whole: boolean;
   /** Made here for blocks no segment contained; goes with its last block. */
   own: boolean;
-  /** Addresses of its live blocks, ascending; they never overlap. */
-  addrs: number[];
+  /** Addresses of its live blocks; they never overlap. */
+  addrs: AddrSet;
 }
 
 interface Blk {
@@ -165,23 +166,24 @@ export function* replaySteps(
     return undefined;
   };
 
-  const freeBlock = (addr: number, b: Blk, stack: number, t: number) => {
+  /** Block `b` at `addr` freed, but for its place in its segment. */
+  const releaseBlock = (addr: number, b: Blk, stack: number, t: number) => {
     emit(Action.FreeRequested, addr, b.size, stack, t, 0);
     emit(Action.FreeCompleted, addr, b.size, stack, t, 0);
     blocks.delete(addr);
-    const list = b.seg.addrs;
-    list.splice(lowerBound(list, addr), 1);
+  };
+  const freeBlock = (addr: number, b: Blk, stack: number, t: number) => {
+    releaseBlock(addr, b, stack, t);
+    b.seg.addrs.delete(addr);
   };
   const freeSegment = (s: Seg, stack: number, t: number) => {
     if (s.whole) {
       emit(Action.FreeRequested, s.addr, s.size, stack, t, 0);
       emit(Action.FreeCompleted, s.addr, s.size, stack, t, 0);
     }
-    // Lowest first; freeBlock takes each out of the list.
-    while (s.addrs.length) {
-      const addr = s.addrs[0];
-      freeBlock(addr, blocks.get(addr)!, stack, t);
-    }
+    // Lowest first, then the set emptied at once.
+    for (const addr of s.addrs) releaseBlock(addr, blocks.get(addr)!, stack, t);
+    s.addrs.clear();
     emit(Action.SegmentFree, s.addr, s.size, stack, t, 0);
     segs.delete(s.addr);
     if (!s.whole) leave(s);
@@ -212,7 +214,14 @@ export function* replaySteps(
       case Kind.SegmentAlloc: {
         const whole = !rows.blockLevel.has(`${rows.pid.get(i)}:${device}`);
         allocSegment(
-          { addr, size, stack, whole, own: false, addrs: whole ? NONE : [] },
+          {
+            addr,
+            size,
+            stack,
+            whole,
+            own: false,
+            addrs: whole ? NONE : new AddrSet(),
+          },
           t,
         );
         break;
@@ -238,7 +247,7 @@ export function* replaySteps(
         if (old && !old.seg.whole) {
           counts.lostFrees++;
           freeBlock(addr, old, old.stack, t);
-          if (old.seg.own && !old.seg.addrs.length) {
+          if (old.seg.own && !old.seg.addrs.size) {
             freeSegment(old.seg, old.stack, t);
           }
         }
@@ -249,11 +258,18 @@ export function* replaySteps(
             freeBlock(at, blocks.get(at)!, blocks.get(at)!.stack, t);
           }
         } else {
-          seg = { addr, size, stack, whole: false, own: true, addrs: [] };
+          seg = {
+            addr,
+            size,
+            stack,
+            whole: false,
+            own: true,
+            addrs: new AddrSet(),
+          };
           allocSegment(seg, t);
         }
         blocks.set(addr, { size, stack, seg });
-        seg.addrs.splice(lowerBound(seg.addrs, addr), 0, addr);
+        seg.addrs.insert(addr);
         emit(Action.Alloc, addr, size, stack, t, 0);
         break;
       }
@@ -261,7 +277,7 @@ export function* replaySteps(
         const b = blocks.get(addr);
         if (b && !b.seg.whole) {
           freeBlock(addr, b, stack, t);
-          if (b.seg.own && !b.seg.addrs.length) freeSegment(b.seg, stack, t);
+          if (b.seg.own && !b.seg.addrs.size) freeSegment(b.seg, stack, t);
         } else if (size > 0) {
           counts.freedBeforeLog++;
           emit(Action.FreeRequested, addr, size, stack, t, 0);
@@ -280,32 +296,22 @@ export function* replaySteps(
   return { segments: endState(segs, blocks), counts };
 }
 
-/** The block list of every segment used whole: never written to. */
-const NONE: number[] = [];
-
-/** The first index of `list` (ascending) whose value is at least `v`. */
-function lowerBound(list: number[], v: number): number {
-  let lo = 0, hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (list[mid] < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+/** The block set of every segment used whole: never written to. */
+const NONE = new AddrSet();
 
 /** Addresses in `addrs` of blocks overlapping [addr, addr + size). */
 function overlapping(
-  addrs: number[],
+  addrs: AddrSet,
   blocks: Map<number, Blk>,
   addr: number,
   size: number,
 ): number[] {
-  let i = lowerBound(addrs, addr);
-  if (i > 0 && addrs[i - 1] + blocks.get(addrs[i - 1])!.size > addr) i--;
-  const out: number[] = [];
-  for (; i < addrs.length && addrs[i] < addr + size; i++) out.push(addrs[i]);
-  return out;
+  const near = addrs.nearby(addr, addr + size);
+  // The block below addr overlaps it only where it runs past it.
+  if (
+    near.length && near[0] < addr && near[0] + blocks.get(near[0])!.size <= addr
+  ) near.shift();
+  return near;
 }
 
 /** Live segments by address, each tiled by its blocks and free space. */

@@ -107,6 +107,57 @@ uint32_t *sw_addr_get(const struct sw_addr_map *m, uint64_t key);
 void sw_addr_put(struct sw_addr_map *m, uint64_t key, uint32_t val);
 void sw_addr_del(struct sw_addr_map *m, uint64_t key);
 
+/* A segment's live block addresses, ascending (addr_set.c): sorted
+ * chunks, so that a segment holding tens of thousands of blocks takes one
+ * in or out without moving the rest. Zeroed: empty. */
+struct sw_addr_chunk {
+    uint32_t n, cap;
+    double a[];
+};
+
+/* A chunk and its last address. */
+struct sw_addr_run {
+    double last;
+    struct sw_addr_chunk *c;
+};
+
+struct sw_addr_set {
+    struct sw_addr_run *chunks;
+    uint32_t nchunks, cap;
+    uint32_t n; /* addresses in all */
+};
+
+/* A place in a set: chunk and index; {nchunks, 0} past its end. */
+struct sw_addr_at {
+    uint32_t c, i;
+};
+
+void sw_addr_set_free(struct sw_addr_set *s);
+/* Empty, keeping room for the set's next use. */
+void sw_addr_set_clear(struct sw_addr_set *s);
+/* Adds `v` (not in the set). */
+void sw_addr_set_insert(struct sw_addr_set *s, double v);
+/* Adds `v` (not in the set) at `at`, the place sw_addr_set_lower gave
+ * for it with no change to the set since. */
+void sw_addr_set_insert_at(struct sw_addr_set *s, struct sw_addr_at at, double v);
+/* Takes `v` out, when it is in. */
+void sw_addr_set_erase(struct sw_addr_set *s, double v);
+/* The place of the first address that is `v` or more. */
+struct sw_addr_at sw_addr_set_lower(const struct sw_addr_set *s, double v);
+/* Steps back one place; false at the first. */
+bool sw_addr_set_prev(const struct sw_addr_set *s, struct sw_addr_at *at);
+static inline bool sw_addr_set_valid(const struct sw_addr_set *s, struct sw_addr_at at) {
+    return at.c < s->nchunks && at.i < s->chunks[at.c].c->n;
+}
+static inline double sw_addr_set_get(const struct sw_addr_set *s, struct sw_addr_at at) {
+    return s->chunks[at.c].c->a[at.i];
+}
+static inline void sw_addr_set_next(const struct sw_addr_set *s, struct sw_addr_at *at) {
+    if (++at->i == s->chunks[at->c].c->n) {
+        at->c++;
+        at->i = 0;
+    }
+}
 /* Interns byte strings: the same bytes give the same dense id. */
 struct sw_strtab {
     struct sw_bytes text; /* every string, back to back */

@@ -18,8 +18,7 @@ struct seg {
     double addr, size;
     int32_t stack;
     bool whole, own;
-    double *addrs; /* live blocks, ascending */
-    uint32_t n, cap;
+    struct sw_addr_set blocks; /* live blocks' addresses */
 };
 
 struct blk {
@@ -46,16 +45,6 @@ struct state {
 
 static void emit(struct state *st, int action, double addr, double size, int32_t stack, double t) {
     st->sink(st->ctx, action, addr, size, stack, t, 0);
-}
-
-static uint32_t lower_bound(const double *list, uint32_t n, double v) {
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) >> 1;
-        if (list[mid] < v) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
 }
 
 static uint32_t first_from(const struct state *st, double addr) {
@@ -114,8 +103,7 @@ static uint32_t new_seg(struct state *st, double addr, double size, int32_t stac
             if (!st->segs || !st->free_segs) abort();
         }
         i = st->nsegs++;
-        st->segs[i].addrs = NULL;
-        st->segs[i].cap = 0;
+        memset(&st->segs[i].blocks, 0, sizeof st->segs[i].blocks);
     }
     struct seg *s = &st->segs[i];
     s->addr = addr;
@@ -123,7 +111,7 @@ static uint32_t new_seg(struct state *st, double addr, double size, int32_t stac
     s->stack = stack;
     s->whole = whole;
     s->own = own;
-    s->n = 0;
+    sw_addr_set_clear(&s->blocks);
     return i;
 }
 
@@ -138,10 +126,7 @@ static void release_block(struct state *st, double addr, uint32_t b, int32_t sta
 
 static void free_block(struct state *st, double addr, uint32_t b, int32_t stack, double t) {
     release_block(st, addr, b, stack, t);
-    struct seg *s = &st->segs[st->blks[b].seg];
-    uint32_t i = lower_bound(s->addrs, s->n, addr);
-    memmove(s->addrs + i, s->addrs + i + 1, (s->n - i - 1) * sizeof *s->addrs);
-    s->n--;
+    sw_addr_set_erase(&st->segs[st->blks[b].seg].blocks, addr);
 }
 
 static void free_segment(struct state *st, uint32_t si, int32_t stack, double t) {
@@ -150,11 +135,12 @@ static void free_segment(struct state *st, uint32_t si, int32_t stack, double t)
         emit(st, A_FREE_REQ, s->addr, s->size, stack, t);
         emit(st, A_FREE_DONE, s->addr, s->size, stack, t);
     }
-    /* Lowest first, then the list emptied at once: taking each out of
-     * it in turn moved the rest each time. */
-    for (uint32_t j = 0; j < s->n; j++)
-        release_block(st, s->addrs[j], *sw_addr_get(&st->blk_at, KEY(s->addrs[j])), stack, t);
-    s->n = 0;
+    /* Lowest first, then the set emptied at once. */
+    for (struct sw_addr_at at = {0, 0}; sw_addr_set_valid(&s->blocks, at); sw_addr_set_next(&s->blocks, &at)) {
+        double addr = sw_addr_set_get(&s->blocks, at);
+        release_block(st, addr, *sw_addr_get(&st->blk_at, KEY(addr)), stack, t);
+    }
+    sw_addr_set_clear(&s->blocks);
     emit(st, A_SEG_FREE, s->addr, s->size, stack, t);
     sw_addr_del(&st->seg_at, KEY(s->addr));
     if (!s->whole) leave(st, si);
@@ -177,7 +163,10 @@ static void alloc_segment(struct state *st, uint32_t si, double t) {
     if (s->whole) emit(st, A_ALLOC, s->addr, s->size, s->stack, t);
 }
 
-static void add_block(struct state *st, uint32_t si, double addr, double size, int32_t stack) {
+/* Block at `addr` into segment `si`, at `place` in its set (where
+ * sw_addr_set_lower puts `addr`). */
+static void add_block(struct state *st, uint32_t si, double addr, double size, int32_t stack,
+                      struct sw_addr_at place) {
     uint32_t b;
     if (st->nfree_blks) {
         b = st->free_blks[--st->nfree_blks];
@@ -192,16 +181,7 @@ static void add_block(struct state *st, uint32_t si, double addr, double size, i
     }
     st->blks[b] = (struct blk){size, stack, si};
     sw_addr_put(&st->blk_at, KEY(addr), b);
-    struct seg *s = &st->segs[si];
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 4;
-        s->addrs = realloc(s->addrs, s->cap * sizeof *s->addrs);
-        if (!s->addrs) abort();
-    }
-    uint32_t i = lower_bound(s->addrs, s->n, addr);
-    memmove(s->addrs + i + 1, s->addrs + i, (s->n - i) * sizeof *s->addrs);
-    s->addrs[i] = addr;
-    s->n++;
+    sw_addr_set_insert_at(&st->segs[si].blocks, place, addr);
 }
 
 static void block_alloc(struct state *st, double addr, double size, int32_t stack, double t) {
@@ -211,26 +191,32 @@ static void block_alloc(struct state *st, double addr, double size, int32_t stac
         int32_t ostack = st->blks[o].stack;
         st->lost_frees++;
         free_block(st, addr, o, ostack, t);
-        if (st->segs[os].own && st->segs[os].n == 0) free_segment(st, os, ostack, t);
+        if (st->segs[os].own && st->segs[os].blocks.n == 0) free_segment(st, os, ostack, t);
     }
     int64_t seg = containing(st, addr, size);
+    struct sw_addr_at place = {0, 0}; /* an own segment's set is empty */
     if (seg >= 0) {
-        struct seg *s = &st->segs[seg];
-        uint32_t i = lower_bound(s->addrs, s->n, addr);
-        if (i > 0 && s->addrs[i - 1] + st->blks[*sw_addr_get(&st->blk_at, KEY(s->addrs[i - 1]))].size > addr)
-            i--;
-        /* Each free takes its address out of the list: stay at i. */
-        while (i < s->n && s->addrs[i] < addr + size) {
-            double at = s->addrs[i];
-            uint32_t b = *sw_addr_get(&st->blk_at, KEY(at));
+        const struct sw_addr_set *set = &st->segs[seg].blocks;
+        struct sw_addr_at at = sw_addr_set_lower(set, addr), before = at;
+        place = at;
+        if (sw_addr_set_prev(set, &before) &&
+            sw_addr_set_get(set, before) + st->blks[*sw_addr_get(&st->blk_at, KEY(sw_addr_set_get(set, before)))].size > addr)
+            at = before;
+        /* Each free takes its address out of the set: the next is looked
+         * up again (a lost free is rare). */
+        while (sw_addr_set_valid(set, at) && sw_addr_set_get(set, at) < addr + size) {
+            double over = sw_addr_set_get(set, at);
+            uint32_t b = *sw_addr_get(&st->blk_at, KEY(over));
             st->lost_frees++;
-            free_block(st, at, b, st->blks[b].stack, t);
+            free_block(st, over, b, st->blks[b].stack, t);
+            at = sw_addr_set_lower(set, over);
+            place = sw_addr_set_lower(set, addr);
         }
     } else {
         seg = new_seg(st, addr, size, stack, false, true);
         alloc_segment(st, (uint32_t)seg, t);
     }
-    add_block(st, (uint32_t)seg, addr, size, stack);
+    add_block(st, (uint32_t)seg, addr, size, stack, place);
     emit(st, A_ALLOC, addr, size, stack, t);
 }
 
@@ -239,7 +225,7 @@ static void block_free(struct state *st, double addr, double size, int32_t stack
     if (found && !st->segs[st->blks[*found].seg].whole) {
         uint32_t si = st->blks[*found].seg;
         free_block(st, addr, *found, stack, t);
-        if (st->segs[si].own && st->segs[si].n == 0) free_segment(st, si, stack, t);
+        if (st->segs[si].own && st->segs[si].blocks.n == 0) free_segment(st, si, stack, t);
     } else if (size > 0) {
         st->freed_before_log++;
         emit(st, A_FREE_REQ, addr, size, stack, t);
@@ -286,8 +272,8 @@ static void end_state(struct state *st, struct sw_replayed *out) {
             push_block(out, &cap, s->addr, s->size, s->stack, true);
         } else {
             double at = s->addr, end = s->addr + s->size;
-            for (uint32_t j = 0; j < s->n; j++) {
-                double addr = s->addrs[j];
+            for (struct sw_addr_at pos = {0, 0}; sw_addr_set_valid(&s->blocks, pos); sw_addr_set_next(&s->blocks, &pos)) {
+                double addr = sw_addr_set_get(&s->blocks, pos);
                 const struct blk *b = &st->blks[*sw_addr_get(&st->blk_at, KEY(addr))];
                 /* Overlapping blocks (a log that lost a free) cannot both
                  * be drawn: the later one is cut to what is left. */
@@ -347,7 +333,7 @@ void sw_replay_device(const struct sw_rows *rows, const uint32_t *order, size_t 
     end_state(&st, out);
     out->freed_before_log = st.freed_before_log;
     out->lost_frees = st.lost_frees;
-    for (uint32_t i = 0; i < st.nsegs; i++) free(st.segs[i].addrs);
+    for (uint32_t i = 0; i < st.nsegs; i++) sw_addr_set_free(&st.segs[i].blocks);
     free(st.segs);
     free(st.free_segs);
     free(st.blks);

@@ -505,3 +505,60 @@ Deno.test("native snapshot orders a log that rises in time but for a few late ro
   await same([nearlyRisingLog(13, 150, 30)], "pickle");
   await same([nearlyRisingLog(13, 150, 30)], "json");
 });
+
+Deno.test("native snapshot replays segments holding thousands of live blocks as the TypeScript converter does: blocks over blocks, frees of blocks it never saw, a segment freed and made again with its blocks live", async () => {
+  const T = 1764753083997498000;
+  const base = 0x124000000000;
+  const rows: string[] = [];
+  let id = 0;
+  const row = (
+    event: string,
+    type: string,
+    device: string,
+    ptr: number,
+    size: number,
+  ) => {
+    id++;
+    rows.push(
+      `${id},${event},${type},N/A,${T + 1000 * id},7,7,${device},0x${
+        ptr.toString(16).padStart(16, "0")
+      },"{size:${size}}",,`,
+    );
+  };
+  let x = 5;
+  const pick = (n: number) => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return x % n;
+  };
+  const live: number[] = [];
+  for (let round = 0; round < 2; round++) {
+    row("MALLOC", "HAL", "0", base, 2 ** 34);
+    for (let k = 0; k < 12_000; k++) {
+      if (live.length > 3_000 && pick(2)) {
+        const i = pick(live.length);
+        row("FREE", "PTA", pick(3) ? "0" : "N/A", live[i], 4096);
+        live[i] = live[live.length - 1];
+        live.pop();
+      } else if (pick(50) === 0) {
+        // Over a live block and its neighbours: frees the log lost.
+        const at = live.length ? live[pick(live.length)] - 4096 : base;
+        row("MALLOC", "PTA", "0", at, 3 * 8192);
+      } else if (pick(80) === 0) {
+        row("FREE", "PTA", "0", base + pick(1 << 20) * 4096 + 2048, 512);
+      } else {
+        const at = base + pick(1 << 20) * 8192;
+        row("MALLOC", "PTA", "0", at, 512 * (1 + pick(16)));
+        live.push(at);
+      }
+    }
+    // Freed with its blocks live, then made again at the same address.
+    row("FREE", "HAL", "0", base, 2 ** 34);
+    live.length = 0;
+  }
+  row("MALLOC", "HAL", "0", base, 2 ** 34);
+  row("MALLOC", "HAL", "0", base, 2 ** 34);
+  const log = write(`${HEADER}\n${rows.join("\n")}\n`);
+  for (const [format, options] of VARIANTS) {
+    assert.equal((await same([log], format, options)).error, undefined);
+  }
+});
