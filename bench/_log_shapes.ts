@@ -47,6 +47,11 @@ export interface LogShape {
    * every one pending in check-leaks' replay at once.
    */
   held?: number;
+  /**
+   * segment: the segment was made before the log began (no HAL row), so
+   * that each block lies in no segment the log shows.
+   */
+  before?: boolean;
 }
 
 /** The generated shapes, the issue's own first. */
@@ -108,6 +113,16 @@ export const SHAPES: readonly LogShape[] = [
     layout: "sequential",
     ids: "ordered",
     held: 50_000,
+  },
+  {
+    name:
+      "PTA blocks of a HAL segment made before the log, 50,000 live, 1 device, IDs in order",
+    mix: "segment",
+    devices: 1,
+    layout: "sequential",
+    ids: "ordered",
+    held: 50_000,
+    before: true,
   },
 ];
 
@@ -306,7 +321,7 @@ export function writeShapedLog(
       // 4 KiB slots of the device's segment, made on its first block.
       if (!d.segment) {
         d.segment = { id: d.id++, ptr: d.nextHal, size: 2 ** 40, hal: true };
-        memory(d, "MALLOC", d.segment);
+        if (!shape.before) memory(d, "MALLOC", d.segment);
       }
       const b = {
         id: d.id++,
@@ -384,7 +399,7 @@ export function writeShapedLog(
   for (const d of devices) {
     while (d.held.length) freeOne(d);
     // Its blocks first, as an allocator gives a segment back.
-    if (d.segment) memory(d, "FREE", d.segment);
+    if (d.segment && !shape.before) memory(d, "FREE", d.segment);
     for (const row of d.pending) sink.add(row);
   }
   sink.close();

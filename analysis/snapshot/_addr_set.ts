@@ -63,6 +63,21 @@ export class AddrSet {
     if (!c.length) this.#chunks.splice(k, 1);
   }
 
+  /** The last address that is `v` or less, if any. */
+  atOrBelow(v: number): number | undefined {
+    if (!this.#size) return undefined;
+    let k = this.#chunkFor(v);
+    let c = this.#chunks[k];
+    let i = lowerBound(c, v);
+    if (i < c.length && c[i] === v) return v;
+    if (i === 0) {
+      if (k === 0) return undefined;
+      c = this.#chunks[--k];
+      i = c.length;
+    }
+    return c[i - 1];
+  }
+
   /**
    * The last address below `from` (where there is one), then those from
    * `from` up to `to`, ascending: the blocks that may overlap [from, to).

@@ -4,9 +4,11 @@
  * viewer throws (PYTORCH.md section 4) whatever the log holds:
  *
  * - runtime allocations are segments; allocator blocks (PTA, ATB, ...) are the
- *   blocks of the live segment that contains them. A process that records no
- *   blocks on a device has each runtime allocation drawn as one block filling
- *   its segment, since the whole allocation is what it uses;
+ *   blocks of the live segment that contains them (where live segments
+ *   overlap, a log that lost frees, the one that starts last at or below the
+ *   block). A process that records no blocks on a device has each runtime
+ *   allocation drawn as one block filling its segment, since the whole
+ *   allocation is what it uses;
  * - a block no segment contains gets a segment of its own, and a freed block
  *   no live segment contains (allocated before the log began) is followed by
  *   the free of such a segment, so that no live block ever lies outside
@@ -129,41 +131,21 @@ export function* replaySteps(
   const segs = new Map<number, Seg>();
   const blocks = new Map<number, Blk>();
   // Live segments that can hold blocks (not those used whole: a process
-  // without blocks may free thousands in address order), by address and
-  // kept in order as they come and go: a log whose blocks lie in no
-  // segment makes and frees one per block.
-  const sorted: Seg[] = [];
-  /** The first index of `sorted` whose segment starts at `addr` or later. */
-  const firstFrom = (addr: number) => {
-    let lo = 0, hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (sorted[mid].addr < addr) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-  const enter = (s: Seg) => {
-    const i = firstFrom(s.addr);
-    if (i === sorted.length) sorted.push(s);
-    else sorted.splice(i, 0, s);
-  };
-  const leave = (s: Seg) => {
-    const i = firstFrom(s.addr);
-    if (sorted[i] !== s) return;
-    if (i === sorted.length - 1) sorted.pop();
-    else sorted.splice(i, 1);
-  };
+  // without blocks may free thousands in address order), by address: a log
+  // whose blocks lie in no segment (they were made before it began) makes
+  // and frees one per block, tens of thousands live at once.
+  const live = new AddrSet();
+  /**
+   * The live segment holding [addr, addr + size): the one that starts last
+   * at or below addr, if it holds all of it. A log that lost frees may
+   * leave live segments overlapping: the last to start is taken.
+   */
   const containing = (addr: number, size: number): Seg | undefined => {
-    let lo = 0, hi = sorted.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const s = sorted[mid];
-      if (addr < s.addr) hi = mid - 1;
-      else if (addr >= s.addr + s.size) lo = mid + 1;
-      else return addr + size <= s.addr + s.size && !s.whole ? s : undefined;
-    }
-    return undefined;
+    const start = live.atOrBelow(addr);
+    if (start === undefined) return undefined;
+    const s = segs.get(start)!;
+    const end = s.addr + s.size;
+    return addr < end && addr + size <= end ? s : undefined;
   };
 
   /** Block `b` at `addr` freed, but for its place in its segment. */
@@ -186,7 +168,7 @@ export function* replaySteps(
     s.addrs.clear();
     emit(Action.SegmentFree, s.addr, s.size, stack, t, 0);
     segs.delete(s.addr);
-    if (!s.whole) leave(s);
+    if (!s.whole) live.delete(s.addr);
   };
   const allocSegment = (s: Seg, t: number) => {
     const old = segs.get(s.addr);
@@ -195,7 +177,7 @@ export function* replaySteps(
       freeSegment(old, old.stack, t);
     }
     segs.set(s.addr, s);
-    if (!s.whole) enter(s);
+    if (!s.whole) live.insert(s.addr);
     emit(Action.SegmentAlloc, s.addr, s.size, s.stack, t, 0);
     // Its one block is the segment itself: not in `blocks`, no list.
     if (s.whole) emit(Action.Alloc, s.addr, s.size, s.stack, t, 0);

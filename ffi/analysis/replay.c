@@ -36,8 +36,7 @@ struct state {
     struct blk *blks;
     uint32_t nblks, blks_cap, *free_blks, nfree_blks;
     struct sw_addr_map seg_at, blk_at; /* address -> index */
-    uint32_t *sorted;             /* live segments that hold blocks, by address */
-    uint32_t nsorted, sorted_cap;
+    struct sw_addr_set live_segs; /* addresses of live segments that hold blocks */
     double freed_before_log, lost_frees;
 };
 
@@ -47,47 +46,18 @@ static void emit(struct state *st, int action, double addr, double size, int32_t
     st->sink(st->ctx, action, addr, size, stack, t, 0);
 }
 
-static uint32_t first_from(const struct state *st, double addr) {
-    uint32_t lo = 0, hi = st->nsorted;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) >> 1;
-        if (st->segs[st->sorted[mid]].addr < addr) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
-static void enter(struct state *st, uint32_t s) {
-    uint32_t i = first_from(st, st->segs[s].addr);
-    if (st->nsorted == st->sorted_cap) {
-        st->sorted_cap = st->sorted_cap ? st->sorted_cap * 2 : 64;
-        st->sorted = realloc(st->sorted, st->sorted_cap * sizeof *st->sorted);
-        if (!st->sorted) abort();
-    }
-    memmove(st->sorted + i + 1, st->sorted + i, (st->nsorted - i) * sizeof *st->sorted);
-    st->sorted[i] = s;
-    st->nsorted++;
-}
-
-static void leave(struct state *st, uint32_t s) {
-    uint32_t i = first_from(st, st->segs[s].addr);
-    if (i >= st->nsorted || st->sorted[i] != s) return;
-    memmove(st->sorted + i, st->sorted + i + 1, (st->nsorted - i - 1) * sizeof *st->sorted);
-    st->nsorted--;
-}
-
 /* The live segment holding [addr, addr + size), as allocator.ts finds it:
- * the one the search lands in, if it holds all of it and is not whole. */
+ * the one that starts last at or below addr, if it holds all of it (it is
+ * not whole: those are not in live_segs). A log that lost frees may leave
+ * live segments overlapping: the last to start is taken. */
 static int64_t containing(const struct state *st, double addr, double size) {
-    int64_t lo = 0, hi = (int64_t)st->nsorted - 1;
-    while (lo <= hi) {
-        int64_t mid = (lo + hi) >> 1;
-        const struct seg *s = &st->segs[st->sorted[mid]];
-        if (addr < s->addr) hi = mid - 1;
-        else if (addr >= s->addr + s->size) lo = mid + 1;
-        else return addr + size <= s->addr + s->size && !s->whole ? (int64_t)st->sorted[mid] : -1;
-    }
-    return -1;
+    const struct sw_addr_set *set = &st->live_segs;
+    struct sw_addr_at at = sw_addr_set_lower(set, addr);
+    if (!(sw_addr_set_valid(set, at) && sw_addr_set_get(set, at) == addr) && !sw_addr_set_prev(set, &at))
+        return -1;
+    uint32_t si = *sw_addr_get(&st->seg_at, KEY(sw_addr_set_get(set, at)));
+    const struct seg *s = &st->segs[si];
+    return addr < s->addr + s->size && addr + size <= s->addr + s->size ? (int64_t)si : -1;
 }
 
 static uint32_t new_seg(struct state *st, double addr, double size, int32_t stack, bool whole,
@@ -143,7 +113,7 @@ static void free_segment(struct state *st, uint32_t si, int32_t stack, double t)
     sw_addr_set_clear(&s->blocks);
     emit(st, A_SEG_FREE, s->addr, s->size, stack, t);
     sw_addr_del(&st->seg_at, KEY(s->addr));
-    if (!s->whole) leave(st, si);
+    if (!s->whole) sw_addr_set_erase(&st->live_segs, s->addr);
     st->free_segs[st->nfree_segs++] = si;
 }
 
@@ -157,7 +127,7 @@ static void alloc_segment(struct state *st, uint32_t si, double t) {
         s = &st->segs[si];
     }
     sw_addr_put(&st->seg_at, KEY(s->addr), si);
-    if (!s->whole) enter(st, si);
+    if (!s->whole) sw_addr_set_insert(&st->live_segs, s->addr);
     emit(st, A_SEG_ALLOC, s->addr, s->size, s->stack, t);
     /* Its one block is the segment itself: not in blk_at, no list. */
     if (s->whole) emit(st, A_ALLOC, s->addr, s->size, s->stack, t);
@@ -338,7 +308,7 @@ void sw_replay_device(const struct sw_rows *rows, const uint32_t *order, size_t 
     free(st.free_segs);
     free(st.blks);
     free(st.free_blks);
-    free(st.sorted);
+    sw_addr_set_free(&st.live_segs);
     sw_addr_free(&st.seg_at);
     sw_addr_free(&st.blk_at);
 }

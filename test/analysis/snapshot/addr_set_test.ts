@@ -43,10 +43,14 @@ Deno.test("AddrSet holds addresses in ascending order as a sorted array does, th
       v < to || (k === 0 && i > 0)
     );
     assert.deepEqual(set.nearby(from, to), want, `nearby ${from} ${to}`);
+    const probe = pick(3) ? from : ref[pick(ref.length)] ?? from;
+    const below = ref[lower(probe + 1) - 1];
+    assert.equal(set.atOrBelow(probe), below, `at or below ${probe}`);
   }
   assert.ok(least < 10, `the set shrank to ${least}`);
   set.clear();
   assert.equal(set.size, 0);
   assert.deepEqual([...set], []);
   assert.deepEqual(set.nearby(0, 1 << 30), []);
+  assert.equal(set.atOrBelow(1 << 30), undefined);
 });
