@@ -907,3 +907,50 @@ Deno.test("the Ptrs of blocks already freed take none of a replay's room: fewer 
   assert.equal(parts, 1);
   assert.equal(leakCount, 161);
 });
+
+Deno.test("a replay reading on from the rows kept reads the rest in chunks on two threads, and finds the leaks, their lines and the rows counted as the replay in memory does, also where a chunk was guessed to start inside a quoted stack", async () => {
+  for (const stacks of [false, true]) {
+    const random = seeded(23);
+    // Two devices interleaved, one window over all their rows: a MALLOC in
+    // twenty never freed. With stacks, each row's quoted stack has a second
+    // line that looks like a row: most chunks are guessed to start there,
+    // and one reader reads on alone from the first.
+    const rows: string[] = [mark(1, 0), mark(2, 1)];
+    const held: Array<Array<[number, string]>> = [[], []];
+    let id = 3;
+    for (let n = 0; n < 250_000; n++) {
+      const device = n % 2;
+      const mine = held[device];
+      let row: string;
+      if (mine.length > 200 && random(2) === 0) {
+        const [, at] = mine.splice(random(mine.length), 1)[0];
+        row = mem("FREE", id, at, '"{size:0}"', device);
+      } else {
+        const at = hexPtr(0x10000 * (1 + n));
+        if (random(20)) mine.push([id, at]);
+        row = mem("MALLOC", id, at, `"{size:${1 + random(4096)}}"`, device);
+      }
+      const fake = `${id + 7},MALLOC,HAL,N/A,1000,10,11,0,${hexPtr(7)},,,`;
+      rows.push(
+        stacks
+          ? row.replace(/,,$/, `,"f.py(1): g\n${fake}\nh.py(2): k",`)
+          : row,
+      );
+      id++;
+    }
+    for (const device of [0, 1]) {
+      rows.push(mark(id++, device), mark(id++, device));
+    }
+    const path = tempLog([HEADER, ...rows, ""].join("\n"));
+    assert.ok(Deno.statSync(path).size > 12 << 20, "chunks of 2 MiB");
+    const options = { mstxInfo: "step", rowBudget: 20_000, maxLeaks: 100_000 };
+    const streamed = await checkLeaksFile(path, options);
+    const inMemory = await checkLeaksFile(path, {
+      ...options,
+      rowBudget: Infinity,
+    });
+    assert.ok(inMemory.leakCount > 5_000, `${inMemory.leakCount} leaks`);
+    assert.deepEqual({ ...streamed, passes: 0 }, { ...inMemory, passes: 0 });
+    Deno.removeSync(path);
+  }
+});
