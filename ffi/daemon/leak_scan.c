@@ -336,7 +336,6 @@ struct pass {
   struct sw_csv_scan scan; /* first: the framer hands take_row this */
   struct sw_leak_scan_args *a;
   struct sw_leak_stream *stream; /* a streaming pass's replay */
-  int reader;                    /* which of its readers this pass is */
   int side;
   struct shared_bounds *shared; /* a split pass's */
   int16_t shared_of[MAX_DEVICES]; /* the second half's devices, in the first's; -1: not yet */
@@ -532,7 +531,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
         row.line = line;
         row.odd_id = !plain_id(&idf);
       }
-      return sw_leak_stream_push(p->stream, p->reader, &row);
+      return sw_leak_stream_push(p->stream, &row);
     }
     const uint64_t n = a->rows_kept;
     if (n == p->room) {
@@ -838,68 +837,17 @@ static int32_t cut_since(int fd, uint64_t size, int32_t result) {
   return result;
 }
 
-/*
- * The reading side of a streaming pass: a thread of its own, two where
- * the rows to read span at least two STREAM_CHUNKs. One thread framing the
- * rows had set the pace of a log of 64 devices interleaved (framing and
- * take_row took 45% of all CPU, the replay 12%), and on a log holding
- * 500,000 blocks the replay waited on it as often as it on the replay. Two
- * take turns at chunks, each a queue of its own for the replay to take in
- * file order (leak_stream.h). A chunk starts where sw_log_split_point
- * guesses a row starts, the same guess for both; the reader of the chunk
- * before checks that its rows end there, and where they do not (a quoted
- * newline there) it tells the other to stop and reads on alone.
- */
-#define STREAM_CHUNK (2u << 20)
-
+/* The reading side of a streaming pass, on a thread of its own. */
 struct stream_reader {
   struct pass *p;
-  struct sw_leak_scan_args args; /* the second reader's own counts and devices */
-  struct pass own;
-  uint64_t from, end; /* the rows to read: from a row start, up to `end` */
-  int readers;
   int32_t result;
 };
 
-/* Where chunk k of the rows from `from` starts: 0 for none. */
-static uint64_t chunk_start(int fd, uint64_t from, uint64_t k, uint64_t end) {
-  if (k == 0) return from;
-  const uint64_t mid = from + k * (uint64_t)STREAM_CHUNK;
-  return mid < end ? sw_log_split_point(fd, mid, end) : 0;
-}
-
-/* Reader r->p's chunks, SW_LEAK_DONE once every row it was to give is given. */
-static int32_t read_chunks(struct stream_reader *r) {
-  struct pass *p = r->p;
-  struct sw_leak_scan_args *a = p->a;
-  const int me = p->reader, other = 1 - me;
-  if (r->readers == 1) return scan_range(p, r->from, a->first_line);
-  for (uint64_t k = (uint64_t)me;; k += 2) {
-    const uint64_t start = chunk_start(a->fd, r->from, k, r->end);
-    if (!start) return SW_LEAK_DONE;
-    const uint64_t next = chunk_start(a->fd, r->from, k + 1, r->end);
-    p->scan.limit = next ? next : rows_end(a);
-    p->scan.stopped = false;
-    const int32_t result = scan_range(p, start, k ? 0 : a->first_line);
-    if (result != SW_LEAK_DONE || !next) return result;
-    if (p->scan.stopped && p->scan.next == next) {
-      if (!sw_leak_stream_chunk_end(p->stream, me, p->scan.next_line, true)) return SW_LEAK_FALLBACK;
-      continue;
-    }
-    /* The rows do not end where the next chunk was guessed to start. */
-    sw_leak_stream_stop(p->stream, other);
-    if (!p->scan.stopped) return SW_LEAK_DONE;
-    if (!sw_leak_stream_chunk_end(p->stream, me, p->scan.next_line, false)) return SW_LEAK_FALLBACK;
-    p->scan.limit = rows_end(a);
-    p->scan.stopped = false;
-    return scan_range(p, p->scan.next, 0);
-  }
-}
-
 static void *stream_reader_main(void *arg) {
   struct stream_reader *r = arg;
-  r->result = read_chunks(r);
-  sw_leak_stream_close(r->p->stream, r->p->reader, r->result == SW_LEAK_DONE);
+  struct pass *p = r->p;
+  r->result = scan_range(p, p->a->offset, p->a->first_line);
+  sw_leak_stream_close(p->stream, r->result == SW_LEAK_DONE);
   return NULL;
 }
 
@@ -1086,62 +1034,20 @@ static int32_t stream_pass(struct pass *p) {
     return SW_LEAK_FALLBACK;
   }
   const uint64_t file_size = file_size_now(a->fd);
-  const uint64_t end = rows_end(a) < file_size ? rows_end(a) : file_size;
-  struct stream_reader *readers = calloc(SW_LEAK_STREAM_READERS, sizeof *readers);
-  pthread_t threads[SW_LEAK_STREAM_READERS];
-  int started = 0;
-  if (readers) {
-    /* The second reader counts its rows and devices apart (a device first
-     * seen now has no window either way). */
-    struct stream_reader *second = &readers[1];
-    second->args = *a;
-    second->args.data_rows = second->args.bytes = 0;
-    pass_init(&second->own, &second->args);
-    second->own.stream = p->stream;
-    second->own.reader = 1;
-    second->p = &second->own;
-    readers[0].p = p;
-    const bool two = end > a->offset && end - a->offset >= 2 * (uint64_t)STREAM_CHUNK;
-    for (int k = 0; k < SW_LEAK_STREAM_READERS; k++) {
-      readers[k].from = a->offset;
-      readers[k].end = end;
-      readers[k].readers = two ? SW_LEAK_STREAM_READERS : 1;
-    }
-    /* The second first: where it cannot start, the first reads alone. */
-    if (two && pthread_create(&threads[1], NULL, stream_reader_main, second) != 0) {
-      for (int k = 0; k < SW_LEAK_STREAM_READERS; k++) readers[k].readers = 1;
-    } else if (two) {
-      started = 1;
-    }
-    if (pthread_create(&threads[0], NULL, stream_reader_main, &readers[0]) != 0) {
-      if (started) {
-        sw_leak_stream_stop(p->stream, 1);
-        pthread_join(threads[1], NULL);
-      }
-      readers = (free(readers), NULL);
-    }
-  }
-  if (!readers) {
+  struct stream_reader reader = {.p = p};
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, stream_reader_main, &reader) != 0) {
     sw_leak_stream_free(p->stream);
     p->stream = NULL;
     return SW_LEAK_FALLBACK;
   }
   bool replayed = sw_leak_stream_run(p->stream);
-  /* A reader whose rows the replay no longer takes may wait on a full
-   * queue: told to stop, it ends. */
-  for (int k = 0; k < SW_LEAK_STREAM_READERS; k++) sw_leak_stream_stop(p->stream, k);
-  pthread_join(threads[0], NULL);
-  if (started) pthread_join(threads[1], NULL);
-  a->data_rows += readers[1].args.data_rows;
-  if (readers[1].args.bytes > a->bytes) a->bytes = readers[1].args.bytes;
+  pthread_join(thread, NULL);
   a->stream_full = sw_leak_stream_full(p->stream);
   a->stream_parts = sw_leak_stream_parts(p->stream);
-  /* A read that failed where the replay stopped says so; else a replay
-   * that gave up hands over (the other reader, told to stop or past the
-   * rows the replay took, says nothing). */
-  int32_t result = replayed ? SW_LEAK_DONE : readers[sw_leak_stream_last_reader(p->stream)].result;
+  /* A read that failed says so; else a replay that gave up hands over. */
+  int32_t result = reader.result;
   if (result == SW_LEAK_DONE && !replayed) result = SW_LEAK_FALLBACK;
-  free(readers);
   if (result == SW_LEAK_DONE) {
     uint64_t leaks = sw_leak_stream_leaks(p->stream, a->cap, a->kind, a->device, a->id, a->ptr, a->size, a->row_offset,
                                       a->line, &a->odd_ids);

@@ -106,11 +106,9 @@ struct table {
   bool (*kept)(const struct sw_leak_stream *s, const struct slot *o);
 };
 
-/* Rows between a reading thread and the replaying one: a ring the
+/* Rows between the reading thread and the replaying one: a ring the
  * reader fills and publishes every PUBLISH_EVERY rows (one cache line
- * store, not one a row), and the replayer empties. Two readers take
- * turns at chunks of the file, each with a ring of its own: the replayer
- * takes a chunk's rows from one, then the next chunk's from the other. */
+ * store, not one a row), and the replayer empties. */
 #define QUEUE_ROWS 16384u
 #define PUBLISH_EVERY 256u
 /* A row in the queue, with the hashes (mix) of its Ptr's and its ID's
@@ -120,24 +118,18 @@ struct queued {
   struct sw_leak_stream_row row;
   uint64_t ptr_hash, id_hash;
 };
-/* A queued row with this `dev` ends a chunk (sw_leak_stream_chunk_end):
- * its `line`, the lines the chunk spans; `malloc_row`, whether the next
- * chunk is the other reader's. */
-#define CHUNK_END UINT16_MAX
 struct queue {
   struct queued rows[QUEUE_ROWS];
   _Alignas(64) _Atomic uint64_t head; /* rows published */
   _Atomic int closed;                 /* 0: open, 1: every row given, 2: not */
-  _Atomic bool stopped;               /* the replay gave up, or reads on without it */
+  _Atomic bool stopped;               /* the replay gave up */
   _Alignas(64) _Atomic uint64_t tail; /* rows replayed */
   _Alignas(64) uint64_t pushed;       /* the reader's own */
   uint64_t tail_seen;
 };
 
 struct sw_leak_stream {
-  struct queue queue[SW_LEAK_STREAM_READERS];
-  /* The reader whose rows the replay took last. */
-  int reader;
+  struct queue queue;
   struct block *blocks;
   /* Blocks made (pending, or freed and waiting in free_list), their room;
    * `room`: most blocks, and six fifths of the most slots kept at a
@@ -645,8 +637,8 @@ static void wait_a_moment(unsigned *waits) {
   nanosleep(&nap, NULL);
 }
 
-bool sw_leak_stream_push(struct sw_leak_stream *s, int reader, const struct sw_leak_stream_row *row) {
-  struct queue *q = &s->queue[reader];
+bool sw_leak_stream_push(struct sw_leak_stream *s, const struct sw_leak_stream_row *row) {
+  struct queue *q = &s->queue;
   unsigned waits = 0;
   while (q->pushed - q->tail_seen == QUEUE_ROWS) {
     atomic_store_explicit(&q->head, q->pushed, memory_order_release);
@@ -663,22 +655,11 @@ bool sw_leak_stream_push(struct sw_leak_stream *s, int reader, const struct sw_l
   return true;
 }
 
-bool sw_leak_stream_chunk_end(struct sw_leak_stream *s, int reader, uint32_t lines, bool other_next) {
-  const struct sw_leak_stream_row end = {.dev = CHUNK_END, .line = lines, .malloc_row = other_next};
-  return sw_leak_stream_push(s, reader, &end);
-}
-
-void sw_leak_stream_close(struct sw_leak_stream *s, int reader, bool complete) {
-  struct queue *q = &s->queue[reader];
+void sw_leak_stream_close(struct sw_leak_stream *s, bool complete) {
+  struct queue *q = &s->queue;
   atomic_store_explicit(&q->head, q->pushed, memory_order_release);
   atomic_store_explicit(&q->closed, complete ? 1 : 2, memory_order_release);
 }
-
-void sw_leak_stream_stop(struct sw_leak_stream *s, int reader) {
-  atomic_store_explicit(&s->queue[reader].stopped, true, memory_order_relaxed);
-}
-
-int sw_leak_stream_last_reader(const struct sw_leak_stream *s) { return s->reader; }
 
 /* Rows ahead of the one replayed whose slots are fetched into the cache.
  * Where many blocks are pending the Ptr table holds tens of MB, a row's
@@ -712,22 +693,10 @@ static inline const struct slot *first_probe(const struct table *t, uint64_t has
   return &t->slots[hash & t->mask];
 }
 
-/* Every reader told the replay stopped, and the ring it was taking from
- * emptied up to `head` for its reader (which may wait on a full ring to
- * learn it). */
-static void stop_readers(struct sw_leak_stream *s, struct queue *q, uint64_t head) {
-  for (int k = 0; k < SW_LEAK_STREAM_READERS; k++) sw_leak_stream_stop(s, k);
-  atomic_store_explicit(&q->tail, head, memory_order_release);
-}
-
 bool sw_leak_stream_run(struct sw_leak_stream *s) {
-  struct queue *q = &s->queue[0];
-  uint64_t tail = 0, tails[SW_LEAK_STREAM_READERS] = {0};
-  /* Lines before the chunk being taken: a chunk after the first counts
-   * its rows' lines from 0. */
-  uint32_t lines = 0;
+  struct queue *q = &s->queue;
+  uint64_t tail = 0;
   unsigned waits = 0;
-  s->reader = 0;
   for (;;) {
     /* `closed` before `head`: the head read after it holds every row. */
     int closed = atomic_load_explicit(&q->closed, memory_order_acquire);
@@ -738,7 +707,6 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
       continue;
     }
     waits = 0;
-    bool switched = false;
     for (; tail < head; tail++) {
       if (tail + AHEAD < head) {
         const struct queued *next = &q->rows[(tail + AHEAD) & (QUEUE_ROWS - 1)];
@@ -750,32 +718,20 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
         const struct block *b = first_block(s, &q->rows[(tail + NEAR) & (QUEUE_ROWS - 1)]);
         if (b) __builtin_prefetch(b);
       }
-      struct queued *r = &q->rows[tail & (QUEUE_ROWS - 1)];
-      if (r->row.dev == CHUNK_END) {
-        lines += r->row.line;
-        if (!r->row.malloc_row) continue;
-        /* The next chunk is the other reader's: its ring from where it
-         * was left. */
-        atomic_store_explicit(&q->tail, tail + 1, memory_order_release);
-        tails[s->reader] = tail + 1;
-        s->reader = (s->reader + 1) % SW_LEAK_STREAM_READERS;
-        q = &s->queue[s->reader];
-        tail = tails[s->reader];
-        switched = true;
-        break;
-      }
-      if (r->row.malloc_row) r->row.line += lines;
+      const struct queued *r = &q->rows[tail & (QUEUE_ROWS - 1)];
       bool ok;
       do ok = r->row.malloc_row ? replay_malloc(s, r) : replay_free(s, r);
       while (!ok && room_made(s));
       if (!ok) {
-        stop_readers(s, q, head);
+        atomic_store_explicit(&q->stopped, true, memory_order_relaxed);
+        /* Room for the reader, which may wait on a full ring to learn it. */
+        atomic_store_explicit(&q->tail, head, memory_order_release);
         return false;
       }
       /* Room as it is made: a reader waiting on a full ring goes on. */
       if (tail % PUBLISH_EVERY == 0) atomic_store_explicit(&q->tail, tail, memory_order_release);
     }
-    if (!switched) atomic_store_explicit(&q->tail, tail, memory_order_release);
+    atomic_store_explicit(&q->tail, tail, memory_order_release);
   }
 }
 

@@ -12,8 +12,6 @@ struct sw_leak_stream;
 
 /* Devices a pass tells apart (leak_scan.c); a row's `dev` is below it. */
 #define SW_LEAK_MAX_DEVICES 256
-/* Threads that read a log's rows for one replay. */
-#define SW_LEAK_STREAM_READERS 2
 
 /* A replay with room for `room` pending blocks, and as many slots in each
  * of its tables; NULL when memory is short. */
@@ -73,21 +71,12 @@ bool sw_leak_stream_remembers(const struct sw_leak_stream *s, uint32_t dev, doub
 bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_stream_row *row);
 bool sw_leak_stream_freed(struct sw_leak_stream *s, uint32_t dev, double ptr, double id);
 
-/* The rows go from the threads that read them to the one that replays
- * them through a queue each, so that reading and replaying overlap. Two
- * readers (0 and 1) take turns at chunks of the file, reader 0 first;
- * one alone never ends a chunk. From reader `reader`'s thread: a row, in
- * file order (false once the replay has stopped, or the reader was told
- * to stop: read no more); the end of a chunk, which spanned `lines` lines
- * (its rows' lines count from 0 at its start, the first chunk's from the
- * file's), the next chunk being the other reader's (`other_next`) or its
- * own; and the end of its rows (`complete`: every row it was to give). */
-bool sw_leak_stream_push(struct sw_leak_stream *s, int reader, const struct sw_leak_stream_row *row);
-bool sw_leak_stream_chunk_end(struct sw_leak_stream *s, int reader, uint32_t lines, bool other_next);
-void sw_leak_stream_close(struct sw_leak_stream *s, int reader, bool complete);
-/* Tells reader `reader` to read no more (its pushes return false): the
- * other reads on alone. */
-void sw_leak_stream_stop(struct sw_leak_stream *s, int reader);
+/* The rows go from the thread that reads them to the one that replays
+ * them through a queue, so that reading and replaying overlap. From the
+ * reading thread: a row, in file order (false once the replay has stopped:
+ * read no more), and the end of the rows (`complete`: every row was given). */
+bool sw_leak_stream_push(struct sw_leak_stream *s, const struct sw_leak_stream_row *row);
+void sw_leak_stream_close(struct sw_leak_stream *s, bool complete);
 
 /* From the replaying thread: replays the rows until the reading thread
  * closes the queue. False when the replay cannot go on with certainty of
@@ -95,9 +84,6 @@ void sw_leak_stream_stop(struct sw_leak_stream *s, int reader);
  * remembers, more blocks are pending than its budget, memory is short) or
  * the rows were not complete. */
 bool sw_leak_stream_run(struct sw_leak_stream *s);
-/* The reader whose rows the replay took last: where it stopped, that
- * reader's result says why. */
-int sw_leak_stream_last_reader(const struct sw_leak_stream *s);
 
 /* The blocks still pending once every row is read, the leaks: written to
  * the arrays (room for `cap`) by device and ID, as leak_scan.c keeps MALLOC
