@@ -125,8 +125,11 @@ static bool write_snapshot(struct sw_rows *rows, const struct options *o, double
     if (devices < 1) devices = 1;
     struct sw_device_lists by;
     sw_device_lists_split(rows, order, devices, &by);
+    /* Cut from rows already in order, as convert.ts keeps them: ordered
+     * again, a list could differ where IDs that are not numbers (NaN, which
+     * compares with nothing) tie in time with others. */
+    if (!order) sw_device_lists_order(rows, &by);
     free(order);
-    sw_device_lists_order(rows, &by);
     bool ok = true;
     if (o->device >= 0 && o->device >= (double)devices) {
         char cpu_note[64] = "";

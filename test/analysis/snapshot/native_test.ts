@@ -562,3 +562,26 @@ Deno.test("native snapshot replays segments holding thousands of live blocks as 
     assert.equal((await same([log], format, options)).error, undefined);
   }
 });
+
+Deno.test("native snapshot keeps each device's rows in the order of the whole log where a device had to be resolved, as the TypeScript converter does, also where IDs that are not numbers tie in time with others", async () => {
+  const T = 1764753083997498000;
+  const logs = [
+    [
+      `9,MALLOC,PTA,N/A,${T},7,7,0,0x100000,"{size:512}",,`,
+      `2.5,FREE,ATB,N/A,${T},7,7,,0x200000,"{size:512}",,`,
+      `3,OOM_DETAIL,PTA,N/A,${T},7,7,0,N/A,"{size:999,device_free:1.5}",,`,
+    ],
+    [
+      `9,MALLOC,PTA,N/A,${T},7,7,1,0x100000,"{size:512}",,`,
+      `N/A,FREE,HAL,N/A,${T},7,7,0,0x900000,"{size:70656}",,`,
+      `3,MALLOC,PTA,N/A,${T},7,7,1,0x100000,"{size:1024}",,`,
+      `4,MALLOC,ATB,N/A,${T + 1000},7,7,host,0x500000,"{size:1}",,`,
+    ],
+  ];
+  for (const rows of logs) {
+    const log = write(`${HEADER}\n${rows.join("\n")}\n`);
+    for (const [format, options] of VARIANTS) {
+      assert.equal((await same([log], format, options)).error, undefined);
+    }
+  }
+});
