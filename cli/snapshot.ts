@@ -146,6 +146,12 @@ export async function snapshotCli(
         `${e.message}; ${
           pid !== undefined && e.message.includes(`pid ${pid}`)
             ? "leave out --pid, or give a pid of its Process Id column"
+            : / wider than 8 bytes$|cannot be converted to a BigInt/.test(
+                e.message,
+              )
+            // A value of the log (a size, a line) no pickle the viewer
+            // reads can hold (PYTORCH.md section 4); JSON holds any.
+            ? "the log holds a number memory_viz reads from no pickle: write JSON instead with --format json"
             : "pick one with --device"
         }`,
       );

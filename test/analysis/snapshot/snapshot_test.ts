@@ -252,6 +252,30 @@ Deno.test("snapshot refuses bad input in one line, and never replaces a file", a
     assert.match(r.stderr, re);
     assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
   }
+  // A size no pickle memory_viz reads can hold: JSON holds it.
+  const wide = `${dir}/wide.csv`;
+  Deno.writeTextFileSync(
+    wide,
+    `${EVENT_LOG_HEADER}\n1,MALLOC,HAL,N/A,1764753083997498000,7,7,0,0x100000,"{size:18446744073709551615}",,\n`,
+  );
+  const refused = await snapshot(["--input", wide, "-o", `${dir}/w.pickle`]);
+  assert.equal(refused.code, 2);
+  assert.equal(
+    refused.stderr,
+    "stompwatch: Cannot write 18446744073709552000: wider than 8 bytes; the log holds a number memory_viz reads from no pickle: write JSON instead with --format json\n",
+  );
+  const json = await snapshot([
+    "--input",
+    wide,
+    "-o",
+    `${dir}/w.json`,
+    "--format",
+    "json",
+  ]);
+  assert.equal(json.code, 0, json.stderr);
+  assert.match(Deno.readTextFileSync(`${dir}/w.json`), /18446744073709552000/);
+  Deno.removeSync(wide);
+  Deno.removeSync(`${dir}/w.json`);
   const nowhere = await snapshot(["--input", path, "-o", `${dir}/no/a.pickle`]);
   assert.equal(nowhere.code, 2);
   assert.equal(
