@@ -325,7 +325,8 @@
               (local.set $e (i32.sub (local.get $e) (i32.const 3)))))
           (local.set $n (call $dec (local.get $s) (local.get $e)))))
       (if (i64.lt_s (local.get $n) (i64.const 0)) (then (return (i32.const 0))))
-      (if (i32.and (i32.eq (local.get $k) (i32.const 3)) (i64.ge_s (local.get $n) (i64.const 1048576)))
+      ;; A Device Id past rows.ts MAX_DEVICES is left to the general path.
+      (if (i32.and (i32.eq (local.get $k) (i32.const 3)) (i64.ge_s (local.get $n) (i64.const 65536)))
         (then (return (i32.const 0))))
       (f64.store (i32.add (local.get $out) (i32.shl (local.get $k) (i32.const 3)))
         (f64.convert_i64_s (local.get $n)))

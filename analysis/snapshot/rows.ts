@@ -314,11 +314,19 @@ function sortRunById(
   }
 }
 
+/**
+ * Device Ids from 0 up to this are devices; one past it is read as N/A. No
+ * machine numbers its devices so high, and each device up to the highest
+ * named is a list of the snapshot: a log naming device 1,048,575 made
+ * 1,048,576 of them (1.36 GB at 1M rows).
+ */
+const MAX_DEVICES = 1 << 16;
+
 /** Device Id as a code: a number, {@link CPU_DEVICE} or {@link NO_DEVICE}. */
 function deviceCode(text: string): number {
   if (text === "cpu" || text === "host") return CPU_DEVICE;
   const n = Number(text);
-  return text !== "" && Number.isInteger(n) && n >= 0 && n < 1 << 20
+  return text !== "" && Number.isInteger(n) && n >= 0 && n < MAX_DEVICES
     ? n
     : NO_DEVICE;
 }

@@ -172,6 +172,9 @@ static bool address(const struct sw_csv_row *r, int col, double *out) {
 }
 
 /* rows.ts deviceCode on the Device Id text. */
+/* rows.ts MAX_DEVICES: a Device Id past it is read as N/A. */
+#define MAX_DEVICES (1 << 16)
+
 static int32_t device_code(const struct sw_csv_row *r, int col, struct sw_bytes *scratch) {
     const uint8_t *s, *e;
     if (!field(r, col, &s, &e)) return SW_NO_DEVICE;
@@ -180,7 +183,7 @@ static int32_t device_code(const struct sw_csv_row *r, int col, struct sw_bytes 
         int32_t n = 0;
         const uint8_t *p = s;
         while (p < e && *p >= '0' && *p <= '9') n = n * 10 + (*p++ - '0');
-        if (p == e) return n < (1 << 20) ? n : SW_NO_DEVICE;
+        if (p == e) return n < MAX_DEVICES ? n : SW_NO_DEVICE;
     }
     scratch->n = 0;
     sw_field_text(scratch, s, e);
@@ -189,7 +192,7 @@ static int32_t device_code(const struct sw_csv_row *r, int col, struct sw_bytes 
     if (is_word(s, e, "cpu") || is_word(s, e, "host")) return SW_CPU_DEVICE;
     if (s == e) return SW_NO_DEVICE;
     double n = sw_js_number(s, e);
-    if (n == trunc(n) && n >= 0 && n < (1 << 20)) return (int32_t)n;
+    if (n == trunc(n) && n >= 0 && n < MAX_DEVICES) return (int32_t)n;
     return SW_NO_DEVICE;
 }
 

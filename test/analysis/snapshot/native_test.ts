@@ -585,3 +585,23 @@ Deno.test("native snapshot keeps each device's rows in the order of the whole lo
     }
   }
 });
+
+Deno.test("native snapshot reads a Device Id past 65,535 as N/A, as the TypeScript converter does: no snapshot of a million empty devices", async () => {
+  const T = 1764753083997498000;
+  const log = write(
+    [
+      HEADER,
+      `1,MALLOC,HAL,N/A,${T},7,7,1048575,0x100000,"{size:512}",,`,
+      `2,MALLOC,HAL,N/A,${T + 1},7,7,65536,0x200000,"{size:512}",,`,
+      `3,FREE,HAL,N/A,${T + 2},7,7,65536,0x200000,"{size:512}",,`,
+      `4,MALLOC,HAL,N/A,${T + 3},7,7,3,0x300000,"{size:512}",,`,
+      "",
+    ].join("\n"),
+  );
+  const r = await same([log]);
+  assert.equal(
+    (r.result as { summary: { devices: number } }).summary.devices,
+    4,
+  );
+  await same([log], "json");
+});
