@@ -191,10 +191,18 @@ export async function snapshotCli(
   }
   const warnings: string[] = [];
   if (summary.entries > BROWSER_ENTRIES || bytes > BROWSER_BYTES) {
+    // --max-entries counts each device's entries: the devices together
+    // keep about 500,000.
+    const each = Math.max(
+      1000,
+      Math.floor(500_000 / summary.devices / 1000) * 1000,
+    );
     warnings.push(
       `stompwatch: warning: ${output} has ${summary.entries} trace entries (${
         (bytes / 2 ** 20).toFixed(0)
-      } MiB); browsers struggle past about 600,000 entries or 1 GB: keep the newest with --max-entries 500000, or pick one device with --device`,
+      } MiB); browsers struggle past about 600,000 entries or 1 GB: keep the newest with --max-entries ${each}${
+        summary.devices > 1 ? " (a device)" : ""
+      }, or pick one device with --device`,
     );
   }
   return { lines, warnings };

@@ -597,6 +597,30 @@ Deno.test("snapshot warns, naming --max-entries, when a browser would struggle w
   assert.equal(small.code, 0, small.stderr);
   assert.equal(small.stderr, "");
   assert.match(small.stdout, /dropped the 100005 oldest trace entries/);
+  // Two devices: --max-entries counts each one's, so it names half.
+  const two = `${tempDir()}/memscope_dump_20260101000001.csv`;
+  const odd = (i: number) => i > 0 && Math.floor((i - 1) / 2) % 2 === 1;
+  Deno.writeTextFileSync(
+    two,
+    rows.map((r, i) => odd(i) ? r.replace(",7,7,0,", ",7,7,1,") : r)
+      .join("\n") + "\n",
+  );
+  const both = await snapshot(["--input", two, "-o", `${dir}/two.pickle`]);
+  assert.equal(both.code, 0, both.stderr);
+  assert.match(
+    both.stderr,
+    /keep the newest with --max-entries 250000 \(a device\), or pick one device with --device/,
+  );
+  const halves = await snapshot([
+    "--input",
+    two,
+    "-o",
+    `${dir}/halves.pickle`,
+    "--max-entries",
+    "250000",
+  ]);
+  assert.equal(halves.code, 0, halves.stderr);
+  assert.equal(halves.stderr, "");
 });
 
 Deno.test("snapshot leaves out and counts a row whose address no device has (past 2^53), and writes the rest", async () => {
