@@ -38,7 +38,13 @@ struct sw_writer {
     struct sw_error err;
     /* pickle */
     uint32_t memo;
-    struct sw_strtab strings; /* memoized strings; memo index in string_memo */
+    /* Memoized strings: those of the log's frames (rows->strings) by their
+     * id in frame_string_memo (-1: not yet), any other text (keys,
+     * actions) in `strings`, its memo index in string_memo. A copy of every
+     * frame string held all of them twice: a log whose rows each had a
+     * stack of their own (3.6M strings) peaked at 583 MB. */
+    int64_t *frame_string_memo;
+    struct sw_strtab strings;
     uint32_t *string_memo;
     size_t string_memo_cap;
     int64_t *frames_memo; /* per stack id, -1 until written */
@@ -49,7 +55,11 @@ struct sw_writer {
     size_t nopen, open_cap;
     /* JSON */
     bool after_key;
-    struct sw_bytes *frames_json; /* per stack id, n == 0 until made */
+    /* per stack id, n == 0 until made: on its second use (a stack used
+     * once, as when each row has its own, is written from scratch) */
+    struct sw_bytes *frames_json;
+    uint8_t *frames_seen;
+    struct sw_bytes frames_scratch;
     struct sw_bytes scratch;
 };
 
@@ -287,12 +297,18 @@ void sw_writer_int(struct sw_writer *w, double n) {
 
 /* ---- strings ---- */
 
+/* The memo index of text s (-1: none yet), whichever table holds it. */
 static int64_t memo_of(const struct sw_writer *w, const uint8_t *s, size_t n) {
     int64_t id = sw_strtab_find(&w->strings, s, n);
-    return id < 0 ? -1 : (int64_t)w->string_memo[id];
+    if (id >= 0) return (int64_t)w->string_memo[id];
+    /* A frame's string of the same text, written before. */
+    id = w->frame_string_memo ? sw_strtab_find(&w->rows->strings, s, n) : -1;
+    return id < 0 ? -1 : w->frame_string_memo[id];
 }
 
-static void text(struct sw_writer *w, const uint8_t *s, size_t n, bool memo) {
+/* Text s written, memoized when `memo`; `frame`: its id among the log's
+ * frame strings, -1 for other text. */
+static void text_of(struct sw_writer *w, const uint8_t *s, size_t n, bool memo, int64_t frame) {
     before(w);
     if (w->json) {
         w->scratch.n = 0;
@@ -300,7 +316,15 @@ static void text(struct sw_writer *w, const uint8_t *s, size_t n, bool memo) {
         sw_out_put(&w->out, w->scratch.p, w->scratch.n);
         return;
     }
-    int64_t seen = memo ? memo_of(w, s, n) : -1;
+    int64_t seen = -1;
+    if (memo && frame >= 0) {
+        /* Its own memo, else other text of the same bytes (a key). */
+        seen = w->frame_string_memo[frame];
+        int64_t id = seen < 0 ? sw_strtab_find(&w->strings, s, n) : -1;
+        if (id >= 0) seen = w->frame_string_memo[frame] = w->string_memo[id];
+    } else if (memo) {
+        seen = memo_of(w, s, n);
+    }
     if (seen >= 0) {
         get(w, (uint32_t)seen);
     } else {
@@ -318,7 +342,10 @@ static void text(struct sw_writer *w, const uint8_t *s, size_t n, bool memo) {
             w->out.n += 5;
         }
         sw_out_put(&w->out, s, n);
-        if (memo) {
+        /* A frame's string goes by its id (frame_string), other text here. */
+        if (memo && frame >= 0) {
+            w->frame_string_memo[frame] = memoize(w);
+        } else if (memo) {
             uint32_t id = sw_strtab_intern(&w->strings, s, n, NULL);
             if (id >= w->string_memo_cap) {
                 w->string_memo_cap = w->string_memo_cap ? w->string_memo_cap * 2 : 64;
@@ -330,6 +357,8 @@ static void text(struct sw_writer *w, const uint8_t *s, size_t n, bool memo) {
     }
     after(w);
 }
+
+static void text(struct sw_writer *w, const uint8_t *s, size_t n, bool memo) { text_of(w, s, n, memo, -1); }
 
 void sw_writer_key(struct sw_writer *w, const char *k) {
     if (w->json) {
@@ -347,6 +376,15 @@ void sw_writer_key(struct sw_writer *w, const char *k) {
 static void str_bytes(struct sw_writer *w, const uint8_t *s, size_t n) {
     /* Short strings repeat (actions, states, file names): memoized. */
     text(w, s, n, sw_utf16_length(s, n) <= 64);
+}
+
+/* The log's frame string `id`, as str_bytes writes its text. */
+static void frame_string(struct sw_writer *w, uint32_t id) {
+    size_t n;
+    const uint8_t *s = sw_strtab_str(&w->rows->strings, id, &n);
+    /* Memoized before: no length to count again. */
+    if (w->frame_string_memo[id] >= 0) text_of(w, s, n, true, id);
+    else text_of(w, s, n, sw_utf16_length(s, n) <= 64, id);
 }
 
 void sw_writer_str(struct sw_writer *w, const char *s) {
@@ -383,7 +421,14 @@ void sw_writer_frames(struct sw_writer *w, int32_t stack) {
     const struct sw_rows *r = w->rows;
     if (w->json) {
         struct sw_bytes *j = &w->frames_json[stack];
-        if (!j->n) frames_json(w, stack, j);
+        if (!j->n && w->frames_seen[stack]) frames_json(w, stack, j);
+        if (!j->n) {
+            /* Its first use: made in scratch, kept only if used again. */
+            w->frames_seen[stack] = 1;
+            j = &w->frames_scratch;
+            j->n = 0;
+            frames_json(w, stack, j);
+        }
         before(w);
         sw_out_put(&w->out, j->p, j->n);
         return;
@@ -399,17 +444,13 @@ void sw_writer_frames(struct sw_writer *w, int32_t stack) {
     w->frames_memo[stack] = memoize(w);
     for (uint32_t f = r->frame_at[stack]; f < r->frame_at[stack + 1]; f++) {
         const struct sw_frame *fr = &r->frames[f];
-        size_t n;
-        const uint8_t *s;
         sw_writer_dict_start(w);
         sw_writer_key(w, "filename");
-        s = sw_strtab_str(&r->strings, fr->file, &n);
-        str_bytes(w, s, n);
+        frame_string(w, fr->file);
         sw_writer_key(w, "line");
         sw_writer_int(w, fr->line);
         sw_writer_key(w, "name");
-        s = sw_strtab_str(&r->strings, fr->name, &n);
-        str_bytes(w, s, n);
+        frame_string(w, fr->name);
         sw_writer_dict_end(w);
     }
     sw_writer_list_end(w);
@@ -529,8 +570,12 @@ struct sw_writer *sw_writer_new(int fd, bool json, const struct sw_rows *rows) {
     sw_strtab_init(&w->strings);
     if (json) {
         w->frames_json = calloc(rows->nstacks, sizeof *w->frames_json);
-        if (!w->frames_json) abort();
+        w->frames_seen = calloc(rows->nstacks + 1, 1);
+        if (!w->frames_json || !w->frames_seen) abort();
     } else {
+        w->frame_string_memo = malloc((rows->strings.count + 1) * sizeof *w->frame_string_memo);
+        if (!w->frame_string_memo) abort();
+        for (size_t i = 0; i < rows->strings.count; i++) w->frame_string_memo[i] = -1;
         w->frames_memo = malloc(rows->nstacks * sizeof *w->frames_memo);
         if (!w->frames_memo) abort();
         for (size_t i = 0; i < rows->nstacks; i++) w->frames_memo[i] = -1;
@@ -561,6 +606,9 @@ void sw_writer_free(struct sw_writer *w) {
     if (w->frames_json)
         for (size_t i = 0; i < w->rows->nstacks; i++) sw_bytes_free(&w->frames_json[i]);
     free(w->frames_json);
+    free(w->frames_seen);
+    sw_bytes_free(&w->frames_scratch);
+    free(w->frame_string_memo);
     free(w->frames_memo);
     free(w->string_memo);
     free(w->open);
