@@ -63,19 +63,19 @@ export class AddrSet {
     if (!c.length) this.#chunks.splice(k, 1);
   }
 
-  /** The last address that is `v` or less, if any. */
-  atOrBelow(v: number): number | undefined {
-    if (!this.#size) return undefined;
+  /** The addresses that are `v` or less, descending. */
+  *downFrom(v: number): Generator<number> {
+    if (!this.#size) return;
     let k = this.#chunkFor(v);
     let c = this.#chunks[k];
     let i = lowerBound(c, v);
-    if (i < c.length && c[i] === v) return v;
-    if (i === 0) {
-      if (k === 0) return undefined;
+    if (!(i < c.length && c[i] === v)) i--;
+    for (;;) {
+      for (; i >= 0; i--) yield c[i];
+      if (k === 0) return;
       c = this.#chunks[--k];
-      i = c.length;
+      i = c.length - 1;
     }
-    return c[i - 1];
   }
 
   /**

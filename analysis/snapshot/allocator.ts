@@ -5,10 +5,10 @@
  *
  * - runtime allocations are segments; allocator blocks (PTA, ATB, ...) are the
  *   blocks of the live segment that contains them (where live segments
- *   overlap, a log that lost frees, the one that starts last at or below the
- *   block). A process that records no blocks on a device has each runtime
- *   allocation drawn as one block filling its segment, since the whole
- *   allocation is what it uses;
+ *   overlap, a log that lost frees: of those that reach the block, the one
+ *   that starts last). A process that records no blocks on a device has
+ *   each runtime allocation drawn as one block filling its segment, since
+ *   the whole allocation is what it uses;
  * - a block no segment contains gets a segment of its own, and a freed block
  *   no live segment contains (allocated before the log began) is followed by
  *   the free of such a segment, so that no live block ever lies outside
@@ -135,17 +135,25 @@ export function* replaySteps(
   // whose blocks lie in no segment (they were made before it began) makes
   // and frees one per block, tens of thousands live at once.
   const live = new AddrSet();
+  /** The largest size entered in `live`. */
+  let widest = 0;
   /**
-   * The live segment holding [addr, addr + size): the one that starts last
-   * at or below addr, if it holds all of it. A log that lost frees may
-   * leave live segments overlapping: the last to start is taken.
+   * The live segment holding [addr, addr + size): of those that reach addr,
+   * the one that starts last, if it holds all of it. Segments do not
+   * overlap but in a log that lost frees: there, one nested in another may
+   * end below addr, and those that start before it are looked at,
+   * {@link WALK_BACK} at most.
    */
   const containing = (addr: number, size: number): Seg | undefined => {
-    const start = live.atOrBelow(addr);
-    if (start === undefined) return undefined;
-    const s = segs.get(start)!;
-    const end = s.addr + s.size;
-    return addr < end && addr + size <= end ? s : undefined;
+    let looked = 0;
+    for (const start of live.downFrom(addr)) {
+      // None that starts this far below addr reaches it.
+      if (looked++ === WALK_BACK || start + widest <= addr) return undefined;
+      const s = segs.get(start)!;
+      const end = s.addr + s.size;
+      if (addr < end) return addr + size <= end ? s : undefined;
+    }
+    return undefined;
   };
 
   /** Block `b` at `addr` freed, but for its place in its segment. */
@@ -177,7 +185,10 @@ export function* replaySteps(
       freeSegment(old, old.stack, t);
     }
     segs.set(s.addr, s);
-    if (!s.whole) live.insert(s.addr);
+    if (!s.whole) {
+      live.insert(s.addr);
+      if (s.size > widest) widest = s.size;
+    }
     emit(Action.SegmentAlloc, s.addr, s.size, s.stack, t, 0);
     // Its one block is the segment itself: not in `blocks`, no list.
     if (s.whole) emit(Action.Alloc, s.addr, s.size, s.stack, t, 0);
@@ -277,6 +288,12 @@ export function* replaySteps(
   }
   return { segments: endState(segs, blocks), counts };
 }
+
+/**
+ * Live segments {@link replaySteps} looks at for one holding a block, from
+ * the last to start at or below it back (replay.c WALK_BACK).
+ */
+const WALK_BACK = 64;
 
 /** The block set of every segment used whole: never written to. */
 const NONE = new AddrSet();

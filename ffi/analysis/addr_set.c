@@ -16,7 +16,7 @@
 #include <string.h>
 
 /* 4 KiB of addresses: a move within one stays in the cache. */
-#define CHUNK_MAX 256u
+#define CHUNK_MAX 512u
 
 static struct sw_addr_chunk *chunk_new(uint32_t cap) {
     struct sw_addr_chunk *c = malloc(sizeof *c + cap * sizeof *c->a);

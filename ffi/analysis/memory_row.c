@@ -171,10 +171,10 @@ static bool address(const struct sw_csv_row *r, int col, double *out) {
     return true;
 }
 
-/* rows.ts deviceCode on the Device Id text. */
 /* rows.ts MAX_DEVICES: a Device Id past it is read as N/A. */
 #define MAX_DEVICES (1 << 16)
 
+/* rows.ts deviceCode on the Device Id text. */
 static int32_t device_code(const struct sw_csv_row *r, int col, struct sw_bytes *scratch) {
     const uint8_t *s, *e;
     if (!field(r, col, &s, &e)) return SW_NO_DEVICE;

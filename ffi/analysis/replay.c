@@ -37,6 +37,7 @@ struct state {
     uint32_t nblks, blks_cap, *free_blks, nfree_blks;
     struct sw_addr_map seg_at, blk_at; /* address -> index */
     struct sw_addr_set live_segs; /* addresses of live segments that hold blocks */
+    double widest;                /* the largest size entered in live_segs */
     double freed_before_log, lost_frees;
 };
 
@@ -46,18 +47,29 @@ static void emit(struct state *st, int action, double addr, double size, int32_t
     st->sink(st->ctx, action, addr, size, stack, t, 0);
 }
 
+/* Live segments looked at, from the last to start at or below a block
+ * back (allocator.ts WALK_BACK). */
+#define WALK_BACK 64
+
 /* The live segment holding [addr, addr + size), as allocator.ts finds it:
- * the one that starts last at or below addr, if it holds all of it (it is
- * not whole: those are not in live_segs). A log that lost frees may leave
- * live segments overlapping: the last to start is taken. */
+ * of those that reach addr, the one that starts last, if it holds all of
+ * it (none is whole: those are not in live_segs). Segments do not overlap
+ * but in a log that lost frees: there, one nested in another may end below
+ * addr, and those that start before it are looked at, WALK_BACK at most. */
 static int64_t containing(const struct state *st, double addr, double size) {
     const struct sw_addr_set *set = &st->live_segs;
     struct sw_addr_at at = sw_addr_set_lower(set, addr);
     if (!(sw_addr_set_valid(set, at) && sw_addr_set_get(set, at) == addr) && !sw_addr_set_prev(set, &at))
         return -1;
-    uint32_t si = *sw_addr_get(&st->seg_at, KEY(sw_addr_set_get(set, at)));
-    const struct seg *s = &st->segs[si];
-    return addr < s->addr + s->size && addr + size <= s->addr + s->size ? (int64_t)si : -1;
+    for (int k = 0; k < WALK_BACK; k++) {
+        /* None that starts this far below addr reaches it. */
+        if (sw_addr_set_get(set, at) + st->widest <= addr) return -1;
+        uint32_t si = *sw_addr_get(&st->seg_at, KEY(sw_addr_set_get(set, at)));
+        const struct seg *s = &st->segs[si];
+        if (addr < s->addr + s->size) return addr + size <= s->addr + s->size ? (int64_t)si : -1;
+        if (!sw_addr_set_prev(set, &at)) return -1;
+    }
+    return -1;
 }
 
 static uint32_t new_seg(struct state *st, double addr, double size, int32_t stack, bool whole,
@@ -127,7 +139,10 @@ static void alloc_segment(struct state *st, uint32_t si, double t) {
         s = &st->segs[si];
     }
     sw_addr_put(&st->seg_at, KEY(s->addr), si);
-    if (!s->whole) sw_addr_set_insert(&st->live_segs, s->addr);
+    if (!s->whole) {
+        sw_addr_set_insert(&st->live_segs, s->addr);
+        if (s->size > st->widest) st->widest = s->size;
+    }
     emit(st, A_SEG_ALLOC, s->addr, s->size, s->stack, t);
     /* Its one block is the segment itself: not in blk_at, no list. */
     if (s->whole) emit(st, A_ALLOC, s->addr, s->size, s->stack, t);

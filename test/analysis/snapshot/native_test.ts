@@ -605,3 +605,21 @@ Deno.test("native snapshot reads a Device Id past 65,535 as N/A, as the TypeScri
   );
   await same([log], "json");
 });
+
+Deno.test("native snapshot puts a block in the live segment that reaches it where a segment nested in that one (a log that lost frees) starts later, as the TypeScript converter does", async () => {
+  const T = 1764753083997498000;
+  const rows = [
+    `1,MALLOC,HAL,N/A,${T},7,7,0,0x0000000000100000,"{size:1048576}",,`,
+    `2,MALLOC,HAL,N/A,${T + 1000},7,7,0,0x0000000000110000,"{size:4096}",,`,
+    `3,MALLOC,PTA,N/A,${T + 2000},7,7,0,0x0000000000180000,"{size:512}",,`,
+    `4,FREE,PTA,N/A,${T + 3000},7,7,0,0x0000000000190000,"{size:512}",,`,
+  ];
+  const log = write(`${HEADER}\n${rows.join("\n")}\n`);
+  const r = await same([log]);
+  // Its block in the outer segment: two live segments, not a third of its own.
+  assert.equal(
+    (r.result as { summary: { segments: number } }).summary.segments,
+    2,
+  );
+  await same([log], "json");
+});
