@@ -177,13 +177,15 @@ async function main(args: string[]): Promise<number> {
     case undefined:
     case "help":
     case "--help":
-    case "-h":
+    case "-h": {
       // `stompwatch COMMAND --help` arrives as `help COMMAND` (the launcher).
-      if (rest[0] && usageOf(rest[0]) === USAGE) {
+      const usage = rest[0] ? usageOf(rest[0]) : USAGE;
+      if (usage === undefined) {
         throw new UsageError(`Unknown command: ${rest[0]}\n${USAGE}`);
       }
-      console.log(rest[0] ? usageOf(rest[0]) : USAGE);
+      console.log(usage);
       return 0;
+    }
     default:
       throw new UsageError(`Unknown command: ${cmd}\n${USAGE}`);
   }

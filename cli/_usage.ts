@@ -28,7 +28,7 @@ export const USAGE = `usage:
 
 /**
  * The lines of {@link USAGE} for `command` (`stompwatch COMMAND --help`),
- * under the same heading; all of it for a command it does not name.
+ * under the same heading; undefined for a command it does not name.
  *
  * @example
  * ```ts
@@ -36,12 +36,12 @@ export const USAGE = `usage:
  * console.log(usageOf("check-leaks"));
  * ```
  */
-export function usageOf(command: string): string {
+export function usageOf(command: string): string | undefined {
   const lines = USAGE.split("\n");
   const start = lines.findIndex((l) =>
     l.startsWith(`  stompwatch ${command} `)
   );
-  if (start < 0) return USAGE;
+  if (start < 0) return undefined;
   // A command's block runs until the next command's first line.
   let end = start + 1;
   while (end < lines.length && !lines[end].startsWith("  stompwatch ")) end++;

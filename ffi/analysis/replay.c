@@ -188,15 +188,18 @@ static void block_alloc(struct state *st, double addr, double size, int32_t stac
             sw_addr_set_get(set, before) + st->blks[*sw_addr_get(&st->blk_at, KEY(sw_addr_set_get(set, before)))].size > addr)
             at = before;
         /* Each free takes its address out of the set: the next is looked
-         * up again (a lost free is rare). */
+         * up again (a lost free is rare), and the block's place once they
+         * are done. */
+        bool freed = false;
         while (sw_addr_set_valid(set, at) && sw_addr_set_get(set, at) < addr + size) {
             double over = sw_addr_set_get(set, at);
             uint32_t b = *sw_addr_get(&st->blk_at, KEY(over));
             st->lost_frees++;
             free_block(st, over, b, st->blks[b].stack, t);
             at = sw_addr_set_lower(set, over);
-            place = sw_addr_set_lower(set, addr);
+            freed = true;
         }
+        if (freed) place = sw_addr_set_lower(set, addr);
     } else {
         seg = new_seg(st, addr, size, stack, false, true);
         alloc_segment(st, (uint32_t)seg, t);
