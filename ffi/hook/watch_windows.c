@@ -25,12 +25,17 @@
 #include "staged_copy.h"
 
 #define MAX_LOCAL ((int)(2 * SW_WATCH_MAX))
-/* Each checksum staging buffer, one chunk: half a Zen 3 core's L2, so the
- * hasher reads what the copy engine wrote moments before from cache, and
- * the SW_STAGED_AHEAD + 1 buffers take 1 MiB of page-locked memory. Larger
- * chunks sampled no faster there (staged_copy.h), smaller ones start to
- * show the calls each chunk costs. */
-#define STAGING_BYTES (256u << 10)
+/* Each checksum staging buffer, one chunk; the SW_STAGED_AHEAD + 1 buffers
+ * take 4 MiB of page-locked memory. Where the copy engine is a core of the
+ * host (the test runtime), the hasher reads what it wrote from that core's
+ * cache: on the 2-vCPU Xeon VM of 2026-11-27 (a test program doing the
+ * hook's loop, 256 MiB, median of 15 against a memcpy of the block in the
+ * same round) four buffers of 1 MiB sampled at 0.87-0.91x memcpy, of
+ * 256 KiB at 0.78-0.84x, of 512 KiB at 0.84x, of 2 or 4 MiB at 0.83-0.85x;
+ * the bench's 256 MiB row, nine samples a run, two runs each: 0.88x and
+ * 0.89x in 1 MiB chunks, 0.73x and 0.82x in 256 KiB ones. On the Zen 3 VM
+ * of 2026-11-25, 128 KiB to 1 MiB sampled alike (staged_copy.h). */
+#define STAGING_BYTES (1024u << 10)
 /* A chunk of a copy through the framework's copier (calls into Python,
  * tens of microseconds each before any byte moves). On an H100 (2026-11-26,
  * bench/cuda_watch.py, 256 MiB and 1 GiB, two rounds) a pipelined sample

@@ -16,8 +16,8 @@ import {
 } from "./_harness.ts";
 import { nativeChecksum, RING } from "../../ffi/bindings.ts";
 
-/** Many chunks of any size the hook uses (256 KiB for checksums, 1 MiB
- * for full content) and a ragged tail: a float and one byte more. */
+/** Many chunks of any size the hook uses (1 MiB for checksums and for
+ * full content) and a ragged tail: a float and one byte more. */
 const SIZE = (5 << 20) + 17;
 
 /** The block bench_dump watches: zeros, then Fill's floats of 1.0. */
