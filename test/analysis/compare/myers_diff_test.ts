@@ -350,6 +350,37 @@ function renamedEvery(
   ];
 }
 
+Deno.test("the native diff runs out of steps at the very step myersDiff does, the probes that can only fail counted, not run", () => {
+  // myers.c counts the cells of the probes below a bound on D (each
+  // value's surplus on one side) instead of running them; myersDiff runs
+  // them. Pairs whose pieces differ from the whole search's script.
+  const pairs = [
+    renamedEvery(1200, 6, 300),
+    renamedEvery(2000, 20, 150),
+    renamedEvery(2000, 20, 150).reverse(),
+  ];
+  for (const [a, b] of pairs) {
+    const exact = JSON.stringify(myersDiff(a, b));
+    const script = (exactSteps: number) =>
+      JSON.stringify(myersDiff(a, b, { exactSteps }));
+    assert.notEqual(script(0), exact);
+    // The fewest steps that give the whole search's script.
+    let lo = 0, hi = 2 ** 24;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (script(mid) === exact) hi = mid;
+      else lo = mid + 1;
+    }
+    for (const steps of [lo - 1, lo, lo + 1, lo >> 1, lo >> 3, 1000, 0]) {
+      assert.equal(
+        JSON.stringify(nativeDiff(a, b, { exactSteps: steps })),
+        script(steps),
+        `${steps} steps, the switch at ${lo}`,
+      );
+    }
+  }
+});
+
 Deno.test("past its steps the diff is found piece by piece, in C as in TypeScript: a script that turns one step into the other, the shortest one where the steps differ here and there, and near it across a run of added ops", () => {
   const edited = (edits: Edit[]) => edits.filter((e) => e.kind !== "equal");
   const cases = [[20_000, 20, 0], [6_000, 5, 0], [20_000, 50, 200], [
