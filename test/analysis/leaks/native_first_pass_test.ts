@@ -552,6 +552,37 @@ Deno.test("the native first pass joins of its second half only the rows inside t
   Deno.removeSync(path);
 });
 
+Deno.test("the native first pass tells 250 interleaved devices apart as the TypeScript pass does, names that begin others' included, in either half", async () => {
+  // leak_scan.c finds a name by its hash: "1", "10" and "100" are three
+  // devices, "host" and "cpu" two more, N/A none; each row's device
+  // differs from the last one's, so no row is answered by the last name.
+  const names = [
+    ...Array.from({ length: 248 }, (_, k) => String(k)),
+    "host",
+    "cpu",
+  ];
+  const lines = [HEADER];
+  let id = 1;
+  for (const name of names) lines.push(mark(id++, name));
+  // Past 32 MiB: the second half is read by a thread of its own.
+  for (let round = 0; lines.length < 560_000; round++) {
+    for (const [k, name] of names.entries()) {
+      const at = hexPtr(0x1000 * (round * names.length + k + 1));
+      const event = round % 2 ? "FREE" : "MALLOC";
+      lines.push(mem(event, id++, at, '"{size:64}"', name));
+      if (k % 50 === 0) lines.push(mem("FREE", id++, at, '"{size:0}"', "N/A"));
+    }
+  }
+  for (const name of names) lines.push(mark(id++, name), mark(id++, name));
+  const path = tempLog(lines.join("\n") + "\n");
+  const { native, typescript } = await bothPasses(path, { mstxInfo: "step" });
+  assert.ok(native, "the native pass fell back");
+  assert.ok(native.summary.bytes > 32 << 20);
+  assert.equal(native.devices.length, 250);
+  assert.deepEqual(native, typescript);
+  Deno.removeSync(path);
+});
+
 Deno.test("the second half of a large log drops rows past the first half's bounds of the same device only, matched by its whole name", async () => {
   // Device 10's window closes in the first rows; device 1's is open to the
   // log's end, where its C comes. The second thread reads device 1's FREEs
