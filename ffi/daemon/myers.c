@@ -250,25 +250,45 @@ static bool greedy(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 D, int3
   return ok;
 }
 
-/* myers_diff.ts furthestPath: the path of `edits` edits that reaches
- * furthest inside the graph, the cell nearest diagonal `goal` on a tie. */
-static bool furthest(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 edits, int32_t *v, i64 goal,
-                     struct sw_edits *out) {
-  struct trace t;
-  /* A band past every diagonal a step reaches: all of them. */
-  bool ok = trace_of(a, n, b, m, edits, n + m + 2 * edits + 2, v, &t);
+/* The greedy search over every diagonal (myers_diff.ts furthestPath's
+ * trace), each step's frontier kept in `t` (room for TRACE_ALL_STEPS
+ * steps), until a cell reaches the end: that step, the probe's D; -1 when
+ * none has after `d_max` steps. A piece is searched once so: its D where
+ * it has at most PIECE_EDITS edits, else its furthest path, where a probe
+ * then a second search over every diagonal went over its cells twice. */
+static i64 trace_all(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 d_max, int32_t *v, struct trace *t) {
+  i64 off = n + m + 1;
+  size_t at = 0;
+  v[off + 1] = 0;
+  for (i64 d = 0; d <= d_max; d++) {
+    t->lo[d] = -d;
+    t->start[d] = (i64)at;
+    t->steps = d + 1;
+    for (i64 k = -d; k <= d; k += 2) {
+      i64 x = step_x(v, off, d, k), y = x - k;
+      while (x < n && y < m && a[x] == b[y]) x++, y++;
+      v[off + k] = (int32_t)x;
+      t->x[at++] = (int32_t)x;
+      if (x >= n && y >= m) return d;
+    }
+  }
+  return -1;
+}
+
+/* myers_diff.ts furthestPath from its trace `t` of `edits` steps: the path
+ * that reaches furthest inside the graph, the cell nearest diagonal `goal`
+ * on a tie. */
+static bool furthest(const struct trace *t, i64 n, i64 m, i64 edits, i64 goal, struct sw_edits *out) {
   i64 best_x = 0, best_y = 0;
   bool found = false;
-  for (i64 k = ok ? t.lo[edits] : 1; ok && k <= edits; k += 2) {
-    i64 x = frontier(&t, edits, k), y = x - k;
+  for (i64 k = t->lo[edits]; k <= edits; k += 2) {
+    i64 x = frontier(t, edits, k), y = x - k;
     if (x > n || y > m) continue;
     bool better = !found || x + y > best_x + best_y ||
                   (x + y == best_x + best_y && absolute(k - goal) < absolute(best_x - best_y - goal));
     if (better) best_x = x, best_y = y, found = true;
   }
-  ok = ok && backtrack(&t, best_x, best_y, out);
-  trace_free(&t);
-  return ok;
+  return backtrack(t, best_x, best_y, out);
 }
 
 /* The linear-space search's state: both sequences, the script, and the
@@ -363,19 +383,26 @@ static void linear(struct linear *L, i64 a_lo, i64 a_hi, i64 b_lo, i64 b_hi, i64
 #define PIECE 512
 #define PIECE_EDITS 256
 
+/* Steps trace_all keeps for a piece, and their cells. */
+#define TRACE_ALL_STEPS (PIECE_EDITS + 1)
+#define TRACE_ALL_CELLS ((size_t)TRACE_ALL_STEPS * (TRACE_ALL_STEPS + 1) / 2)
+
 /* myers_diff.ts piecewiseDiff, appended to `out`. */
 static bool piecewise(const int32_t *a, i64 n, const int32_t *b, i64 m, struct sw_edits *out) {
   int32_t v[4 * PIECE + 3];
   struct sw_edits script = {0};
-  bool ok = true;
+  struct trace all = {.lo = malloc(TRACE_ALL_STEPS * sizeof *all.lo),
+                      .start = malloc(TRACE_ALL_STEPS * sizeof *all.start),
+                      .x = malloc(TRACE_ALL_CELLS * sizeof *all.x)};
+  bool ok = all.lo && all.start && all.x;
   for (i64 x = 0, y = 0; ok && (x < n || y < m);) {
     const i64 na = n - x < PIECE ? n - x : PIECE, nb = m - y < PIECE ? m - y : PIECE;
     const bool last = x + na == n && y + nb == m;
-    const i64 d = probe(a + x, na, b + y, nb, PIECE_EDITS, v, NULL);
+    const i64 d = trace_all(a + x, na, b + y, nb, PIECE_EDITS, v, &all);
     const bool whole = d >= 0;
     script.n = 0;
     ok = whole ? greedy(a + x, na, b + y, nb, d, v, &script)
-               : furthest(a + x, na, b + y, nb, PIECE_EDITS, v, n - x - (m - y), &script);
+               : furthest(&all, na, nb, PIECE_EDITS, n - x - (m - y), &script);
     i64 ta = 0, tb = 0;
     for (size_t i = 0; ok && i < script.n; i++) {
       const uint8_t kind = script.kind[i];
@@ -387,6 +414,7 @@ static bool piecewise(const int32_t *a, i64 n, const int32_t *b, i64 m, struct s
     x += ta, y += tb;
   }
   sw_edits_free(&script);
+  trace_free(&all);
   return ok;
 }
 
