@@ -121,8 +121,9 @@ static uint64_t failing_cells(i64 n, i64 m, i64 u) {
  * the other is deleted or inserted, whatever the script. 0 when memory is
  * short (no bound). */
 static i64 surplus(const int32_t *a, i64 n, const int32_t *b, i64 m) {
-  uint64_t cap = 16;
-  while (cap < (uint64_t)(n + m) + (uint64_t)(n + m) / 2) cap *= 2;
+  unsigned bits = 4;
+  while (((uint64_t)1 << bits) < (uint64_t)(n + m) + (uint64_t)(n + m) / 2) bits++;
+  const uint64_t cap = (uint64_t)1 << bits;
   struct count {
     int32_t value, diff;
   } *t = malloc(cap * sizeof *t);
@@ -131,7 +132,7 @@ static i64 surplus(const int32_t *a, i64 n, const int32_t *b, i64 m) {
   if (t && used) {
     for (i64 i = 0; i < n + m; i++) {
       int32_t value = i < n ? a[i] : b[i - n];
-      uint64_t at = ((uint32_t)value * 0x9E3779B1u) & (cap - 1);
+      uint64_t at = ((uint32_t)value * 0x9E3779B97F4A7C15ull) >> (64 - bits);
       while (used[at] && t[at].value != value) at = (at + 1) & (cap - 1);
       if (!used[at]) used[at] = 1, t[at] = (struct count){value, 0};
       t[at].diff += i < n ? 1 : -1;
@@ -146,16 +147,18 @@ static i64 surplus(const int32_t *a, i64 n, const int32_t *b, i64 m) {
 
 /* The number of edits of a shortest script; TOO_LONG past `left` steps.
  * A probe with u below D fails after the same cells whatever the values,
- * so those of u below a bound on D (surplus: worked out once the first
- * probe has failed) are counted, not run: two steps of 300,000 ops with
- * every 20th renamed (D = 30,000) spent 2^24 cells, 160 ms, in probes
- * that could only fail before the script was found piece by piece.
- * myers_diff.ts runs them: its steps, and its script, are the same. */
+ * so those of u below a bound on D (surplus) are counted, not run: two
+ * steps of 300,000 ops with every 20th renamed (D = 30,000) spent 2^24
+ * cells, 160 ms, in probes that could only fail before the script was
+ * found piece by piece. The bound costs a pass over both sides and a
+ * table of them: worked out only once a probe would take more cells
+ * than that (steps a few edits apart end long before). myers_diff.ts
+ * runs every probe: its steps, and its script, are the same. */
 static i64 shortest(const int32_t *a, i64 n, const int32_t *b, i64 m, int32_t *v, uint64_t left) {
   i64 floor = -1;
   for (i64 u = absolute(n - m);; u = grow(u, n - m, n + m)) {
-    if (floor < 0 && u > absolute(n - m)) floor = surplus(a, n, b, m);
-    if (u < floor) {
+    if (floor < 0 && failing_cells(n, m, u) > (uint64_t)(n + m)) floor = surplus(a, n, b, m);
+    if (u < floor && u < n + m) {
       uint64_t cells = failing_cells(n, m, u);
       if (cells > left) return TOO_LONG;
       left -= cells;
@@ -253,9 +256,10 @@ static bool greedy(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 D, int3
 /* The greedy search over every diagonal (myers_diff.ts furthestPath's
  * trace), each step's frontier kept in `t` (room for TRACE_ALL_STEPS
  * steps), until a cell reaches the end: that step, the probe's D; -1 when
- * none has after `d_max` steps. A piece is searched once so: its D where
- * it has at most PIECE_EDITS edits, else its furthest path, where a probe
- * then a second search over every diagonal went over its cells twice. */
+ * none has after `d_max` steps. A piece is searched once so, for its
+ * script where it has at most PIECE_EDITS edits and for its furthest path
+ * where it has more, where a probe then a second search (banded to D, or
+ * over every diagonal) went over its cells twice. */
 static i64 trace_all(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 d_max, int32_t *v, struct trace *t) {
   i64 off = n + m + 1;
   size_t at = 0;
@@ -401,8 +405,9 @@ static bool piecewise(const int32_t *a, i64 n, const int32_t *b, i64 m, struct s
     const i64 d = trace_all(a + x, na, b + y, nb, PIECE_EDITS, v, &all);
     const bool whole = d >= 0;
     script.n = 0;
-    ok = whole ? greedy(a + x, na, b + y, nb, d, v, &script)
-               : furthest(&all, na, nb, PIECE_EDITS, n - x - (m - y), &script);
+    /* The band greedy() keeps to computes its cells as the search over
+     * every diagonal does: the path back from the end is the same. */
+    ok = whole ? backtrack(&all, na, nb, &script) : furthest(&all, na, nb, PIECE_EDITS, n - x - (m - y), &script);
     i64 ta = 0, tb = 0;
     for (size_t i = 0; ok && i < script.n; i++) {
       const uint8_t kind = script.kind[i];

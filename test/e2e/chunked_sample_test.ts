@@ -16,8 +16,9 @@ import {
 } from "./_harness.ts";
 import { nativeChecksum, RING } from "../../ffi/bindings.ts";
 
-/** Many chunks of any size the hook uses (1 MiB for checksums and for
- * full content) and a ragged tail: a float and one byte more. */
+/** Several chunks of each size the hook uses (1 MiB for checksums, a
+ * quarter of the ring up to 4 MiB for full content) and a ragged tail: a
+ * float and one byte more. */
 const SIZE = (5 << 20) + 17;
 
 /** The block bench_dump watches: zeros, then Fill's floats of 1.0. */
