@@ -124,6 +124,15 @@ export const SHAPES: readonly LogShape[] = [
     held: 50_000,
     before: true,
   },
+  {
+    // Rows of one device seldom follow another's: each row's device is
+    // looked up among 200 names (the hostile tester's shape, 2026-11-27).
+    name: "memory 80%, 200 devices interleaved, IDs in order",
+    mix: "memory",
+    devices: 200,
+    layout: "interleaved",
+    ids: "ordered",
+  },
 ];
 
 /** A call stack of `frames` lines, quoted, as msMemScope writes one. */
@@ -233,7 +242,8 @@ class Device {
 /**
  * Writes a log of `shape` with about `rows` rows to `path`; `variant` makes
  * the next step of the same job (same op sequence but every 500th op renamed,
- * or every `variant`th, other sizes), for compare.
+ * or every `variant`th, other sizes), or with "unrelated" a step of another
+ * job (other ops in another order), for compare.
  *
  * @example
  * ```ts
@@ -246,12 +256,14 @@ export function writeShapedLog(
   path: string,
   rows: number,
   shape: LogShape,
-  variant: boolean | number = false,
+  variant: boolean | number | "unrelated" = false,
 ): WrittenLog {
-  const renameEvery = variant === true ? 500 : Number(variant);
+  const unrelated = variant === "unrelated";
+  const renameEvery = variant === true ? 500 : unrelated ? 0 : Number(variant);
   const sink = new TextSink(path);
   sink.add(HEADER);
-  const pick = lcg(7); // what happens: the same in both variants
+  // What happens: the same in both steps of one job.
+  const pick = lcg(unrelated ? 8 : 7);
   const value = lcg(variant ? 1234 : 99); // sizes and timing
   const shuffle = lcg(5);
   const devices = Array.from(

@@ -103,6 +103,8 @@ interface MatrixLog {
   label: string;
   log: WrittenLog;
   pair: WrittenLog;
+  /** What the pair is, in compare's row: its next step when not given. */
+  pairLabel?: string;
   /** The compare level the pair has rows of. */
   level: "op" | "kernel";
   /** Mark name check-leaks looks for. */
@@ -205,9 +207,9 @@ async function compareRow(row: Row, m: MatrixLog, dir: string): Promise<void> {
   Deno.removeSync(out, { recursive: true });
   const r = rate(bytes, run.ms);
   row(
-    `compare --level ${m.level}, ${m.label} and its next step (${
-      mbOf(bytes).toFixed(0)
-    } MB)`,
+    `compare --level ${m.level}, ${m.label} and ${
+      m.pairLabel ?? "its next step"
+    } (${mbOf(bytes).toFixed(0)} MB)`,
     `${r.toFixed(0)} MB/s (${run.ms.toFixed(0)} ms, ${
       run.mb.toFixed(0)
     } MB peak)`,
@@ -262,6 +264,31 @@ async function renamedCompareRow(row: Row, dir: string): Promise<void> {
   }, dir);
   Deno.removeSync(`${dir}/renamed.csv`);
   Deno.removeSync(`${dir}/renamed_next.csv`);
+}
+
+/**
+ * compare of an op-heavy log and a step of another job (the hostile
+ * tester's shape, 2026-11-27): no shortest script is near, so the search
+ * for it runs out of steps and every piece differs throughout.
+ */
+async function unrelatedCompareRow(row: Row, dir: string): Promise<void> {
+  const shape = SHAPES[2];
+  await compareRow(row, {
+    label: shape.name,
+    pairLabel: "a step of another job",
+    log: writeShapedLog(`${dir}/unrelated.csv`, ROWS, shape),
+    pair: writeShapedLog(
+      `${dir}/unrelated_other.csv`,
+      ROWS,
+      shape,
+      "unrelated",
+    ),
+    level: "op",
+    mark: "step",
+    multiDevice: true,
+  }, dir);
+  Deno.removeSync(`${dir}/unrelated.csv`);
+  Deno.removeSync(`${dir}/unrelated_other.csv`);
 }
 
 /** check-leaks' peak memory on a ~1 GB log of the issue's shape. */
@@ -374,6 +401,7 @@ export async function benchAnalysisMatrix(row: Row): Promise<void> {
       Deno.removeSync(m.pair.path);
     }
     if (!quick && runs("compare")) await renamedCompareRow(row, dir);
+    if (!quick && runs("compare")) await unrelatedCompareRow(row, dir);
     if (!quick && runs("check-leaks")) await wholeWindowRows(row, dir);
     if (
       Deno.env.get("STOMPWATCH_BENCH_SKIP_1GB") !== "1" && runs("check-leaks")
