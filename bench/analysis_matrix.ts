@@ -248,47 +248,22 @@ async function snapshotRow(row: Row, m: MatrixLog, dir: string): Promise<void> {
 }
 
 /**
- * compare of an op-heavy log and a next step with every 20th op renamed:
- * shortest scripts of about 9,700 edits a device, past the steps of the
- * exact search (myers_diff.ts), found piece by piece.
+ * compare of the op-heavy log and a step made by `variant` (writeShapedLog),
+ * its row named by `names` (MatrixLog's label and pairLabel).
  */
-async function renamedCompareRow(row: Row, dir: string): Promise<void> {
+async function opHeavyPairRow(
+  row: Row,
+  dir: string,
+  variant: number | "unrelated",
+  names: { label: string; pairLabel?: string },
+): Promise<void> {
   const shape = SHAPES[2];
-  await compareRow(row, {
-    label: `${shape.name} (every 20th op renamed)`,
-    log: writeShapedLog(`${dir}/renamed.csv`, ROWS, shape),
-    pair: writeShapedLog(`${dir}/renamed_next.csv`, ROWS, shape, 20),
-    level: "op",
-    mark: "step",
-    multiDevice: true,
-  }, dir);
-  Deno.removeSync(`${dir}/renamed.csv`);
-  Deno.removeSync(`${dir}/renamed_next.csv`);
-}
-
-/**
- * compare of an op-heavy log and a step of another job (the hostile
- * tester's shape, 2026-11-27): no shortest script is near, so the search
- * for it runs out of steps and every piece differs throughout.
- */
-async function unrelatedCompareRow(row: Row, dir: string): Promise<void> {
-  const shape = SHAPES[2];
-  await compareRow(row, {
-    label: shape.name,
-    pairLabel: "a step of another job",
-    log: writeShapedLog(`${dir}/unrelated.csv`, ROWS, shape),
-    pair: writeShapedLog(
-      `${dir}/unrelated_other.csv`,
-      ROWS,
-      shape,
-      "unrelated",
-    ),
-    level: "op",
-    mark: "step",
-    multiDevice: true,
-  }, dir);
-  Deno.removeSync(`${dir}/unrelated.csv`);
-  Deno.removeSync(`${dir}/unrelated_other.csv`);
+  const log = writeShapedLog(`${dir}/op_heavy.csv`, ROWS, shape);
+  const pair = writeShapedLog(`${dir}/op_heavy_pair.csv`, ROWS, shape, variant);
+  const m = { ...names, log, pair, level: "op", mark: "step" } as const;
+  await compareRow(row, { ...m, multiDevice: true }, dir);
+  Deno.removeSync(log.path);
+  Deno.removeSync(pair.path);
 }
 
 /** check-leaks' peak memory on a ~1 GB log of the issue's shape. */
@@ -400,8 +375,20 @@ export async function benchAnalysisMatrix(row: Row): Promise<void> {
       Deno.removeSync(m.log.path);
       Deno.removeSync(m.pair.path);
     }
-    if (!quick && runs("compare")) await renamedCompareRow(row, dir);
-    if (!quick && runs("compare")) await unrelatedCompareRow(row, dir);
+    if (!quick && runs("compare")) {
+      const name = SHAPES[2].name;
+      // Shortest scripts of about 9,700 edits a device, past the steps of
+      // the exact search (myers_diff.ts), found piece by piece.
+      await opHeavyPairRow(row, dir, 20, {
+        label: `${name} (every 20th op renamed)`,
+      });
+      // The hostile tester's shape (2026-11-27): no shortest script is
+      // near, so every piece differs throughout.
+      await opHeavyPairRow(row, dir, "unrelated", {
+        label: name,
+        pairLabel: "a step of another job",
+      });
+    }
     if (!quick && runs("check-leaks")) await wholeWindowRows(row, dir);
     if (
       Deno.env.get("STOMPWATCH_BENCH_SKIP_1GB") !== "1" && runs("check-leaks")
