@@ -157,9 +157,9 @@ static i64 surplus(const int32_t *a, i64 n, const int32_t *b, i64 m) {
 static i64 shortest(const int32_t *a, i64 n, const int32_t *b, i64 m, int32_t *v, uint64_t left) {
   i64 floor = -1;
   for (i64 u = absolute(n - m);; u = grow(u, n - m, n + m)) {
-    if (floor < 0 && failing_cells(n, m, u) > (uint64_t)(n + m)) floor = surplus(a, n, b, m);
+    const uint64_t cells = failing_cells(n, m, u);
+    if (floor < 0 && cells > (uint64_t)(n + m)) floor = surplus(a, n, b, m);
     if (u < floor && u < n + m) {
-      uint64_t cells = failing_cells(n, m, u);
       if (cells > left) return TOO_LONG;
       left -= cells;
       continue;
@@ -183,22 +183,28 @@ static void trace_free(struct trace *t) {
   free(t->x);
 }
 
-/* The greedy search of `d_max` steps kept to the band of u, each step's
- * frontier kept; false when memory is short. */
-static bool trace_of(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 d_max, i64 u, int32_t *v,
-                     struct trace *t) {
-  i64 delta = n - m, off = n + m + 1;
-  *t = (struct trace){.lo = malloc((size_t)(d_max + 1) * sizeof *t->lo),
-                      .start = malloc((size_t)(d_max + 1) * sizeof *t->start),
-                      .steps = d_max + 1};
+/* Room in `t` for the frontiers of steps 0 .. d_max kept to the band of
+ * u; false when memory is short. */
+static bool trace_room(struct trace *t, i64 n, i64 m, i64 d_max, i64 u) {
   size_t cells = 0;
   for (i64 d = 0; d <= d_max; d++) {
     i64 l, h;
-    band(d, delta, u, &l, &h);
+    band(d, n - m, u, &l, &h);
     cells += (size_t)((h - l) / 2 + 1);
   }
-  t->x = malloc(cells * sizeof *t->x);
-  if (!t->lo || !t->start || !t->x) return false;
+  *t = (struct trace){.lo = malloc((size_t)(d_max + 1) * sizeof *t->lo),
+                      .start = malloc((size_t)(d_max + 1) * sizeof *t->start),
+                      .x = malloc(cells * sizeof *t->x)};
+  return t->lo && t->start && t->x;
+}
+
+/* The greedy search kept to the band of u (myers_diff.ts greedyTrace),
+ * each step's frontier kept in `t` (trace_room's for d_max steps or
+ * more), until a cell reaches the end: that step, D; -1 when none has
+ * after `d_max` steps. */
+static i64 trace_of(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 d_max, i64 u, int32_t *v,
+                    struct trace *t) {
+  i64 delta = n - m, off = n + m + 1;
   size_t at = 0;
   v[off + 1] = 0;
   for (i64 d = 0; d <= d_max; d++) {
@@ -206,14 +212,16 @@ static bool trace_of(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 d_max
     band(d, delta, u, &l, &h);
     t->lo[d] = l;
     t->start[d] = (i64)at;
+    t->steps = d + 1;
     for (i64 k = l; k <= h; k += 2) {
       i64 x = step_x(v, off, d, k), y = x - k;
       while (x < n && y < m && a[x] == b[y]) x++, y++;
       v[off + k] = (int32_t)x;
       t->x[at++] = (int32_t)x;
+      if (x >= n && y >= m) return d;
     }
   }
-  return true;
+  return -1;
 }
 
 /* x reached on diagonal k at step d. */
@@ -248,35 +256,9 @@ static bool backtrack(const struct trace *t, i64 x, i64 y, struct sw_edits *out)
  * (the band of each step), then the backtrack. */
 static bool greedy(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 D, int32_t *v, struct sw_edits *out) {
   struct trace t;
-  bool ok = trace_of(a, n, b, m, D, D, v, &t) && backtrack(&t, n, m, out);
+  bool ok = trace_room(&t, n, m, D, D) && trace_of(a, n, b, m, D, D, v, &t) == D && backtrack(&t, n, m, out);
   trace_free(&t);
   return ok;
-}
-
-/* The greedy search over every diagonal (myers_diff.ts furthestPath's
- * trace), each step's frontier kept in `t` (room for TRACE_ALL_STEPS
- * steps), until a cell reaches the end: that step, the probe's D; -1 when
- * none has after `d_max` steps. A piece is searched once so, for its
- * script where it has at most PIECE_EDITS edits and for its furthest path
- * where it has more, where a probe then a second search (banded to D, or
- * over every diagonal) went over its cells twice. */
-static i64 trace_all(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 d_max, int32_t *v, struct trace *t) {
-  i64 off = n + m + 1;
-  size_t at = 0;
-  v[off + 1] = 0;
-  for (i64 d = 0; d <= d_max; d++) {
-    t->lo[d] = -d;
-    t->start[d] = (i64)at;
-    t->steps = d + 1;
-    for (i64 k = -d; k <= d; k += 2) {
-      i64 x = step_x(v, off, d, k), y = x - k;
-      while (x < n && y < m && a[x] == b[y]) x++, y++;
-      v[off + k] = (int32_t)x;
-      t->x[at++] = (int32_t)x;
-      if (x >= n && y >= m) return d;
-    }
-  }
-  return -1;
 }
 
 /* myers_diff.ts furthestPath from its trace `t` of `edits` steps: the path
@@ -387,26 +369,28 @@ static void linear(struct linear *L, i64 a_lo, i64 a_hi, i64 b_lo, i64 b_hi, i64
 #define PIECE 512
 #define PIECE_EDITS 256
 
-/* Steps trace_all keeps for a piece, and their cells. */
-#define TRACE_ALL_STEPS (PIECE_EDITS + 1)
-#define TRACE_ALL_CELLS ((size_t)TRACE_ALL_STEPS * (TRACE_ALL_STEPS + 1) / 2)
+/* A band past every diagonal a search of `edits` steps of a box of n by
+ * m reaches: all of them. */
+#define EVERY_DIAGONAL(n, m, edits) ((n) + (m) + 2 * (edits) + 2)
 
 /* myers_diff.ts piecewiseDiff, appended to `out`. */
 static bool piecewise(const int32_t *a, i64 n, const int32_t *b, i64 m, struct sw_edits *out) {
   int32_t v[4 * PIECE + 3];
   struct sw_edits script = {0};
-  struct trace all = {.lo = malloc(TRACE_ALL_STEPS * sizeof *all.lo),
-                      .start = malloc(TRACE_ALL_STEPS * sizeof *all.start),
-                      .x = malloc(TRACE_ALL_CELLS * sizeof *all.x)};
-  bool ok = all.lo && all.start && all.x;
+  /* One search a piece, over every diagonal, until a cell reaches its end
+   * (its script where it has at most PIECE_EDITS edits) or PIECE_EDITS
+   * steps (its furthest path where it has more): a probe, then a second
+   * search (banded to D, or over every diagonal), went over its cells
+   * twice. The band greedy() keeps to computes its cells as the search
+   * over every diagonal does: the path back from the end is the same. */
+  struct trace all;
+  bool ok = trace_room(&all, PIECE, PIECE, PIECE_EDITS, EVERY_DIAGONAL(PIECE, PIECE, PIECE_EDITS));
   for (i64 x = 0, y = 0; ok && (x < n || y < m);) {
     const i64 na = n - x < PIECE ? n - x : PIECE, nb = m - y < PIECE ? m - y : PIECE;
     const bool last = x + na == n && y + nb == m;
-    const i64 d = trace_all(a + x, na, b + y, nb, PIECE_EDITS, v, &all);
+    const i64 d = trace_of(a + x, na, b + y, nb, PIECE_EDITS, EVERY_DIAGONAL(na, nb, PIECE_EDITS), v, &all);
     const bool whole = d >= 0;
     script.n = 0;
-    /* The band greedy() keeps to computes its cells as the search over
-     * every diagonal does: the path back from the end is the same. */
     ok = whole ? backtrack(&all, na, nb, &script) : furthest(&all, na, nb, PIECE_EDITS, n - x - (m - y), &script);
     i64 ta = 0, tb = 0;
     for (size_t i = 0; ok && i < script.n; i++) {
