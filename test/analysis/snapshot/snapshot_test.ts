@@ -586,16 +586,21 @@ Deno.test("snapshot warns, naming --max-entries, when a browser would struggle w
     big.stderr,
     /^stompwatch: warning: \S+big\.pickle has 600005 trace entries \(\d+ MiB\); browsers struggle past about 600,000 entries or 1 GB: keep the newest with --max-entries 500000/,
   );
-  const small = await snapshot([
-    "--input",
-    path,
-    "-o",
-    `${dir}/small.pickle`,
-    "--max-entries",
-    "500000",
-  ]);
-  assert.equal(small.code, 0, small.stderr);
-  assert.equal(small.stderr, "");
+  /** A snapshot of `input` kept to `entries` a device: no warning. */
+  const kept = async (input: string, name: string, entries: number) => {
+    const r = await snapshot([
+      "--input",
+      input,
+      "-o",
+      `${dir}/${name}`,
+      "--max-entries",
+      String(entries),
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, "");
+    return r;
+  };
+  const small = await kept(path, "small.pickle", 500000);
   assert.match(small.stdout, /dropped the 100005 oldest trace entries/);
   // Two devices: --max-entries counts each one's, so it names half.
   const two = `${tempDir()}/memscope_dump_20260101000001.csv`;
@@ -611,16 +616,7 @@ Deno.test("snapshot warns, naming --max-entries, when a browser would struggle w
     both.stderr,
     /keep the newest with --max-entries 250000 \(a device\), or pick one device with --device/,
   );
-  const halves = await snapshot([
-    "--input",
-    two,
-    "-o",
-    `${dir}/halves.pickle`,
-    "--max-entries",
-    "250000",
-  ]);
-  assert.equal(halves.code, 0, halves.stderr);
-  assert.equal(halves.stderr, "");
+  await kept(two, "halves.pickle", 250000);
 });
 
 Deno.test("snapshot leaves out and counts a row whose address no device has (past 2^53), and writes the rest", async () => {
