@@ -44,7 +44,8 @@ export interface LogShape {
   /**
    * memory and segment: how many blocks a device holds at once (64 when
    * not given): a job holding hundreds of thousands through its window has
-   * every one pending in check-leaks' replay at once.
+   * every one pending in check-leaks' replay at once (Infinity: none is
+   * freed until every row and mark is written).
    */
   held?: number;
   /**

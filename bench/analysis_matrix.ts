@@ -299,6 +299,9 @@ async function wholeWindowRows(row: Row, dir: string): Promise<void> {
   // devices interleaved, each numbering its own IDs (all within 65,536 of
   // each other) and holding 10,000 blocks: the replay remembers a FREE
   // only as far back as the MALLOCs come (it was read in three parts).
+  // 5M rows holding every block to the end, freed past the last mark: the
+  // hostile tester's window that frees nothing (2026-11-27), whose blocks
+  // filled the replay's room again and again (nine reads of 1 GB).
   const logs = [
     [1_000_000, "ordered"],
     [2_700_000, "ordered"],
@@ -308,9 +311,12 @@ async function wholeWindowRows(row: Row, dir: string): Promise<void> {
     [7_000_000, "ordered", 1_100_000],
     [7_000_000, "ordered", 1_600_000],
     [5_000_000, "shuffled", 10_000, 64],
+    [5_000_000, "ordered", Infinity],
   ] as const;
   for (const [rows, ids, held, devices = 1] of logs) {
-    const holding = held
+    const holding = held === Infinity
+      ? ", none freed before the last mark"
+      : held
       ? `, ${held.toLocaleString("en")} blocks held${
         devices > 1 ? " each" : ""
       }`

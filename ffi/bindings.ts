@@ -250,6 +250,8 @@ const leakSymbols = {
       "buffer",
       "buffer",
       "buffer",
+      "buffer",
+      "buffer",
     ],
     result: "i32",
     nonblocking: true,
@@ -960,7 +962,20 @@ export interface LeakScanInput {
      * parts: `streamParts` says how many there were at its end.
      */
     splitUpTo?: number;
+    /**
+     * A streaming pass given `freed` as a first pass filled it: of the
+     * leaks at Ptrs no FREE names, only those among the first `maxListed`
+     * (by device and ID) are kept as rows, the others counted in
+     * `unlisted`.
+     */
+    maxListed?: number;
   };
+  /**
+   * The Ptrs freed (leak_freed.h), LEAK_FREED_BYTES long: a first pass
+   * that stops keeping rows fills it, and a streaming pass given it holds
+   * no block at a Ptr it does not have (only counts it).
+   */
+  freed?: Uint8Array;
   /**
    * Where a pass that splits the log between two threads puts the second
    * half's rows in the arrays (the first half's go below it): `LeakRows`
@@ -1025,7 +1040,15 @@ export interface LeakScanResult {
    * replayed part `part` of these, however many it was given.
    */
   streamParts: number;
+  /**
+   * A streaming pass's leaks that are not among the rows kept (past
+   * `maxListed`), by device index: how many, and their bytes, exact.
+   */
+  unlisted: Array<{ count: number; bytes: bigint }>;
 }
+
+/** leak_freed.h SW_LEAK_FREED_BYTES: a state word, then 2^27 bits. */
+export const LEAK_FREED_BYTES = 8 + 2 ** 27 / 8;
 
 const LEAK_DEVICE_BYTES = 64;
 /** leak_scan.c's offset of the device names, and the size of its arguments. */
@@ -1049,7 +1072,9 @@ const LEAK_HALF_AT = LEAK_RESUME_AT + 24;
  * `stream_split`.
  */
 const LEAK_PART_AT = LEAK_HALF_AT + 16;
-const LEAK_ARGS_SIZE = LEAK_PART_AT + 16;
+/** leak_scan.c's offsets of `freed_bytes` and `max_listed`, then two pointers. */
+const LEAK_FREED_AT = LEAK_PART_AT + 16;
+const LEAK_ARGS_SIZE = LEAK_FREED_AT + 32;
 
 /** csv_frame.h SW_SCAN_CUT: the log got shorter while a pass read it. */
 const SCAN_CUT = 2;
@@ -1111,6 +1136,11 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     v.setUint32(LEAK_PART_AT, windows.part?.part ?? 0, true);
     v.setUint32(LEAK_PART_AT + 4, windows.part?.parts ?? 0, true);
     v.setUint32(LEAK_PART_AT + 12, windows.splitUpTo ?? 0, true);
+    v.setBigUint64(
+      LEAK_FREED_AT + 8,
+      BigInt(Math.min(windows.maxListed ?? 0, 2 ** 62)),
+      true,
+    );
     windows.devices.forEach((d, k) =>
       args.set(encoder.encode(d), LEAK_NAMES_AT + k * LEAK_DEVICE_BYTES)
     );
@@ -1118,6 +1148,9 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
   // Empty texts still need memory the C side may read zero bytes from.
   const some = (b: Uint8Array) => b.length ? b : new Uint8Array(1);
   const spans = new Float64Array(LEAK_SPAN_VALUES * LEAK_MAX_DEVICES);
+  const freed = input.freed ?? new Uint8Array(8);
+  v.setBigUint64(LEAK_FREED_AT, BigInt(freed.length), true);
+  const unlisted = new BigUint64Array(3 * LEAK_MAX_DEVICES);
   const status = await callsOf(leakSymbols).stompwatch_leak_scan(
     args,
     r.kind,
@@ -1133,6 +1166,8 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     some(mstx),
     windows?.perDevice ?? new Float64Array(1),
     spans,
+    freed,
+    unlisted,
   );
   if (status < 0 || status === SCAN_CUT) throw scanFailure(status);
   const count = v.getUint32(212, true);
@@ -1167,6 +1202,10 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     firstRow: Number(v.getBigUint64(LEAK_HALF_AT + 8, true)),
     streamFull: v.getUint32(LEAK_PART_AT + 8, true) !== 0,
     streamParts: Math.max(1, v.getUint32(LEAK_PART_AT + 4, true)),
+    unlisted: Array.from({ length: count }, (_, k) => ({
+      count: Number(unlisted[3 * k]),
+      bytes: unlisted[3 * k + 1] + (unlisted[3 * k + 2] << 64n),
+    })),
   };
 }
 

@@ -43,6 +43,11 @@ export interface FirstPass {
    * numbers (a leak then needs its row read back, by its row's own flag).
    */
   resume?: Resume;
+  /**
+   * The native pass's Ptrs freed (`LeakScanInput.freed`), filled where
+   * the rows passed the budget, for a streaming pass.
+   */
+  freed?: Uint8Array;
 }
 
 /** Where a pass over rows kept reads on from: see {@link FirstPass.resume}. */

@@ -117,6 +117,20 @@ export class FoundLeaks {
     }
   }
 
+  /**
+   * Counts `count` more leaks of device `k`, `bytes` in all, that need no
+   * listing: a replay found at least `maxLeaks` listed before each.
+   */
+  count(k: number, count: number, bytes: bigint): void {
+    if (!count) return;
+    this.counts[k] += count;
+    const before = this.bytes[k];
+    if (!Number.isFinite(before)) return;
+    const exact = (this.#exact.get(k) ?? BigInt(before)) + bytes;
+    if (exact > BigInt(Number.MAX_SAFE_INTEGER)) this.#exact.set(k, exact);
+    this.bytes[k] = Number(exact); // rounded once, to the nearest
+  }
+
   /** The listed leaks, in output order. */
   listed(): LeakRows {
     return this.#rows = this.#first();

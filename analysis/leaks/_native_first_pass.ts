@@ -13,6 +13,14 @@ import type { FirstPass } from "./_first_pass.ts";
 import { LeakRows, PtrKeys } from "./_leak_rows.ts";
 import type { CheckedOptions } from "./options.ts";
 import { nativeFd, scan } from "./_native_scan.ts";
+import { LEAK_FREED_BYTES } from "../../ffi/bindings.ts";
+
+/**
+ * Bytes a memory row takes at the least ("1,FREE,HAL,,,,,0,0x1" and its
+ * newline): a log smaller than the row budget times this keeps every row,
+ * and needs no Ptrs freed.
+ */
+const MIN_ROW_BYTES = 16;
 
 /**
  * The first pass natively, or undefined to run the TypeScript one.
@@ -33,7 +41,11 @@ export async function nativeFirstPass(
   const spare = new LeakRows(options.rowBudget, Math.ceil(size / 64), {
     halves: true,
   });
-  const pass = await scan(native, options, { size, rows: spare });
+  // Untouched pages unless the rows pass the budget.
+  const freed = size >= options.rowBudget * MIN_ROW_BYTES
+    ? new Uint8Array(LEAK_FREED_BYTES)
+    : undefined;
+  const pass = await scan(native, options, { size, rows: spare, freed });
   if (pass === undefined) return undefined;
   const { found, markDevice, markId, header } = pass;
   if (found.fallback || new Set(found.devices).size !== found.devices.length) {
@@ -57,6 +69,7 @@ export async function nativeFirstPass(
     ptrs: new PtrKeys(),
     spans: found.spans,
     resume,
+    freed: found.overflow ? freed : undefined,
     summary: {
       rows: found.dataRows,
       bytes: found.bytes,

@@ -56,6 +56,8 @@ export interface Scan {
   windows?: LeakScanInput["windows"];
   /** Where it starts reading rows, when not at the first. */
   from?: { offset: number; line: number };
+  /** The Ptrs freed, which a first pass fills and a streaming pass reads. */
+  freed?: Uint8Array;
 }
 
 /**
@@ -69,7 +71,7 @@ export interface Scan {
 export async function scan(
   { log: source, fd }: NativeLog,
   options: CheckedOptions,
-  { size, rows, windows, from }: Scan,
+  { size, rows, windows, from, freed }: Scan,
 ): Promise<
   {
     found: LeakScanResult;
@@ -108,6 +110,7 @@ export async function scan(
         windows,
         startIndex: windows ? undefined : options.startIndex,
         halfAt: rows.halfAt,
+        freed,
       });
     } catch (e) {
       throw new MemscopeCsvError(

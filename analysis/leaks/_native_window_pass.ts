@@ -22,7 +22,7 @@ import { nativeFd, scan } from "./_native_scan.ts";
 /** What a native pass over the windows is to do: {@link nativeWindowPass}. */
 export interface WindowPass {
   /** The first pass: its devices, its arrays (`spare`), how far it read. */
-  first: Pick<FirstPass, "devices" | "spare" | "summary" | "spans">;
+  first: Pick<FirstPass, "devices" | "spare" | "summary" | "spans" | "freed">;
   /** Each device index's window. */
   windows: Map<number, Window>;
 }
@@ -41,10 +41,14 @@ export interface StreamPass extends WindowPass {
   part?: Part;
 }
 
-/** A replay's leaks: those of part `part` of `parts` (the part it was given, split). */
+/**
+ * A replay's leaks: those of part `part` of `parts` (the part it was given,
+ * split), as rows and, past the first `maxLeaks`, counted (`unlisted`).
+ */
 export interface StreamedLeaks {
   rows: LeakRows;
   parts: number;
+  unlisted: LeakScanResult["unlisted"];
 }
 
 /**
@@ -92,8 +96,10 @@ async function windowScan(
       resumeRows: from?.rows,
       part: stream?.part,
       splitUpTo: stream && MAX_STREAM_PARTS,
+      maxListed: options.maxLeaks,
     },
     from,
+    freed: stream && first.freed,
   });
   return pass?.found;
 }
@@ -148,7 +154,11 @@ export async function nativeStreamPass(
   if (found === undefined) return undefined;
   if (found.fallback && found.streamFull) return "full";
   if (found.fallback || found.overflow) return undefined;
-  return { rows: pass.first.spare, parts: found.streamParts };
+  return {
+    rows: pass.first.spare,
+    parts: found.streamParts,
+    unlisted: found.unlisted,
+  };
 }
 
 /**
@@ -188,6 +198,7 @@ export async function nativeStream(
       return { reads, complete: false, full: leaks === "full" };
     }
     await found.collect(leaks.rows, windows);
+    leaks.unlisted.forEach((u, k) => found.count(k, u.count, u.bytes));
     for (let q = part.part + part.parts; q < leaks.parts; q += part.parts) {
       left.push({ part: q, parts: leaks.parts });
     }

@@ -29,6 +29,7 @@
 
 #include "csv_frame.h"
 #include "digits.h"
+#include "leak_freed.h"
 #include "leak_replay.h"
 #include "leak_stream.h"
 #include "pages.h"
@@ -130,6 +131,14 @@ struct sw_leak_scan_args {
    * by then (its part is `stream_part` of them); `stream_full`, 1 when it
    * fell back at its room (more parts may fit). */
   uint32_t stream_part, stream_parts, stream_full, stream_split;
+  /* The Ptrs freed (leak_freed.h), `freed_bytes` long (less than
+   * SW_LEAK_FREED_BYTES: none): a first pass that stops keeping rows
+   * fills it, a streaming pass counts the blocks at Ptrs it does not have
+   * once their IDs can come no more, listing only the first `max_listed`
+   * of them (by device and ID) and counting the others into `unlisted`:
+   * for each device, how many, and their bytes' low and high 64 bits. */
+  uint64_t freed_bytes, max_listed;
+  uint64_t *freed, *unlisted;
 };
 
 /* The arrays of the rows kept, a column each: whatever moves, copies or
@@ -156,7 +165,8 @@ _Static_assert(offsetof(struct sw_leak_scan_args, resume_offset) == 264 + MAX_DE
 _Static_assert(offsetof(struct sw_leak_scan_args, resume_rows) == 280 + MAX_DEVICES * DEVICE_BYTES, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, half_at) == 288 + MAX_DEVICES * DEVICE_BYTES, "layout");
 _Static_assert(offsetof(struct sw_leak_scan_args, stream_part) == 304 + MAX_DEVICES * DEVICE_BYTES, "layout");
-_Static_assert(sizeof(struct sw_leak_scan_args) == 320 + MAX_DEVICES * DEVICE_BYTES, "layout");
+_Static_assert(offsetof(struct sw_leak_scan_args, freed_bytes) == 320 + MAX_DEVICES * DEVICE_BYTES, "layout");
+_Static_assert(sizeof(struct sw_leak_scan_args) == 352 + MAX_DEVICES * DEVICE_BYTES, "layout");
 
 /* Hex digit values of lowercase hex, 16 (never a digit) for anything else. */
 static const uint8_t HEX[256] = {
@@ -336,6 +346,9 @@ struct pass {
   struct sw_csv_scan scan; /* first: the framer hands take_row this */
   struct sw_leak_scan_args *a;
   struct sw_leak_stream *stream; /* a streaming pass's replay */
+  /* A first pass's Ptrs freed (leak_freed.h), filled past where it stops
+   * keeping rows; NULL: none given, or a pass after the first. */
+  uint64_t *freed;
   int side;
   struct shared_bounds *shared; /* a split pass's */
   int16_t shared_of[MAX_DEVICES]; /* the second half's devices, in the first's; -1: not yet */
@@ -516,6 +529,26 @@ static bool stop_keeping(struct pass *p, uint64_t offset, uint32_t line) {
   return true;
 }
 
+/* A FREE at Ptr `key` that the pass does not keep, into its Ptrs freed. */
+static bool freed_unkept(struct pass *p, double key) {
+  if (p->freed) sw_leak_freed_add(p->freed, sw_leak_freed_key(key));
+  return true;
+}
+
+/* A FREE row past where the pass stopped keeping rows: its Ptr into the
+ * Ptrs freed, which say nothing once one cannot be read (a streaming
+ * pass that meets it falls back, as before). */
+static bool freed_past_kept(struct pass *p, const struct sw_csv_row *r) {
+  if (!p->freed) return true;
+  struct sw_csv_field pf = sw_csv_field_of(r, p->a->col[C_PTR]);
+  double key;
+  if (!ptr_key(&pf, &key)) {
+    sw_leak_freed_state(p->freed, SW_FREED_UNREADABLE);
+    return true;
+  }
+  return freed_unkept(p, key);
+}
+
 /* One data row; false to fall back. */
 static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uint32_t line) {
   struct pass *p = ctx;
@@ -549,7 +582,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
       else if (span->malloc_max - id > span->disorder) span->disorder = span->malloc_max - id;
     }
     if (id > p->bounds[k].past[free_row]) return true;
-    if (a->overflow) return true;
+    if (a->overflow) return !free_row || freed_past_kept(p, r);
     if (a->window_devices) {
       /* A device first seen after the first pass (the log grew) has none. */
       if ((uint32_t)k >= a->window_devices) return true;
@@ -573,7 +606,8 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
     const uint64_t n = a->rows_kept;
     if (n == p->room) {
       if (p->room < a->budget) return false;
-      return stop_keeping(p, offset, line);
+      stop_keeping(p, offset, line);
+      return !free_row || freed_unkept(p, key);
     }
     /* The second half keeps no more once the halves together pass the
      * budget: the join would drop its rows past it, and memory stays that
@@ -583,7 +617,8 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
       if (p->side == 0) {
         atomic_store_explicit(&p->shared->first_kept, n, memory_order_relaxed);
       } else if (n + atomic_load_explicit(&p->shared->first_kept, memory_order_relaxed) > p->shared->budget) {
-        return stop_keeping(p, offset, line);
+        stop_keeping(p, offset, line);
+        return !free_row || freed_unkept(p, key);
       }
     }
     const uint64_t at = p->down ? p->top - n : p->base + n;
@@ -653,6 +688,8 @@ static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
   for (uint32_t k = 0; k < a->devices && k < MAX_DEVICES; k++)
     p->device_len[k] = (uint8_t)strnlen((const char *)a->device_names + k * DEVICE_BYTES, DEVICE_BYTES - 1);
   p->scan = (struct sw_csv_scan){.fd = a->fd, .take = take_row, .ctx = p, .limit = rows_end(a)};
+  const bool first = !a->window_devices && !a->stream;
+  if (first && a->freed && a->freed_bytes >= SW_LEAK_FREED_BYTES) p->freed = a->freed;
   if (a->event_type_len <= 8) memcpy(p->event_type, a->event_type, a->event_type_len);
 }
 
@@ -801,6 +838,13 @@ static void join_spans(struct span *to, const struct span *from) {
   if (from->malloc_max > to->malloc_max) to->malloc_max = from->malloc_max;
 }
 
+/* The Ptrs of the FREE rows [from, to) of `b`'s arrays into the Ptrs freed. */
+static void freed_rows(struct pass *p, const struct sw_leak_scan_args *b, uint64_t from, uint64_t to) {
+  if (!p->freed) return;
+  for (uint64_t i = from; i < to; i++)
+    if (b->kind[i] == 2) freed_unkept(p, b->ptr[i]);
+}
+
 static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   struct sw_leak_scan_args *a = p->a, *b = &h->args;
   /* Every refusal first: a refused join leaves the first half as it was. */
@@ -833,6 +877,8 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   a->data_rows += b->data_rows;
   a->odd_ids += b->odd_ids;
   if (b->bytes > a->bytes) a->bytes = b->bytes;
+  /* The second half's FREEs that may not all be kept are freed Ptrs. */
+  if (a->overflow || total > p->room) freed_rows(p, b, 0, b->rows_kept);
   /* The first half stopped keeping before the second began. */
   if (a->overflow) return true;
   /* The second half's rows follow the first's in the arrays. It read them
@@ -1000,6 +1046,15 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
     if (ok) sw_leak_stream_seen(p->stream, k, last);
     for (int64_t j = 0; ok && j < left; j++) {
       const uint32_t i = left_at[j];
+      const struct sw_leak_stream_row row = {.id = a->id[i], .ptr = a->ptr[i], .size = a->size[i],
+                                             .offset = a->row_offset[i], .line = a->line[i], .dev = (uint16_t)k,
+                                             .malloc_row = true, .odd_id = false};
+      /* One at a Ptr never freed is counted at once (or held briefly, its
+       * ID still to come): it takes none of the room, nor a copy. */
+      if (sw_leak_stream_unfreed(p->stream, &row)) {
+        ok = sw_leak_stream_pending(p->stream, &row);
+        continue;
+      }
       if (!sw_leak_stream_mine(p->stream, k, a->ptr[i])) continue;
       /* More pending than the stream has room for: its part split, as
        * the stream splits it at its room, or the end of it. The block may
@@ -1007,9 +1062,6 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
       while (ok && h->n_blocks >= room) ok = split_kept(p->stream, h, full);
       if (!ok) break;
       if (!sw_leak_stream_mine(p->stream, k, a->ptr[i])) continue;
-      const struct sw_leak_stream_row row = {.id = a->id[i], .ptr = a->ptr[i], .size = a->size[i],
-                                             .offset = a->row_offset[i], .line = a->line[i], .dev = (uint16_t)k,
-                                             .malloc_row = true};
       struct sw_leak_stream_row *more = one_more(h->blocks, h->n_blocks, &h->cap_blocks, sizeof *h->blocks);
       ok = more != NULL;
       if (ok) (h->blocks = more)[h->n_blocks++] = row;
@@ -1055,6 +1107,10 @@ static int32_t stream_pass(struct pass *p) {
   if (p->stream) sw_leak_stream_part(p->stream, a->stream_part, a->stream_parts, a->stream_split);
   for (uint32_t k = 0; p->stream && k < a->window_devices && k < MAX_DEVICES; k++)
     sw_leak_stream_horizon(p->stream, k, a->windows[WINDOW_VALUES * k + 3]);
+  /* The Ptrs freed, where the first pass saw every FREE. */
+  if (p->stream && a->freed && a->unlisted && a->freed_bytes >= SW_LEAK_FREED_BYTES &&
+      sw_leak_freed_state_of(a->freed) == SW_FREED_COMPLETE)
+    sw_leak_stream_never_freed(p->stream, a->freed, a->max_listed);
   struct handover kept = {0};
   const bool resumed = p->stream && a->resume_rows;
   bool kept_full = false;
@@ -1087,7 +1143,7 @@ static int32_t stream_pass(struct pass *p) {
   if (result == SW_LEAK_DONE && !replayed) result = SW_LEAK_FALLBACK;
   if (result == SW_LEAK_DONE) {
     uint64_t leaks = sw_leak_stream_leaks(p->stream, a->cap, a->kind, a->device, a->id, a->ptr, a->size, a->row_offset,
-                                      a->line, &a->odd_ids);
+                                      a->line, &a->odd_ids, a->unlisted);
     if (leaks == UINT64_MAX) result = SW_LEAK_FALLBACK;
     else a->rows_kept = leaks;
   }
@@ -1105,7 +1161,8 @@ static int32_t stream_pass(struct pass *p) {
 SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kind, uint32_t *device, double *id,
                                        double *ptr, double *size, double *row_offset, uint32_t *line,
                                        uint32_t *mark_device, double *mark_id, const uint8_t *event_type,
-                                       const uint8_t *mstx, const double *windows, double *spans) {
+                                       const uint8_t *mstx, const double *windows, double *spans, uint64_t *freed,
+                                       uint64_t *unlisted) {
   /* Arrays come as arguments: a grant of this library alone may pass them
    * so, not as pointers written into the struct. */
   a->kind = kind;
@@ -1120,6 +1177,8 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   a->event_type = event_type;
   a->mstx = mstx;
   a->windows = windows;
+  a->freed = freed;
+  a->unlisted = unlisted;
   for (int c = 0; c < C_COUNT; c++)
     if (a->col[c] >= SW_CSV_MAX_SEPS) return SW_LEAK_FALLBACK;
   if (a->bound_marks < 3 || a->bound_marks > MAX_BOUND_MARKS) a->bound_marks = 0;
@@ -1128,6 +1187,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   struct pass p;
   pass_init(&p, a);
   a->halves = 1;
+  if (p.freed) sw_leak_freed_state(p.freed, SW_FREED_UNKNOWN);
   if (a->stream) return stream_pass(&p);
   /* Filled once, front to back, from fresh pages. */
   advise_rows(a, 0, a->cap, sw_pages_prefer_huge);
@@ -1190,6 +1250,10 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   if (a->overflow) {
     a->resume_offset = p.stop_offset;
     a->resume_line = p.stop_line;
+    /* The FREEs kept too: the Ptrs freed are then every one of the file's. */
+    freed_rows(&p, a, p.base, p.base + a->rows_kept);
+    if (p.freed && sw_leak_freed_state_of(p.freed) != SW_FREED_UNREADABLE)
+      sw_leak_freed_state(p.freed, result == SW_LEAK_DONE ? SW_FREED_COMPLETE : SW_FREED_UNKNOWN);
   }
   /* Room for MAX_DEVICES spans, SPAN_VALUES each. */
   for (uint32_t k = 0; k < a->devices && k < MAX_DEVICES; k++) {

@@ -26,6 +26,13 @@
  * (sw_leak_stream_split), 64 parts at most; past that, or where one Ptr
  * holds half the room, it ends, as it does at a MALLOC without a size,
  * which the caller's replay reports (leak_replay.c).
+ *
+ * A MALLOC at a Ptr that no FREE of the file names (the first pass's Ptrs
+ * freed, leak_freed.h) can only be cleared by a later MALLOC with its ID:
+ * it waits in its device's queue only until its ID is past the horizon,
+ * then is counted, kept as a row only while among the first max_listed of
+ * its bucket (struct listed). So a window that frees little holds few
+ * blocks, however many leak.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -38,6 +45,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "leak_freed.h"
 #include "leak_ptrs.h"
 #include "leak_stream.h"
 #include "pages.h"
@@ -47,13 +55,34 @@
 #define MAX_DEVICES SW_LEAK_MAX_DEVICES
 #define NONE (-1)
 
-/* A block a MALLOC made, in a chain of those at its Ptr. */
+/* A block a MALLOC made, in a chain of those at its Ptr, or, at a Ptr
+ * never freed, in its device's queue of those (`settling`). */
 struct block {
   double id, ptr, size, offset;
   uint32_t line, dev;
   int32_t next;
-  bool alive; /* in its Ptr's chain, not in the free list */
+  bool alive; /* a leak unless cleared: not in the free list, its ID not taken */
   bool odd_id;
+  bool settling; /* in its device's queue of blocks at Ptrs never freed */
+};
+
+/* The blocks at Ptrs never freed (sw_leak_stream_never_freed) are counted
+ * in buckets by their Ptr's hash, as the parts split them: a split keeps
+ * the buckets of its own half (parts divide BUCKETS, MAX_STREAM_PARTS of
+ * _native_window_pass.ts). */
+#define BUCKETS 64u
+
+/* A bucket's leaks that may be listed: its first max_listed by device and
+ * ID, a heap with the last of them on top. */
+struct listed {
+  struct block *v;
+  uint64_t n, cap;
+};
+
+/* A device's leaks in a bucket, beside those listed. */
+struct unlisted {
+  uint64_t count;
+  unsigned __int128 bytes; /* exact: sizes below 2^64, at most 2^64 of them */
 };
 
 /* A slot of the FREE table or the ID table: device `dev`'s `key`, and a
@@ -154,6 +183,16 @@ struct sw_leak_stream {
   /* The row replayed last stopped at the room (block_new, rebuild), where
    * a split may make room for it (room_made). */
   bool at_room;
+  /* The Ptrs freed (leak_freed.h); NULL: every block is held until the end. */
+  const uint64_t *freed;
+  uint64_t max_listed;
+  /* Each device's blocks at Ptrs never freed whose IDs may still be taken,
+   * in the order they came (NONE: none). */
+  int32_t settling_head[MAX_DEVICES], settling_tail[MAX_DEVICES];
+  struct listed listed[BUCKETS];
+  /* Leaks in the lists, at most `room`: more splits the part, as blocks do. */
+  uint64_t n_listed;
+  struct unlisted *unlisted; /* MAX_DEVICES x BUCKETS */
 };
 
 /* Whether a FREE ID is below every ID of device `dev` still to come. */
@@ -320,6 +359,7 @@ struct sw_leak_stream *sw_leak_stream_new(uint64_t room) {
   for (int k = 0; k < MAX_DEVICES; k++) {
     s->max_id[k] = -__builtin_inf();
     s->horizon[k] = DISORDER;
+    s->settling_head[k] = s->settling_tail[k] = NONE;
   }
   if (!made) {
     sw_leak_stream_free(s);
@@ -374,10 +414,18 @@ static void tables_free(struct sw_leak_stream *s) {
   }
 }
 
+/* Bucket j's listed leaks, gone. */
+static void listed_free(struct listed *l) {
+  free(l->v);
+  *l = (struct listed){0};
+}
+
 void sw_leak_stream_free(struct sw_leak_stream *s) {
   if (!s) return;
   sw_pages_free(s->blocks, s->cap_blocks * sizeof *s->blocks);
   tables_free(s);
+  for (uint32_t j = 0; j < BUCKETS; j++) listed_free(&s->listed[j]);
+  sw_pages_free(s->unlisted, MAX_DEVICES * BUCKETS * sizeof *s->unlisted);
   sw_pages_free(s, sizeof *s);
 }
 
@@ -410,6 +458,123 @@ static void unlink_block(struct sw_leak_stream *s, int32_t b) {
   }
 }
 
+void sw_leak_stream_never_freed(struct sw_leak_stream *s, const uint64_t *freed, uint64_t max_listed) {
+  /* Parts that split a bucket (never: TypeScript gives powers of two up
+   * to BUCKETS) would share its counts: held to the end there, as before. */
+  if (BUCKETS % s->max_parts || BUCKETS % s->parts) return;
+  s->unlisted = sw_pages_new(MAX_DEVICES * BUCKETS * sizeof *s->unlisted);
+  if (!s->unlisted) return;
+  s->freed = freed;
+  s->max_listed = max_listed;
+}
+
+static uint32_t bucket_of(const struct block *k) { return (uint32_t)(sw_leak_mix(k->ptr, k->dev) >> 32) % BUCKETS; }
+
+static bool bucket_mine(const struct sw_leak_stream *s, uint32_t j) { return s->parts <= 1 || j % s->parts == s->part; }
+
+/* Whether MALLOC row `r` is at a Ptr no FREE of the file names, so that
+ * only a later MALLOC with its ID clears it, and its size can be summed
+ * exactly (below 2^64; a larger one is held as any other block). */
+static bool never_freed(const struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
+  return s->freed && r->size >= 0 && r->size < 0x1p64 &&
+         !sw_leak_freed_may_have(s->freed, sw_leak_freed_key(r->ptr));
+}
+
+bool sw_leak_stream_unfreed(const struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
+  return never_freed(s, r);
+}
+
+/* Whether leak x is listed before leak y: by device, ID, place in the file. */
+static bool listed_before(const struct block *x, const struct block *y) {
+  if (x->dev != y->dev) return x->dev < y->dev;
+  if (x->id != y->id) return x->id < y->id;
+  return x->offset < y->offset;
+}
+
+/* The heap of `l` from its top, the last listed on top, with `k` put at
+ * its top (its last slot, when it grows). */
+static void listed_sift(struct listed *l, uint64_t at, const struct block *k) {
+  for (;;) {
+    uint64_t child = 2 * at + 1;
+    if (child >= l->n) break;
+    if (child + 1 < l->n && listed_before(&l->v[child], &l->v[child + 1])) child++;
+    if (!listed_before(k, &l->v[child])) break;
+    l->v[at] = l->v[child];
+    at = child;
+  }
+  l->v[at] = *k;
+}
+
+static void listed_push(struct listed *l, const struct block *k) {
+  uint64_t at = l->n++;
+  while (at > 0 && listed_before(&l->v[(at - 1) / 2], k)) {
+    l->v[at] = l->v[(at - 1) / 2];
+    at = (at - 1) / 2;
+  }
+  l->v[at] = *k;
+}
+
+static void count_unlisted(struct sw_leak_stream *s, uint32_t j, const struct block *k) {
+  struct unlisted *u = &s->unlisted[k->dev * BUCKETS + j];
+  u->count++;
+  u->bytes += (uint64_t)k->size;
+}
+
+/* Leak `k`, at a Ptr never freed, whose ID can come no more: listed while
+ * among its bucket's first max_listed, counted else. False at the room, or
+ * when memory is short. */
+static bool settled(struct sw_leak_stream *s, const struct block *k) {
+  const uint32_t j = bucket_of(k);
+  struct listed *l = &s->listed[j];
+  if (l->n < s->max_listed) {
+    if (s->n_listed >= s->room) {
+      s->at_room = true;
+      return false;
+    }
+    if (l->n == l->cap) {
+      const uint64_t cap = l->cap ? 2 * l->cap : 64;
+      struct block *grown = realloc(l->v, (cap < s->max_listed ? cap : s->max_listed) * sizeof *grown);
+      if (!grown) {
+        s->full = true;
+        return false;
+      }
+      l->v = grown;
+      l->cap = cap < s->max_listed ? cap : s->max_listed;
+    }
+    listed_push(l, k);
+    s->n_listed++;
+    return true;
+  }
+  if (l->n && listed_before(k, &l->v[0])) {
+    count_unlisted(s, j, &l->v[0]);
+    listed_sift(l, 0, k);
+    return true;
+  }
+  count_unlisted(s, j, k);
+  return true;
+}
+
+/* Device `dev`'s blocks at Ptrs never freed whose IDs can come no more
+ * (those at the front of its queue: the others settle later), settled. One
+ * that stops at the room stays in the queue, for a split to drop or keep. */
+static bool settle_due(struct sw_leak_stream *s, uint32_t dev) {
+  for (int32_t b = s->settling_head[dev]; b != NONE && forgotten(s, dev, s->blocks[b].id); b = s->settling_head[dev]) {
+    struct block *k = &s->blocks[b];
+    if (k->alive && !settled(s, k)) return false;
+    s->settling_head[dev] = k->next;
+    if (k->next == NONE) s->settling_tail[dev] = NONE;
+    k->settling = false;
+    block_gone(s, b);
+  }
+  return true;
+}
+
+/* A block for MALLOC row `r`, alive, in no chain or queue yet. */
+static struct block block_of(const struct sw_leak_stream_row *r) {
+  return (struct block){.id = r->id, .ptr = r->ptr, .size = r->size, .offset = r->offset, .line = r->line,
+                        .dev = r->dev, .next = NONE, .alive = true, .odd_id = r->odd_id};
+}
+
 /* See leak_stream.h. The blocks a split drops are those a replay of that
  * half alone would never have made: a Ptr's rows never touch another
  * Ptr's blocks, and a MALLOC of another part takes its ID from this one's
@@ -435,6 +600,17 @@ bool sw_leak_stream_split(struct sw_leak_stream *s) {
   for (uint64_t i = 0; i <= s->frees.mask; i++) {
     struct slot *o = &s->frees.slots[i];
     if (o->word != EMPTY_WORD && !mine(s, slot_dev(o), o->key)) slot_set(o, 0);
+  }
+  /* Blocks at Ptrs never freed of the other half: dropped as they settle,
+   * their buckets' counts and lists now. */
+  for (uint32_t dev = 0; dev < MAX_DEVICES; dev++)
+    for (int32_t b = s->settling_head[dev]; b != NONE; b = s->blocks[b].next)
+      if (!mine(s, dev, s->blocks[b].ptr)) s->blocks[b].alive = false;
+  for (uint32_t j = 0; s->unlisted && j < BUCKETS; j++) {
+    if (bucket_mine(s, j)) continue;
+    s->n_listed -= s->listed[j].n;
+    listed_free(&s->listed[j]);
+    for (uint32_t dev = 0; dev < MAX_DEVICES; dev++) s->unlisted[dev * BUCKETS + j] = (struct unlisted){0};
   }
   /* IDs whose blocks went: a rebuild drops their slots too. */
   for (uint64_t i = 0; i <= s->ids.mask; i++) {
@@ -512,11 +688,25 @@ static bool pend(struct sw_leak_stream *s, const struct sw_leak_stream_row *r, u
     block_gone(s, b);
     return false;
   }
-  s->blocks[b] = (struct block){
-      .id = r->id, .ptr = r->ptr, .size = r->size, .offset = r->offset, .line = r->line, .dev = r->dev,
-      .next = at->head, .alive = true, .odd_id = r->odd_id,
-  };
+  s->blocks[b] = block_of(r);
+  s->blocks[b].next = at->head;
   at->head = b;
+  if (same) slot_set_block(same, b);
+  return true;
+}
+
+/* MALLOC row `r`, at a Ptr never freed, held last in its device's queue
+ * while a later MALLOC may take its ID (its ID's slot `same` names it);
+ * false past the room. */
+static bool settle_later(struct sw_leak_stream *s, const struct sw_leak_stream_row *r, struct slot *same) {
+  int32_t b = block_new(s);
+  if (b == NONE) return false;
+  s->blocks[b] = block_of(r);
+  s->blocks[b].settling = true;
+  const uint32_t dev = r->dev;
+  if (s->settling_tail[dev] == NONE) s->settling_head[dev] = b;
+  else s->blocks[s->settling_tail[dev]].next = b;
+  s->settling_tail[dev] = b;
   if (same) slot_set_block(same, b);
   return true;
 }
@@ -534,7 +724,10 @@ static bool remember_free(struct sw_leak_stream *s, uint32_t dev, double ptr, ui
 /* A MALLOC with device `dev`'s `id` takes the ID from the block its
  * slot `same` names, while that is still the one made for it. */
 static void take_id(struct sw_leak_stream *s, struct slot *same, uint32_t dev, double id) {
-  if (made_for(s, slot_block(same), dev, id)) unlink_block(s, slot_block(same));
+  const int32_t b = slot_block(same);
+  /* One in its device's queue goes when it reaches the front. */
+  if (made_for(s, b, dev, id) && s->blocks[b].settling) s->blocks[b].alive = false;
+  else if (made_for(s, b, dev, id)) unlink_block(s, b);
   slot_set_block(same, NONE);
 }
 
@@ -545,6 +738,7 @@ static bool replay_malloc(struct sw_leak_stream *s, const struct queued *q) {
   /* leak_replay.c reports the first such row in the window, freed or not. */
   if (r->size != r->size) return false;
   if (!in_order(s, dev, id)) return false;
+  if (s->freed && !settle_due(s, dev)) return false;
   if (!mine_hash(s, q->ptr_hash)) {
     /* Another part's block, which takes the ID from any of this one. */
     struct slot *same = slot_found(&s->ids, dev, id, q->id_hash);
@@ -556,6 +750,7 @@ static bool replay_malloc(struct sw_leak_stream *s, const struct queued *q) {
   take_id(s, same, dev, id);
   const struct slot *freed = slot_found(&s->frees, dev, ptr, q->ptr_hash);
   if (freed && slot_max_free(freed) > id) return true; /* a FREE after it in ID order came first */
+  if (never_freed(s, r)) return settle_later(s, r, same);
   return pend(s, r, q->ptr_hash, same);
 }
 
@@ -604,6 +799,11 @@ static bool pending_once(struct sw_leak_stream *s, const struct sw_leak_stream_r
   const bool id_may_come = !forgotten(s, dev, r->id);
   struct slot *same = id_may_come ? slot_of(s, &s->ids, dev, r->id) : NULL;
   if (id_may_come && !same) return false;
+  if (never_freed(s, r) && !id_may_come) {
+    const struct block k = block_of(r);
+    return settled(s, &k);
+  }
+  if (never_freed(s, r)) return settle_later(s, r, same);
   return pend(s, r, sw_leak_mix(r->ptr, dev), same);
 }
 
@@ -794,15 +994,43 @@ static uint32_t *device_then_id(const struct block *blocks, uint64_t n) {
   return base;
 }
 
+/* The listed leaks of this part's buckets, appended to the blocks as
+ * blocks at Ptrs never freed, their lists freed; false when memory is
+ * short. */
+static bool listed_to_blocks(struct sw_leak_stream *s) {
+  uint64_t more = 0;
+  for (uint32_t j = 0; j < BUCKETS; j++) more += bucket_mine(s, j) ? s->listed[j].n : 0;
+  const uint64_t need = s->n_blocks + more;
+  if (more && need > s->cap_blocks) {
+    struct block *grown = s->blocks ? mremap(s->blocks, s->cap_blocks * sizeof *grown, need * sizeof *grown, MREMAP_MAYMOVE)
+                                    : sw_pages_new(need * sizeof *grown);
+    if (grown == MAP_FAILED || !grown) return false;
+    s->blocks = grown;
+    s->cap_blocks = need;
+  }
+  for (uint32_t j = 0; j < BUCKETS; j++) {
+    const struct listed *l = &s->listed[j];
+    for (uint64_t i = 0; bucket_mine(s, j) && i < l->n; i++) {
+      s->blocks[s->n_blocks] = l->v[i];
+      s->blocks[s->n_blocks].alive = s->blocks[s->n_blocks].settling = true;
+      s->n_blocks++;
+    }
+    listed_free(&s->listed[j]);
+  }
+  return true;
+}
+
 uint64_t sw_leak_stream_leaks(struct sw_leak_stream *s, uint64_t cap, uint8_t *kind, uint32_t *device, double *id,
-                              double *ptr, double *size, double *row_offset, uint32_t *line, uint64_t *odd_ids) {
+                              double *ptr, double *size, double *row_offset, uint32_t *line, uint64_t *odd_ids,
+                              uint64_t *unlisted) {
   tables_free(s);
-  /* The pending blocks to the front; the replay is over. */
+  if (!listed_to_blocks(s)) return UINT64_MAX;
+  /* The leaks to the front; the replay is over. Those still settling
+   * are among them: no MALLOC is left to take their IDs. */
   uint64_t n = 0;
   bool sorted = true;
   for (uint64_t i = 0; i < s->n_blocks; i++) {
     if (!s->blocks[i].alive) continue;
-    if (n == cap) return UINT64_MAX;
     s->blocks[n] = s->blocks[i];
     const struct block *p = &s->blocks[n - (n > 0)], *q = &s->blocks[n];
     sorted = sorted && (p->dev < q->dev || (p->dev == q->dev && p->id <= q->id));
@@ -810,17 +1038,42 @@ uint64_t sw_leak_stream_leaks(struct sw_leak_stream *s, uint64_t cap, uint8_t *k
   }
   uint32_t *order = sorted ? NULL : device_then_id(s->blocks, n);
   if (!sorted && !order) return UINT64_MAX;
+  unsigned __int128 bytes[MAX_DEVICES] = {0};
+  uint64_t counts[MAX_DEVICES] = {0};
+  for (uint32_t j = 0; s->unlisted && j < BUCKETS; j++) {
+    for (uint32_t dev = 0; bucket_mine(s, j) && dev < MAX_DEVICES; dev++) {
+      counts[dev] += s->unlisted[dev * BUCKETS + j].count;
+      bytes[dev] += s->unlisted[dev * BUCKETS + j].bytes;
+    }
+  }
+  uint64_t out = 0;
   for (uint64_t k = 0; k < n; k++) {
     const struct block *b = &s->blocks[order ? order[k] : k];
-    kind[k] = 1;
-    device[k] = b->dev;
-    id[k] = b->id;
-    ptr[k] = b->ptr;
-    size[k] = b->size;
-    row_offset[k] = b->offset;
-    line[k] = b->line;
+    /* One at a Ptr never freed with max_listed leaks before it: counted. */
+    if (b->settling && k >= s->max_listed) {
+      counts[b->dev]++;
+      bytes[b->dev] += (uint64_t)b->size;
+      continue;
+    }
+    if (out == cap) {
+      free(order);
+      return UINT64_MAX;
+    }
+    kind[out] = 1;
+    device[out] = b->dev;
+    id[out] = b->id;
+    ptr[out] = b->ptr;
+    size[out] = b->size;
+    row_offset[out] = b->offset;
+    line[out] = b->line;
     *odd_ids += b->odd_id;
+    out++;
   }
   free(order);
-  return n;
+  for (uint32_t dev = 0; unlisted && dev < MAX_DEVICES; dev++) {
+    unlisted[3 * dev] = counts[dev];
+    unlisted[3 * dev + 1] = (uint64_t)bytes[dev];
+    unlisted[3 * dev + 2] = (uint64_t)(bytes[dev] >> 64);
+  }
+  return out;
 }

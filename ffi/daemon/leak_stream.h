@@ -58,6 +58,16 @@ struct sw_leak_stream_row {
   bool malloc_row, odd_id;
 };
 
+/* Before the replay runs (after sw_leak_stream_part): `freed`, the Ptrs
+ * a first pass saw freed anywhere in the file (leak_freed.h, complete).
+ * A MALLOC at a Ptr it does not have is a leak unless a later MALLOC takes
+ * its ID: it is held only until no such MALLOC can come (its horizon), then
+ * counted, and kept as a row only while among the first `max_listed` of its
+ * part by device and ID. Without it, each such block was held to the end. */
+void sw_leak_stream_never_freed(struct sw_leak_stream *s, const uint64_t *freed, uint64_t max_listed);
+/* Whether a block of MALLOC row `row` would be counted so, not held. */
+bool sw_leak_stream_unfreed(const struct sw_leak_stream *s, const struct sw_leak_stream_row *row);
+
 /* Before the replay runs, for a pass that reads on from rows replayed in
  * memory (leak_scan.c stream_pass), what the rows still to come need of
  * those: device `dev`'s largest MALLOC ID among them; each block they left
@@ -88,9 +98,13 @@ bool sw_leak_stream_run(struct sw_leak_stream *s);
 /* The blocks still pending once every row is read, the leaks: written to
  * the arrays (room for `cap`) by device and ID, as leak_scan.c keeps MALLOC
  * rows. Returns how many, or UINT64_MAX when they do not fit; `odd_ids`
- * counts those whose ID was not written as its plain digits. The replay
- * is over after it. */
+ * counts those whose ID was not written as its plain digits. The leaks at
+ * Ptrs never freed that are not among the first `max_listed` are counted
+ * in `unlisted` instead (for each of the SW_LEAK_MAX_DEVICES devices, how
+ * many, and their bytes' low and high 64 bits). The replay is over after
+ * it. */
 uint64_t sw_leak_stream_leaks(struct sw_leak_stream *s, uint64_t cap, uint8_t *kind, uint32_t *device, double *id,
-                              double *ptr, double *size, double *row_offset, uint32_t *line, uint64_t *odd_ids);
+                              double *ptr, double *size, double *row_offset, uint32_t *line, uint64_t *odd_ids,
+                              uint64_t *unlisted);
 
 #endif

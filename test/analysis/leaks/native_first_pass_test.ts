@@ -8,10 +8,14 @@ import {
   nativeWindowPass,
 } from "../../../analysis/leaks/_native_window_pass.ts";
 import { FoundLeaks } from "../../../analysis/leaks/_found.ts";
-import { checkOptions } from "../../../analysis/leaks/options.ts";
+import {
+  type CheckLeaksOptions,
+  checkOptions,
+} from "../../../analysis/leaks/options.ts";
 import { checkLeaksFile } from "../../../analysis/leaks/mod.ts";
 import {
   eventLogFd,
+  type EventLogSource,
   MEMSCOPE_HEADER,
   openEventLog,
   readMemscopeStart,
@@ -620,9 +624,11 @@ Deno.test("the second half of a large log drops rows past the first half's bound
  * MALLOCs at 400 addresses (several blocks at one, at times), FREEs of a
  * held address in any order (one in ten of one not held), one MALLOC in 25
  * taking the ID of one of the last 50 at another address, more FREEs
- * between B and C, each row swapped with one up to 31 rows on.
+ * between B and C, each row swapped with one up to 31 rows on. With
+ * `unfreed`, that many MALLOCs in 100 are at addresses of their own that
+ * no FREE names.
  */
-function manyPending(random: (n: number) => number): string[] {
+function manyPending(random: (n: number) => number, unfreed = 0): string[] {
   const ptr = () => hexPtr(0x1000 * (1 + random(400)));
   const rows: string[][] = [[], []];
   for (const device of [0, 1]) {
@@ -640,8 +646,10 @@ function manyPending(random: (n: number) => number): string[] {
       const roll = random(100);
       if (roll < 35) freeOne();
       else {
-        const at = ptr(), taken = roll < 39 && id > 60;
-        held.push(at);
+        const never = roll >= 100 - unfreed;
+        const at = never ? hexPtr(0x1000 * (1000 + id)) : ptr();
+        const taken = (roll < 39 || (never && roll % 5 === 0)) && id > 60;
+        if (!never) held.push(at);
         out.push(
           mem("MALLOC", taken ? id - 1 - random(50) : id, at, size(), device),
         );
@@ -656,19 +664,34 @@ function manyPending(random: (n: number) => number): string[] {
   return jostled(mixed, random);
 }
 
+/**
+ * The native first pass over `file` at `options`, each device's first
+ * window, and one replay of them as the rows are read, from the start.
+ */
+async function firstThenStream(
+  file: EventLogSource,
+  options: CheckLeaksOptions,
+) {
+  const checked = checkOptions(options);
+  const first = (await nativeFirstPass(file, checked))!;
+  const windows = new Map(
+    first.marks.map((m, k) => [k, { a: m[0], b: m[1], c: m[2] }]),
+  );
+  const one = await nativeStreamPass(file, checked, { first, windows });
+  return { checked, first, windows, one };
+}
+
 Deno.test("the native replay as the rows are read, split into parts at its room when more blocks are pending than it has room for, finds the leaks the replay in memory finds", async () => {
   const random = seeded(11);
   for (let log = 0; log < 6; log++) {
     const path = tempLog([HEADER, ...manyPending(random), ""].join("\n"));
     const options = { mstxInfo: "step", rowBudget: 400, maxLeaks: 100_000 };
-    const checked = checkOptions(options);
     using file = await openEventLog(path);
-    const first = (await nativeFirstPass(file, checked))!;
-    const windows = new Map(
-      first.marks.map((m, k) => [k, { a: m[0], b: m[1], c: m[2] }]),
-    );
     // One replay, room for 201 blocks, splits its part there, and again.
-    const one = await nativeStreamPass(file, checked, { first, windows });
+    const { checked, first, windows, one } = await firstThenStream(
+      file,
+      options,
+    );
     assert.ok(typeof one === "object" && one.parts >= 4, `log ${log}`);
     // The other parts, a read each (some split in their turn).
     const found = new FoundLeaks(Int32Array.from(first.devices.keys()), 1e5);
@@ -703,7 +726,9 @@ Deno.test("the native replay as the rows are read, split into parts at its room 
 
 Deno.test("a replay reading on from the rows the first pass kept splits its part where those alone leave more blocks pending than its room, and the other parts find the rest of their leaks", async () => {
   // 400 blocks allocated first (a budget of 400 rows: room for 201), 200 of
-  // them freed at the end, between B and C.
+  // them freed at the end, between B and C. Device 1 frees the other 200
+  // addresses after that: a Ptr no FREE names holds no block, and the
+  // Ptrs freed are told apart by address alone.
   const ptr = (n: number) => hexPtr(0x1000 * n);
   const rows = [mark(1)];
   for (let id = 2; id < 402; id++) {
@@ -714,6 +739,9 @@ Deno.test("a replay reading on from the rows the first pass kept splits its part
     rows.push(mem("FREE", id, ptr(id - 401), '"{size:64}"'));
   }
   rows.push(mark(603));
+  for (let n = 202; n < 402; n++) {
+    rows.push(mem("FREE", 400 + n, ptr(n), '"{size:64}"', 1));
+  }
   const path = tempLog([HEADER, ...rows, ""].join("\n"));
   const options = { mstxInfo: "step", rowBudget: 400 };
   const checked = checkOptions(options);
@@ -736,8 +764,9 @@ Deno.test("a replay reading on from the rows the first pass kept splits its part
 
 Deno.test("a replay as the rows are read that one Ptr alone fills to half its room is not run again in more parts, which would each hold that Ptr's blocks", async () => {
   // 600 blocks pending at 0x0 and 500 freed at addresses of their own (a
-  // budget of 1000 rows: room for 501 blocks).
-  const rows = [mark(1)];
+  // budget of 1000 rows: room for 501 blocks). 0x0 is freed before the
+  // window, so its blocks are held (a Ptr never freed holds none).
+  const rows = [mem("FREE", 0, hexPtr(0), '"{size:64}"'), mark(1)];
   for (let id = 2; id < 1702; id += 3) {
     rows.push(mem("MALLOC", id, hexPtr(0), '"{size:64}"'));
     if (id > 1500) continue;
@@ -780,16 +809,32 @@ async function oneWindowAtBudget(
   rows: string[],
   id: number,
   rowBudget: number,
-): Promise<{ parts?: number; leakCount: number }> {
+  maxLeaks?: number,
+): Promise<
+  {
+    parts?: number;
+    leakCount: number;
+    passes: number;
+    bytes: number;
+    fromStart: number;
+  }
+> {
   const path = tempLog(
     [HEADER, ...rows, mark(id), mark(id + 1), ""].join("\n"),
   );
-  const options = { mstxInfo: "step", rowBudget };
+  const options = { mstxInfo: "step", rowBudget, maxLeaks };
   const checked = checkOptions(options);
   using file = await openEventLog(path);
   const first = (await nativeFirstPass(file, checked))!;
   const windows = new Map([[0, { a: 1, b: id, c: id + 1 }]]);
   const one = await nativeStreamPass(file, checked, { first, windows });
+  // Every part read from the start, as parts after the first are.
+  const found = new FoundLeaks(Int32Array.from([0]), checked.maxLeaks);
+  const { complete } = await nativeStream(file, checked, {
+    first,
+    windows,
+    found,
+  });
   const r = await checkLeaksFile(path, options);
   assert.deepEqual(
     { ...r, passes: 0 },
@@ -798,9 +843,13 @@ async function oneWindowAtBudget(
       passes: 0,
     },
   );
+  Deno.removeSync(path);
   return {
     parts: typeof one === "object" ? one.parts : undefined,
     leakCount: r.leakCount,
+    passes: r.passes,
+    bytes: r.bytes,
+    fromStart: complete ? found.counts[0] : NaN,
   };
 }
 
@@ -915,6 +964,22 @@ Deno.test("the native first pass measures how far MALLOCs come behind the larges
   assert.equal(await disorder(rows), 2_499_999 - 1_000_000);
 });
 
+/**
+ * `count` rows of `event` pushed onto `rows`, IDs from `id` on, the n-th at
+ * address `step` x (n + `from`), of `size` bytes; returns the ID after them.
+ */
+function pushBlocks(
+  rows: string[],
+  id: number,
+  count: number,
+  { event = "MALLOC", from = 1, step = 0x1000, size = 64 } = {},
+): number {
+  for (let n = 0; n < count; n++) {
+    rows.push(mem(event, id++, hexPtr(step * (n + from)), `"{size:${size}}"`));
+  }
+  return id;
+}
+
 Deno.test("the Ptrs of blocks already freed take none of a replay's room: fewer blocks pending than its room, and few FREEs remembered, are replayed in one part", async () => {
   // 160 blocks held, then 5,000 at addresses of their own, each freed at
   // once, their IDs 1,000 apart, and a last block held 59,500 IDs behind
@@ -923,10 +988,7 @@ Deno.test("the Ptrs of blocks already freed take none of a replay's room: fewer 
   // 165 FREEs. When a Ptr's slot held its largest FREE ID too, the 160
   // Ptrs pending and the 60 freed counted together, and the replay split.
   const rows = [mark(1)];
-  let id = 2;
-  for (let n = 0; n < 160; n++) {
-    rows.push(mem("MALLOC", id++, hexPtr(0x1000 * (n + 1)), '"{size:64}"'));
-  }
+  let id = pushBlocks(rows, 2, 160);
   for (let n = 0; n < 5000; n++) {
     const at = hexPtr(0x1000 * (n + 1000));
     id += 1000;
@@ -937,4 +999,96 @@ Deno.test("the Ptrs of blocks already freed take none of a replay's room: fewer 
   const { parts, leakCount } = await oneWindowAtBudget(rows, id + 2, 400);
   assert.equal(parts, 1);
   assert.equal(leakCount, 161);
+});
+
+Deno.test("a replay holds no block at a Ptr no FREE names: a window that frees nothing is read once, each leak counted, its first maxLeaks listed, bytes past 2^53 summed exactly", async () => {
+  // 3,000 blocks, none freed, at addresses of their own; one in 20 takes
+  // the ID of one of the last 5 (at another address, which it replaces);
+  // one in 50 of 2^60 bytes; rows jostled. A budget of 1,000 rows gives
+  // room for 501 blocks (those whose IDs may still be taken, a few hundred
+  // IDs' worth, among them): held, they took 8 parts and more.
+  const random = seeded(5);
+  const rows: string[] = [];
+  for (let id = 2; id < 3002; id++) {
+    const taken = id > 10 && random(20) === 0;
+    const size = random(50) ? 1 + random(4096) : 2 ** 60;
+    rows.push(
+      mem(
+        "MALLOC",
+        taken ? id - 1 - random(5) : id,
+        hexPtr(0x1000 * id),
+        `"{size:${size}}"`,
+      ),
+    );
+  }
+  const log = [mark(1), ...jostled(rows, random)];
+  for (const maxLeaks of [0, 7, 5000]) {
+    const r = await oneWindowAtBudget(log, 3002, 1000, maxLeaks);
+    assert.ok(r.leakCount > 2800, `${r.leakCount} leaks`);
+    // Listed, they take room as blocks do: every one listed splits.
+    if (maxLeaks === 5000) continue;
+    assert.equal(r.parts, 1, `maxLeaks ${maxLeaks}`);
+    // The first pass and one read; only the listed rows read back.
+    assert.equal(r.passes, 2, `maxLeaks ${maxLeaks}`);
+  }
+});
+
+Deno.test("a replay that splits its part at its room keeps of the blocks at Ptrs no FREE names the counts and listed leaks of its own half, and finds the leaks the replay in memory finds", async () => {
+  const random = seeded(23);
+  for (let log = 0; log < 4; log++) {
+    const path = tempLog(
+      [HEADER, ...manyPending(random, 20 + 10 * log), ""].join("\n"),
+    );
+    const options = { mstxInfo: "step", rowBudget: 400, maxLeaks: 3 * log };
+    using file = await openEventLog(path);
+    const { one } = await firstThenStream(file, options);
+    assert.ok(typeof one === "object" && one.parts >= 2, `log ${log}`);
+    assert.ok(one.unlisted.some((u) => u.count > 0), `log ${log}`);
+    const inMemory = await checkLeaksFile(path, {
+      ...options,
+      rowBudget: Infinity,
+    });
+    assert.ok(inMemory.leakCount > 500, `log ${log}: ${inMemory.leakCount}`);
+    assert.deepEqual(
+      { ...await checkLeaksFile(path, options), passes: 0 },
+      { ...inMemory, passes: 0 },
+      `log ${log}`,
+    );
+  }
+});
+
+Deno.test("the Ptrs a first pass saw freed include the FREEs of either half that it did not keep: none of the blocks they free is taken for a leak", async () => {
+  // 35 MB, read by two threads: blocks allocated in the first half, each
+  // but every 1,000th freed in the second. At a budget of 100,000 rows the
+  // first half stops keeping rows, and the join drops the rows the second
+  // half kept; at one just past the MALLOCs, the join drops those past it.
+  const count = 280_000;
+  const rows = [mark(1)];
+  pushBlocks(rows, 2, count);
+  for (let n = 0; n < count; n++) {
+    if (n % 1000) {
+      rows.push(
+        mem("FREE", 2 + count + n, hexPtr(0x1000 * (n + 1)), '"{size:64}"'),
+      );
+    }
+  }
+  const id = 2 + 2 * count;
+  for (const rowBudget of [100_000, count + 5000]) {
+    const r = await oneWindowAtBudget(rows, id, rowBudget, 10);
+    assert.equal(r.leakCount, count / 1000, `budget ${rowBudget}`);
+    assert.equal(r.fromStart, count / 1000, `budget ${rowBudget}`);
+    assert.ok(r.bytes > 32 << 20, "a log leak_scan.c reads in two halves");
+  }
+});
+
+Deno.test("the Ptrs a first pass saw freed include the FREEs it kept: a replay of a part from the start takes none of the blocks they free for a leak", async () => {
+  // 100 blocks freed at once, then 1,000 at addresses no FREE names: at a
+  // budget of 150 rows the first pass keeps 50 of the FREEs.
+  const rows = [mark(1)];
+  let id = pushBlocks(rows, 2, 100);
+  id = pushBlocks(rows, id, 100, { event: "FREE" });
+  id = pushBlocks(rows, id, 1000, { step: 0x100000, size: 8 });
+  const r = await oneWindowAtBudget(rows, id, 150, 10);
+  assert.equal(r.leakCount, 1000);
+  assert.equal(r.fromStart, 1000);
 });
