@@ -342,13 +342,23 @@ struct shared_bounds {
 /* Rows between two looks of the second half at the first half's bounds. */
 #define SHARED_STEP 4096
 
+/* FREEs whose Ptrs are added to the Ptrs freed at once: each sets a bit in
+ * 16 MiB, a cache miss, and one at a time between rows the misses did not
+ * overlap (a quarter of a first pass's time on a log of 40% FREEs). */
+#define FREED_BATCH 256u
+
 struct pass {
   struct sw_csv_scan scan; /* first: the framer hands take_row this */
   struct sw_leak_scan_args *a;
   struct sw_leak_stream *stream; /* a streaming pass's replay */
   /* A first pass's Ptrs freed (leak_freed.h), filled past where it stops
-   * keeping rows; NULL: none given, or a pass after the first. */
+   * keeping rows, this thread's own; NULL: none given, or a pass after
+   * the first. `freed_any`: it set some bit. */
   uint64_t *freed;
+  bool freed_any;
+  /* Keys of FREEs read, added FREED_BATCH at a time (freed_flush). */
+  uint32_t freed_n;
+  uint64_t freed_keys[FREED_BATCH];
   int side;
   struct shared_bounds *shared; /* a split pass's */
   int16_t shared_of[MAX_DEVICES]; /* the second half's devices, in the first's; -1: not yet */
@@ -529,9 +539,24 @@ static bool stop_keeping(struct pass *p, uint64_t offset, uint32_t line) {
   return true;
 }
 
-/* A FREE at Ptr `key` that the pass does not keep, into its Ptrs freed. */
-static bool freed_unkept(struct pass *p, double key) {
-  if (p->freed) sw_leak_freed_add(p->freed, sw_leak_freed_key(key));
+/* The keys of the FREEs read so far into the Ptrs freed, their words
+ * fetched first, all of them. */
+static void freed_flush(struct pass *p) {
+  for (uint32_t i = 0; i < p->freed_n; i++) __builtin_prefetch(sw_leak_freed_at(p->freed, p->freed_keys[i]));
+  for (uint32_t i = 0; i < p->freed_n; i++) sw_leak_freed_add(p->freed, p->freed_keys[i]);
+  p->freed_n = 0;
+}
+
+/* A FREE at Ptr `key`, kept or not, into the Ptrs freed. Every FREE the
+ * pass reads goes in as it is read, by the thread that reads it: adding
+ * those it kept once it knew it had passed the budget was a serial tail of
+ * 30-40 ms (a cache miss each), and the join dropped rows of the second
+ * half whose FREEs it would have had to add too. */
+static bool freed_add(struct pass *p, double key) {
+  if (!p->freed) return true;
+  p->freed_keys[p->freed_n++] = sw_leak_freed_key(key);
+  if (p->freed_n == FREED_BATCH) freed_flush(p);
+  p->freed_any = true;
   return true;
 }
 
@@ -546,7 +571,7 @@ static bool freed_past_kept(struct pass *p, const struct sw_csv_row *r) {
     sw_leak_freed_state(p->freed, SW_FREED_UNREADABLE);
     return true;
   }
-  return freed_unkept(p, key);
+  return freed_add(p, key);
 }
 
 /* One data row; false to fall back. */
@@ -592,6 +617,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
     struct sw_csv_field pf = sw_csv_field_of(r, a->col[C_PTR]);
     double key;
     if (!ptr_key(&pf, &key)) return false;
+    if (free_row) freed_add(p, key);
     if (p->stream) {
       struct sw_leak_stream_row row = {.id = id, .ptr = key, .dev = (uint16_t)k, .malloc_row = malloc_row};
       if (malloc_row) {
@@ -606,8 +632,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
     const uint64_t n = a->rows_kept;
     if (n == p->room) {
       if (p->room < a->budget) return false;
-      stop_keeping(p, offset, line);
-      return !free_row || freed_unkept(p, key);
+      return stop_keeping(p, offset, line);
     }
     /* The second half keeps no more once the halves together pass the
      * budget: the join would drop its rows past it, and memory stays that
@@ -617,8 +642,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
       if (p->side == 0) {
         atomic_store_explicit(&p->shared->first_kept, n, memory_order_relaxed);
       } else if (n + atomic_load_explicit(&p->shared->first_kept, memory_order_relaxed) > p->shared->budget) {
-        stop_keeping(p, offset, line);
-        return !free_row || freed_unkept(p, key);
+        return stop_keeping(p, offset, line);
       }
     }
     const uint64_t at = p->down ? p->top - n : p->base + n;
@@ -697,6 +721,7 @@ static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
  * sw_csv_scan_range. */
 static int32_t scan_range(struct pass *p, uint64_t from, uint32_t line) {
   int32_t result = sw_csv_scan_range(&p->scan, from, line);
+  if (p->freed_n) freed_flush(p);
   if (p->scan.bytes > p->a->bytes) p->a->bytes = p->scan.bytes;
   return result;
 }
@@ -719,6 +744,7 @@ static void *half_main(void *arg) {
 }
 
 static void half_free(struct half *h) {
+  sw_pages_free(h->pass.freed, SW_LEAK_FREED_BYTES);
   free(h->args.mark_device);
   free(h->args.mark_id);
   free(h);
@@ -768,6 +794,7 @@ static struct half *half_new(const struct sw_leak_scan_args *a, uint64_t split) 
   b->cap = a->cap - at;
   b->budget = a->half_at >= a->budget && !a->window_devices ? b->cap : UINT64_MAX;
   pass_init(&h->pass, b);
+  h->pass.freed = NULL; /* its own, or none: the caller's to give */
   h->from = split;
   return h;
 }
@@ -838,13 +865,6 @@ static void join_spans(struct span *to, const struct span *from) {
   if (from->malloc_max > to->malloc_max) to->malloc_max = from->malloc_max;
 }
 
-/* The Ptrs of the FREE rows [from, to) of `b`'s arrays into the Ptrs freed. */
-static void freed_rows(struct pass *p, const struct sw_leak_scan_args *b, uint64_t from, uint64_t to) {
-  if (!p->freed) return;
-  for (uint64_t i = from; i < to; i++)
-    if (b->kind[i] == 2) freed_unkept(p, b->ptr[i]);
-}
-
 static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   struct sw_leak_scan_args *a = p->a, *b = &h->args;
   /* Every refusal first: a refused join leaves the first half as it was. */
@@ -877,8 +897,6 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   a->data_rows += b->data_rows;
   a->odd_ids += b->odd_ids;
   if (b->bytes > a->bytes) a->bytes = b->bytes;
-  /* The second half's FREEs that may not all be kept are freed Ptrs. */
-  if (a->overflow || total > p->room) freed_rows(p, b, 0, b->rows_kept);
   /* The first half stopped keeping before the second began. */
   if (a->overflow) return true;
   /* The second half's rows follow the first's in the arrays. It read them
@@ -1188,6 +1206,8 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   pass_init(&p, a);
   a->halves = 1;
   if (p.freed) sw_leak_freed_state(p.freed, SW_FREED_UNKNOWN);
+  /* Set a bit at a time all over: 4 KiB pages missed the TLB each time. */
+  if (p.freed) sw_pages_prefer_huge(p.freed, SW_LEAK_FREED_BYTES);
   if (a->stream) return stream_pass(&p);
   /* Filled once, front to back, from fresh pages. */
   advise_rows(a, 0, a->cap, sw_pages_prefer_huge);
@@ -1209,6 +1229,11 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     if (h) {
       p.shared = h->pass.shared = &shared;
       h->pass.side = 1;
+      /* Its own Ptrs freed, merged once it is done: none (all say nothing)
+       * where memory is short. */
+      h->pass.freed = p.freed ? sw_pages_new(SW_LEAK_FREED_BYTES) : NULL;
+      if (h->pass.freed) sw_pages_prefer_huge(h->pass.freed, SW_LEAK_FREED_BYTES);
+      if (p.freed && !h->pass.freed) sw_leak_freed_state(p.freed, SW_FREED_UNREADABLE);
     }
     if (h && pthread_create(&thread, NULL, half_main, h) != 0) {
       half_free(h);
@@ -1239,6 +1264,10 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
       s->stopped = false;
       result = scan_range(&p, s->next, s->next_line);
     }
+    /* Its Ptrs freed join the first half's, whether its rows did or not
+     * (those read again are the same Ptrs). */
+    if (h->pass.freed && h->pass.freed_any) sw_leak_freed_merge(p.freed, h->pass.freed);
+    if (h->pass.freed && h->pass.freed[0] == SW_FREED_UNREADABLE) sw_leak_freed_state(p.freed, SW_FREED_UNREADABLE);
     half_free(h);
     /* What the second half kept past the rows kept now (past the room, or
      * all of it where the first half stopped keeping) is given back: a
@@ -1250,8 +1279,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   if (a->overflow) {
     a->resume_offset = p.stop_offset;
     a->resume_line = p.stop_line;
-    /* The FREEs kept too: the Ptrs freed are then every one of the file's. */
-    freed_rows(&p, a, p.base, p.base + a->rows_kept);
+    /* Every FREE read is among the Ptrs freed, kept or not. */
     if (p.freed && sw_leak_freed_state_of(p.freed) != SW_FREED_UNREADABLE)
       sw_leak_freed_state(p.freed, result == SW_LEAK_DONE ? SW_FREED_COMPLETE : SW_FREED_UNKNOWN);
   }
