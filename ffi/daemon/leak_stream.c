@@ -996,9 +996,35 @@ static uint32_t *device_then_id(const struct block *blocks, uint64_t n) {
   return base;
 }
 
+/* v[0, n) rearranged so that its first k (k < n) are the k listed first
+ * (a quickselect: the entries are distinct by device, ID and place). */
+static void first_listed(struct block *v, int64_t n, int64_t k) {
+  int64_t lo = 0, hi = n;
+  while (hi - lo > 1) {
+    const struct block pivot = v[lo + (hi - lo - 1) / 2];
+    int64_t i = lo - 1, j = hi;
+    for (;;) {
+      do i++;
+      while (listed_before(&v[i], &pivot));
+      do j--;
+      while (listed_before(&pivot, &v[j]));
+      if (i >= j) break;
+      const struct block t = v[i];
+      v[i] = v[j];
+      v[j] = t;
+    }
+    /* v[lo, j] come before v[j + 1, hi). */
+    if (k < j + 1) hi = j + 1;
+    else if (k > j + 1) lo = j + 1;
+    else break;
+  }
+}
+
 /* The listed leaks of this part's buckets, appended to the blocks as
  * blocks at Ptrs never freed, their lists freed; false when memory is
- * short. */
+ * short. Of the 64 lists' leaks only the first max_listed of all can be
+ * listed: the others are counted (sorting 640,000 of them with the blocks
+ * took a replay of 7M leaks 70 ms). */
 static bool listed_to_blocks(struct sw_leak_stream *s) {
   uint64_t more = 0;
   for (uint32_t j = 0; j < BUCKETS; j++) more += bucket_mine(s, j) ? s->listed[j].n : 0;
@@ -1018,6 +1044,12 @@ static bool listed_to_blocks(struct sw_leak_stream *s) {
       s->n_blocks++;
     }
     listed_free(&s->listed[j]);
+  }
+  if (more > s->max_listed) {
+    struct block *from = s->blocks + s->n_blocks - more;
+    first_listed(from, (int64_t)more, (int64_t)s->max_listed);
+    for (uint64_t i = s->max_listed; i < more; i++) count_unlisted(s, bucket_of(&from[i]), &from[i]);
+    s->n_blocks -= more - s->max_listed;
   }
   return true;
 }
