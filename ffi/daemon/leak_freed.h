@@ -26,14 +26,15 @@
 
 #include "leak_ptrs.h"
 
-/* 2^27 bits, 16 MiB, in 64-bit words: a Ptr's two bits lie in one word, so
+/* 2^26 bits, 8 MiB, in 64-bit words: a Ptr's two bits lie in one word, so
  * that a lookup is one load, one cache miss (two, in bits anywhere, made a
  * tenth of a replay's time on a log whose every block is freed). On a 1 GB
- * log of 3.5M FREEs, 3.3 bits of a word are set on average, and about 0.3%
- * of the Ptrs never freed look freed. Past some tens of millions of FREEs
- * it says "may have been" of nearly every Ptr, and the replay holds blocks
- * as it did without it. */
-#define SW_LEAK_FREED_WORDS_LOG2 21
+ * log of 3.5M FREEs, 6.7 bits of a word are set on average, and about 1% of
+ * the Ptrs never freed look freed (16 MiB: 0.3%, for 16 MiB more at the
+ * peak of a 1 GB log, two filters of 8 MiB more). Past some tens of
+ * millions of FREEs it says "may have been" of nearly every Ptr, and the
+ * replay holds blocks as it did without it. */
+#define SW_LEAK_FREED_WORDS_LOG2 20
 /* The state word, then the bits. */
 #define SW_LEAK_FREED_BYTES (8 * (1 + ((uint64_t)1 << SW_LEAK_FREED_WORDS_LOG2)))
 

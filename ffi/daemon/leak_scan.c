@@ -343,7 +343,7 @@ struct shared_bounds {
 #define SHARED_STEP 4096
 
 /* FREEs whose Ptrs are added to the Ptrs freed at once: each sets a bit in
- * 16 MiB, a cache miss, and one at a time between rows the misses did not
+ * 8 MiB, a cache miss, and one at a time between rows the misses did not
  * overlap (a quarter of a first pass's time on a log of 40% FREEs). */
 #define FREED_BATCH 256u
 
