@@ -29,11 +29,15 @@ export async function supersededRows(
 ): Promise<{ superseded: Set<number>; reads: number }> {
   const { source, eventType, rowBudget, index, windows } = input;
   const out = new Set<number>();
-  let device = new Uint32Array(1024), id = new Float64Array(1024);
-  let offset = new Float64Array(1024);
   let reads = 0;
+  // Per part, each device's IDs with the offset of their last MALLOC so
+  // far: the budget bounds the IDs, not the rows, so that a window whose
+  // MALLOCs share one ID fits one part (keeping its rows, no split by ID
+  // could part them, and the parts doubled without end).
   for (let parts = 1, part = 0; part < parts;) {
-    let n = 0, fits = true, seen = 0;
+    const last = new Map<number, Map<number, number>>();
+    const replaced: number[] = [];
+    let ids = 0, fits = true, seen = 0;
     reads++;
     await readMemscopeCsv(source, (row) => {
       if (row.event !== "MALLOC" || row.eventType !== eventType) return;
@@ -45,22 +49,15 @@ export async function supersededRows(
       if (parts > 1 && mixKey(x) % parts !== part) return;
       seen++;
       if (!fits) return;
-      if (n === id.length) {
-        if (n >= rowBudget) {
-          fits = false;
-          return;
-        }
-        const grow = <T extends Float64Array | Uint32Array>(a: T, b: T) => {
-          b.set(a);
-          return b;
-        };
-        device = grow(device, new Uint32Array(n * 2));
-        id = grow(id, new Float64Array(n * 2));
-        offset = grow(offset, new Float64Array(n * 2));
+      let ofDevice = last.get(k!);
+      if (ofDevice === undefined) last.set(k!, ofDevice = new Map());
+      const before = ofDevice.get(x);
+      if (before !== undefined) replaced.push(before);
+      else if (++ids > rowBudget) {
+        fits = false;
+        return;
       }
-      device[n] = k!;
-      id[n] = x;
-      offset[n++] = row.offset;
+      ofDevice.set(x, row.offset);
     }, {
       columns: LEAK_COLUMNS,
       startsWith: { Event: "M", "Event Type": eventType[0] },
@@ -71,13 +68,7 @@ export async function supersededRows(
       out.clear();
       continue;
     }
-    const order = Uint32Array.from({ length: n }, (_, i) => i).sort((i, j) =>
-      device[i] - device[j] || id[i] - id[j] || offset[i] - offset[j]
-    );
-    for (let r = 0; r + 1 < n; r++) {
-      const i = order[r], j = order[r + 1];
-      if (device[i] === device[j] && id[i] === id[j]) out.add(offset[i]);
-    }
+    for (const offset of replaced) out.add(offset);
     part++;
   }
   return { superseded: out, reads };

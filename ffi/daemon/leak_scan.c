@@ -963,7 +963,9 @@ static void *stream_reader_main(void *arg) {
  * MiB with it, as it had at 1,000,000; so did logs that hold 1,240,000 blocks
  * and free them all at the end. The budget sizes the rows kept in memory,
  * which the replay in memory also needs; this replay needs more for each block
- * it holds, so a smaller budget makes its room smaller too. */
+ * it holds, so a smaller budget makes its room smaller too. The leaks it lists
+ * at unfreed Ptrs (48 bytes each, as a block) share that room, and the Ptrs
+ * freed it reads (leak_freed.h) are 8 MiB more. */
 #define STREAM_ROOM 1250001u
 
 /* A FREE among the rows kept that a row still to come may need. */
@@ -1076,7 +1078,7 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
                                              .malloc_row = true, .odd_id = false};
       /* One at a Ptr never freed is counted at once (or held briefly, its
        * ID still to come): it takes none of the room, nor a copy. */
-      if (sw_leak_stream_unfreed(p->stream, &row)) {
+      if (sw_leak_stream_at_unfreed_ptr(p->stream, &row)) {
         ok = sw_leak_stream_pending(p->stream, &row);
         continue;
       }
@@ -1135,7 +1137,7 @@ static int32_t stream_pass(struct pass *p) {
   /* The Ptrs freed, where the first pass saw every FREE. */
   if (p->stream && a->freed && a->unlisted && a->freed_bytes >= SW_LEAK_FREED_BYTES &&
       sw_leak_freed_state_of(a->freed) == SW_FREED_COMPLETE)
-    sw_leak_stream_never_freed(p->stream, a->freed, a->max_listed);
+    sw_leak_stream_ptrs_freed(p->stream, a->freed, a->max_listed);
   struct handover kept = {0};
   const bool resumed = p->stream && a->resume_rows;
   bool kept_full = false;

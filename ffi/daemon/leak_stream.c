@@ -31,7 +31,7 @@
  * freed, leak_freed.h) can only be cleared by a later MALLOC with its ID:
  * it waits in its device's queue only until its ID is past the horizon,
  * then is counted, kept as a row only while among the first max_listed of
- * its bucket (struct listed). So a window that frees little holds few
+ * its bucket (struct listed_heap). So a window that frees little holds few
  * blocks, however many leak.
  */
 #define _GNU_SOURCE
@@ -56,17 +56,17 @@
 #define NONE (-1)
 
 /* A block a MALLOC made, in a chain of those at its Ptr, or, at a Ptr
- * never freed, in its device's queue of those (`settling`). */
+ * no FREE names (an unfreed Ptr), in its device's queue of those. */
 struct block {
   double id, ptr, size, offset;
   uint32_t line, dev;
   int32_t next;
   bool alive; /* a leak unless cleared: not in the free list, its ID not taken */
   bool odd_id;
-  bool settling; /* in its device's queue of blocks at Ptrs never freed */
+  bool at_unfreed_ptr; /* in its device's queue of those, or a leak listed */
 };
 
-/* The blocks at Ptrs never freed (sw_leak_stream_never_freed) are counted
+/* The blocks at Ptrs never freed (sw_leak_stream_ptrs_freed) are counted
  * in buckets by their Ptr's hash, as the parts split them: a split keeps
  * the buckets of its own half (parts divide BUCKETS, MAX_STREAM_PARTS of
  * _native_window_pass.ts). */
@@ -74,13 +74,13 @@ struct block {
 
 /* A bucket's leaks that may be listed: its first max_listed by device and
  * ID, a heap with the last of them on top. */
-struct listed {
+struct listed_heap {
   struct block *v;
   uint64_t n, cap;
 };
 
 /* A device's leaks in a bucket, beside those listed. */
-struct unlisted {
+struct unlisted_tally {
   uint64_t count;
   unsigned __int128 bytes; /* exact: sizes below 2^64, at most 2^64 of them */
 };
@@ -165,6 +165,9 @@ struct sw_leak_stream {
    * rebuild of the FREE or the ID table (at the default room, 1,041,666:
    * a table of 2^21 slots, 32 MB, where the next size would be 64). */
   uint64_t n_blocks, cap_blocks, room;
+  /* Blocks out of the free list: with the leaks listed (n_listed), at most
+   * `room`, so that a replay holding many blocks lists few more. */
+  uint64_t held;
   int32_t free_list;
   struct sw_leak_ptrs ptrs;
   struct table frees, ids;
@@ -188,11 +191,11 @@ struct sw_leak_stream {
   uint64_t max_listed;
   /* Each device's blocks at Ptrs never freed whose IDs may still be taken,
    * in the order they came (NONE: none). */
-  int32_t settling_head[MAX_DEVICES], settling_tail[MAX_DEVICES];
-  struct listed listed[BUCKETS];
+  int32_t unfreed_head[MAX_DEVICES], unfreed_tail[MAX_DEVICES];
+  struct listed_heap listed[BUCKETS];
   /* Leaks in the lists, at most `room`: more splits the part, as blocks do. */
   uint64_t n_listed;
-  struct unlisted *unlisted; /* MAX_DEVICES x BUCKETS */
+  struct unlisted_tally *unlisted; /* MAX_DEVICES x BUCKETS */
 };
 
 /* Whether a FREE ID is below every ID of device `dev` still to come. */
@@ -359,7 +362,7 @@ struct sw_leak_stream *sw_leak_stream_new(uint64_t room) {
   for (int k = 0; k < MAX_DEVICES; k++) {
     s->max_id[k] = -__builtin_inf();
     s->horizon[k] = DISORDER;
-    s->settling_head[k] = s->settling_tail[k] = NONE;
+    s->unfreed_head[k] = s->unfreed_tail[k] = NONE;
   }
   if (!made) {
     sw_leak_stream_free(s);
@@ -415,9 +418,9 @@ static void tables_free(struct sw_leak_stream *s) {
 }
 
 /* Bucket j's listed leaks, gone. */
-static void listed_free(struct listed *l) {
+static void listed_free(struct listed_heap *l) {
   free(l->v);
-  *l = (struct listed){0};
+  *l = (struct listed_heap){0};
 }
 
 void sw_leak_stream_free(struct sw_leak_stream *s) {
@@ -438,6 +441,7 @@ static bool in_order(struct sw_leak_stream *s, uint32_t dev, double id) {
 
 /* Block `b` (alive) into the free list, out of any chain. */
 static void block_gone(struct sw_leak_stream *s, int32_t b) {
+  s->held--;
   s->blocks[b].alive = false;
   s->blocks[b].next = s->free_list;
   s->free_list = b;
@@ -458,7 +462,7 @@ static void unlink_block(struct sw_leak_stream *s, int32_t b) {
   }
 }
 
-void sw_leak_stream_never_freed(struct sw_leak_stream *s, const uint64_t *freed, uint64_t max_listed) {
+void sw_leak_stream_ptrs_freed(struct sw_leak_stream *s, const uint64_t *freed, uint64_t max_listed) {
   /* Parts that split a bucket (never: TypeScript gives powers of two up
    * to BUCKETS) would share its counts: held to the end there, as before. */
   if (BUCKETS % s->max_parts || BUCKETS % s->parts) return;
@@ -475,13 +479,13 @@ static bool bucket_mine(const struct sw_leak_stream *s, uint32_t j) { return s->
 /* Whether MALLOC row `r` is at a Ptr no FREE of the file names, so that
  * only a later MALLOC with its ID clears it, and its size can be summed
  * exactly (below 2^64; a larger one is held as any other block). */
-static bool never_freed(const struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
+static bool row_at_unfreed_ptr(const struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
   return s->freed && r->size >= 0 && r->size < 0x1p64 &&
          !sw_leak_freed_may_have(s->freed, sw_leak_freed_key(r->ptr));
 }
 
-bool sw_leak_stream_unfreed(const struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
-  return never_freed(s, r);
+bool sw_leak_stream_at_unfreed_ptr(const struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
+  return row_at_unfreed_ptr(s, r);
 }
 
 /* Whether leak x is listed before leak y: by device, ID, place in the file. */
@@ -493,7 +497,7 @@ static bool listed_before(const struct block *x, const struct block *y) {
 
 /* The heap of `l` from its top, the last listed on top, with `k` put at
  * its top (its last slot, when it grows). */
-static void listed_sift(struct listed *l, uint64_t at, const struct block *k) {
+static void listed_sift(struct listed_heap *l, uint64_t at, const struct block *k) {
   for (;;) {
     uint64_t child = 2 * at + 1;
     if (child >= l->n) break;
@@ -505,7 +509,7 @@ static void listed_sift(struct listed *l, uint64_t at, const struct block *k) {
   l->v[at] = *k;
 }
 
-static void listed_push(struct listed *l, const struct block *k) {
+static void listed_push(struct listed_heap *l, const struct block *k) {
   uint64_t at = l->n++;
   while (at > 0 && listed_before(&l->v[(at - 1) / 2], k)) {
     l->v[at] = l->v[(at - 1) / 2];
@@ -515,19 +519,20 @@ static void listed_push(struct listed *l, const struct block *k) {
 }
 
 static void count_unlisted(struct sw_leak_stream *s, uint32_t j, const struct block *k) {
-  struct unlisted *u = &s->unlisted[k->dev * BUCKETS + j];
+  struct unlisted_tally *u = &s->unlisted[k->dev * BUCKETS + j];
   u->count++;
   u->bytes += (uint64_t)k->size;
 }
 
 /* Leak `k`, at a Ptr never freed, whose ID can come no more: listed while
- * among its bucket's first max_listed, counted else. False at the room, or
- * when memory is short. */
-static bool settled(struct sw_leak_stream *s, const struct block *k) {
+ * among its bucket's first max_listed, counted else. `in_pool`: `k` is a
+ * held block, whose room it gives up. False at the room, or when memory is
+ * short. */
+static bool settled(struct sw_leak_stream *s, const struct block *k, bool in_pool) {
   const uint32_t j = bucket_of(k);
-  struct listed *l = &s->listed[j];
+  struct listed_heap *l = &s->listed[j];
   if (l->n < s->max_listed) {
-    if (s->n_listed >= s->room) {
+    if (s->held - in_pool + s->n_listed >= s->room) {
       s->at_room = true;
       return false;
     }
@@ -558,15 +563,39 @@ static bool settled(struct sw_leak_stream *s, const struct block *k) {
  * (those at the front of its queue: the others settle later), settled. One
  * that stops at the room stays in the queue, for a split to drop or keep. */
 static bool settle_due(struct sw_leak_stream *s, uint32_t dev) {
-  for (int32_t b = s->settling_head[dev]; b != NONE && forgotten(s, dev, s->blocks[b].id); b = s->settling_head[dev]) {
+  for (int32_t b = s->unfreed_head[dev]; b != NONE && forgotten(s, dev, s->blocks[b].id); b = s->unfreed_head[dev]) {
     struct block *k = &s->blocks[b];
-    if (k->alive && !settled(s, k)) return false;
-    s->settling_head[dev] = k->next;
-    if (k->next == NONE) s->settling_tail[dev] = NONE;
-    k->settling = false;
+    if (k->alive && !settled(s, k, true)) return false;
+    s->unfreed_head[dev] = k->next;
+    if (k->next == NONE) s->unfreed_tail[dev] = NONE;
+    k->at_unfreed_ptr = false;
     block_gone(s, b);
   }
   return true;
+}
+
+/* Each device's queue of blocks at unfreed Ptrs without the blocks gone
+ * from it (their IDs taken, or of another part), which go to the free
+ * list: how many went. */
+static uint64_t queues_without_gone(struct sw_leak_stream *s) {
+  uint64_t gone = 0;
+  for (uint32_t dev = 0; dev < MAX_DEVICES; dev++) {
+    int32_t *link = &s->unfreed_head[dev], last = NONE;
+    while (*link != NONE) {
+      const int32_t b = *link;
+      if (s->blocks[b].alive) {
+        last = b;
+        link = &s->blocks[b].next;
+        continue;
+      }
+      *link = s->blocks[b].next;
+      s->blocks[b].at_unfreed_ptr = false;
+      block_gone(s, b);
+      gone++;
+    }
+    s->unfreed_tail[dev] = last;
+  }
+  return gone;
 }
 
 /* A block for MALLOC row `r`, alive, in no chain or queue yet. */
@@ -601,16 +630,17 @@ bool sw_leak_stream_split(struct sw_leak_stream *s) {
     struct slot *o = &s->frees.slots[i];
     if (o->word != EMPTY_WORD && !mine(s, slot_dev(o), o->key)) slot_set(o, 0);
   }
-  /* Blocks at Ptrs never freed of the other half: dropped as they settle,
-   * their buckets' counts and lists now. */
+  /* Blocks at unfreed Ptrs of the other half go, their buckets' counts
+   * and lists too. */
   for (uint32_t dev = 0; dev < MAX_DEVICES; dev++)
-    for (int32_t b = s->settling_head[dev]; b != NONE; b = s->blocks[b].next)
+    for (int32_t b = s->unfreed_head[dev]; b != NONE; b = s->blocks[b].next)
       if (!mine(s, dev, s->blocks[b].ptr)) s->blocks[b].alive = false;
+  queues_without_gone(s);
   for (uint32_t j = 0; s->unlisted && j < BUCKETS; j++) {
     if (bucket_mine(s, j)) continue;
     s->n_listed -= s->listed[j].n;
     listed_free(&s->listed[j]);
-    for (uint32_t dev = 0; dev < MAX_DEVICES; dev++) s->unlisted[dev * BUCKETS + j] = (struct unlisted){0};
+    for (uint32_t dev = 0; dev < MAX_DEVICES; dev++) s->unlisted[dev * BUCKETS + j] = (struct unlisted_tally){0};
   }
   /* IDs whose blocks went: a rebuild drops their slots too. */
   for (uint64_t i = 0; i <= s->ids.mask; i++) {
@@ -645,20 +675,29 @@ static bool one_ptr_holds_half(const struct sw_leak_stream *s) {
 static bool room_made(struct sw_leak_stream *s) {
   if (!s->at_room) return false;
   s->at_room = false;
+  /* Blocks whose IDs were taken may fill the queues at unfreed Ptrs (a
+   * window of MALLOCs all of one ID): their room first. */
+  if (queues_without_gone(s)) return true;
   const bool one_ptr = one_ptr_holds_half(s);
   if (!one_ptr && sw_leak_stream_split(s)) return true;
   s->full = !one_ptr;
   return false;
 }
 
-/* A block from the free list or the end of the pool; NONE at the room. */
+/* A block from the free list or the end of the pool; NONE at the room,
+ * which the pool and the listed leaks share. */
 static int32_t block_new(struct sw_leak_stream *s) {
+  if (s->held + s->n_listed >= s->room) {
+    s->at_room = true;
+    return NONE;
+  }
   if (s->free_list != NONE) {
     int32_t b = s->free_list;
     s->free_list = s->blocks[b].next;
+    s->held++;
     return b;
   }
-  if (s->n_blocks >= s->room || s->n_blocks >= INT32_MAX) {
+  if (s->n_blocks >= INT32_MAX) {
     s->at_room = true;
     return NONE;
   }
@@ -673,6 +712,7 @@ static int32_t block_new(struct sw_leak_stream *s) {
     s->blocks = grown;
     s->cap_blocks = cap;
   }
+  s->held++;
   return (int32_t)s->n_blocks++;
 }
 
@@ -698,15 +738,15 @@ static bool pend(struct sw_leak_stream *s, const struct sw_leak_stream_row *r, u
 /* MALLOC row `r`, at a Ptr never freed, held last in its device's queue
  * while a later MALLOC may take its ID (its ID's slot `same` names it);
  * false past the room. */
-static bool settle_later(struct sw_leak_stream *s, const struct sw_leak_stream_row *r, struct slot *same) {
+static bool queue_unfreed(struct sw_leak_stream *s, const struct sw_leak_stream_row *r, struct slot *same) {
   int32_t b = block_new(s);
   if (b == NONE) return false;
   s->blocks[b] = block_of(r);
-  s->blocks[b].settling = true;
+  s->blocks[b].at_unfreed_ptr = true;
   const uint32_t dev = r->dev;
-  if (s->settling_tail[dev] == NONE) s->settling_head[dev] = b;
-  else s->blocks[s->settling_tail[dev]].next = b;
-  s->settling_tail[dev] = b;
+  if (s->unfreed_tail[dev] == NONE) s->unfreed_head[dev] = b;
+  else s->blocks[s->unfreed_tail[dev]].next = b;
+  s->unfreed_tail[dev] = b;
   if (same) slot_set_block(same, b);
   return true;
 }
@@ -726,7 +766,7 @@ static bool remember_free(struct sw_leak_stream *s, uint32_t dev, double ptr, ui
 static void take_id(struct sw_leak_stream *s, struct slot *same, uint32_t dev, double id) {
   const int32_t b = slot_block(same);
   /* One in its device's queue goes when it reaches the front. */
-  if (made_for(s, b, dev, id) && s->blocks[b].settling) s->blocks[b].alive = false;
+  if (made_for(s, b, dev, id) && s->blocks[b].at_unfreed_ptr) s->blocks[b].alive = false;
   else if (made_for(s, b, dev, id)) unlink_block(s, b);
   slot_set_block(same, NONE);
 }
@@ -750,7 +790,7 @@ static bool replay_malloc(struct sw_leak_stream *s, const struct queued *q) {
   take_id(s, same, dev, id);
   const struct slot *freed = slot_found(&s->frees, dev, ptr, q->ptr_hash);
   if (freed && slot_max_free(freed) > id) return true; /* a FREE after it in ID order came first */
-  if (never_freed(s, r)) return settle_later(s, r, same);
+  if (row_at_unfreed_ptr(s, r)) return queue_unfreed(s, r, same);
   return pend(s, r, q->ptr_hash, same);
 }
 
@@ -799,11 +839,11 @@ static bool pending_once(struct sw_leak_stream *s, const struct sw_leak_stream_r
   const bool id_may_come = !forgotten(s, dev, r->id);
   struct slot *same = id_may_come ? slot_of(s, &s->ids, dev, r->id) : NULL;
   if (id_may_come && !same) return false;
-  if (never_freed(s, r) && !id_may_come) {
+  if (row_at_unfreed_ptr(s, r) && !id_may_come) {
     const struct block k = block_of(r);
-    return settled(s, &k);
+    return settled(s, &k, false);
   }
-  if (never_freed(s, r)) return settle_later(s, r, same);
+  if (row_at_unfreed_ptr(s, r)) return queue_unfreed(s, r, same);
   return pend(s, r, sw_leak_mix(r->ptr, dev), same);
 }
 
@@ -1037,10 +1077,10 @@ static bool listed_to_blocks(struct sw_leak_stream *s) {
     s->cap_blocks = need;
   }
   for (uint32_t j = 0; j < BUCKETS; j++) {
-    const struct listed *l = &s->listed[j];
+    const struct listed_heap *l = &s->listed[j];
     for (uint64_t i = 0; bucket_mine(s, j) && i < l->n; i++) {
       s->blocks[s->n_blocks] = l->v[i];
-      s->blocks[s->n_blocks].alive = s->blocks[s->n_blocks].settling = true;
+      s->blocks[s->n_blocks].alive = s->blocks[s->n_blocks].at_unfreed_ptr = true;
       s->n_blocks++;
     }
     listed_free(&s->listed[j]);
@@ -1059,8 +1099,8 @@ uint64_t sw_leak_stream_leaks(struct sw_leak_stream *s, uint64_t cap, uint8_t *k
                               uint64_t *unlisted) {
   tables_free(s);
   if (!listed_to_blocks(s)) return UINT64_MAX;
-  /* The leaks to the front; the replay is over. Those still settling
-   * are among them: no MALLOC is left to take their IDs. */
+  /* The leaks to the front; the replay is over. Those still queued at
+   * unfreed Ptrs are among them: no MALLOC is left to take their IDs. */
   uint64_t n = 0;
   bool sorted = true;
   for (uint64_t i = 0; i < s->n_blocks; i++) {
@@ -1084,7 +1124,7 @@ uint64_t sw_leak_stream_leaks(struct sw_leak_stream *s, uint64_t cap, uint8_t *k
   for (uint64_t k = 0; k < n; k++) {
     const struct block *b = &s->blocks[order ? order[k] : k];
     /* One at a Ptr never freed with max_listed leaks before it: counted. */
-    if (b->settling && k >= s->max_listed) {
+    if (b->at_unfreed_ptr && k >= s->max_listed) {
       counts[b->dev]++;
       bytes[b->dev] += (uint64_t)b->size;
       continue;

@@ -60,13 +60,17 @@ struct sw_leak_stream_row {
 
 /* Before the replay runs (after sw_leak_stream_part): `freed`, the Ptrs
  * a first pass saw freed anywhere in the file (leak_freed.h, complete).
- * A MALLOC at a Ptr it does not have is a leak unless a later MALLOC takes
- * its ID: it is held only until no such MALLOC can come (its horizon), then
- * counted, and kept as a row only while among the first `max_listed` of its
- * part by device and ID. Without it, each such block was held to the end. */
-void sw_leak_stream_never_freed(struct sw_leak_stream *s, const uint64_t *freed, uint64_t max_listed);
-/* Whether a block of MALLOC row `row` would be counted so, not held. */
-bool sw_leak_stream_unfreed(const struct sw_leak_stream *s, const struct sw_leak_stream_row *row);
+ * A MALLOC at a Ptr it does not have (an unfreed Ptr) is a leak unless a
+ * later MALLOC takes its ID: it is queued only until no such MALLOC can
+ * come (its horizon), then counted, and kept while among the first
+ * `max_listed` by device and ID of its bucket (a 64th of the Ptrs, by
+ * hash: parts split along them); of those, only the first `max_listed` of
+ * the part are rows at the end. Without it, each such block was held to
+ * the end. The blocks held and the leaks listed share the room. */
+void sw_leak_stream_ptrs_freed(struct sw_leak_stream *s, const uint64_t *freed, uint64_t max_listed);
+/* Whether a block of MALLOC row `row` would be at an unfreed Ptr, and so
+ * counted, not held. */
+bool sw_leak_stream_at_unfreed_ptr(const struct sw_leak_stream *s, const struct sw_leak_stream_row *row);
 
 /* Before the replay runs, for a pass that reads on from rows replayed in
  * memory (leak_scan.c stream_pass), what the rows still to come need of

@@ -8,7 +8,11 @@ import {
   formatCheckLeaks,
   pythonFloat,
 } from "../../../analysis/leaks/mod.ts";
-import { MEMSCOPE_HEADER } from "../../../analysis/memscope_csv/mod.ts";
+import {
+  MEMSCOPE_HEADER,
+  openEventLog,
+} from "../../../analysis/memscope_csv/mod.ts";
+import { supersededRows } from "../../../analysis/leaks/_superseded_pass.ts";
 
 const FIXTURES =
   new URL("../../../../shared/fixtures/msmemscope/", import.meta.url).pathname;
@@ -1122,4 +1126,26 @@ Deno.test("check_leaks replays a window of thousands of live addresses, freed in
     r.devices[0].leaks.map((l) => `${l.id}@${l.ptr}`),
     [...expected].sort(([a], [b]) => a - b).map(([id, p]) => `${id}@${at(p)}`),
   );
+});
+
+Deno.test("the passes in parts find the MALLOCs a later one of the same ID replaces where more of them share one ID than the row budget, in one read", async () => {
+  const rows = [HEADER, `1,MSTX,Mark,"step",1000,10,11,0,N/A,,,`];
+  for (let n = 0; n < 3000; n++) {
+    const ptr = `0x${(0x10000 * (n + 1)).toString(16).padStart(16, "0")}`;
+    rows.push(`500,MALLOC,HAL,N/A,1000,10,11,0,${ptr},"{size:8}",,`);
+  }
+  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_superseded_" });
+  const path = `${dir}/memscope_dump.csv`;
+  Deno.writeTextFileSync(path, rows.join("\n") + "\n");
+  using log = await openEventLog(path);
+  const { superseded, reads } = await supersededRows({
+    source: log,
+    eventType: "HAL",
+    rowBudget: 1000,
+    index: new Map([["0", 0]]),
+    windows: new Map([[0, { a: 1, b: 1e7, c: 1e7 + 1 }]]),
+  });
+  assert.equal(reads, 1);
+  assert.equal(superseded.size, 2999);
+  Deno.removeSync(dir, { recursive: true });
 });

@@ -1004,9 +1004,10 @@ Deno.test("the Ptrs of blocks already freed take none of a replay's room: fewer 
 Deno.test("a replay holds no block at a Ptr no FREE names: a window that frees nothing is read once, each leak counted, its first maxLeaks listed, bytes past 2^53 summed exactly", async () => {
   // 3,000 blocks, none freed, at addresses of their own; one in 20 takes
   // the ID of one of the last 5 (at another address, which it replaces);
-  // one in 50 of 2^60 bytes; rows jostled. A budget of 1,000 rows gives
-  // room for 501 blocks (those whose IDs may still be taken, a few hundred
-  // IDs' worth, among them): held, they took 8 parts and more.
+  // one in 50 of 2^60 bytes; rows jostled. A budget of 2,000 rows gives
+  // room for 1,001 blocks, those whose IDs may still be taken (a few
+  // hundred IDs' worth) and the leaks listed (up to 64 x maxLeaks) among
+  // them: held, they took 3 parts and more.
   const random = seeded(5);
   const rows: string[] = [];
   for (let id = 2; id < 3002; id++) {
@@ -1023,7 +1024,7 @@ Deno.test("a replay holds no block at a Ptr no FREE names: a window that frees n
   }
   const log = [mark(1), ...jostled(rows, random)];
   for (const maxLeaks of [0, 7, 5000]) {
-    const r = await oneWindowAtBudget(log, 3002, 1000, maxLeaks);
+    const r = await oneWindowAtBudget(log, 3002, 2000, maxLeaks);
     assert.ok(r.leakCount > 2800, `${r.leakCount} leaks`);
     // Listed, they take room as blocks do: every one listed splits.
     if (maxLeaks === 5000) continue;
@@ -1091,4 +1092,32 @@ Deno.test("the Ptrs a first pass saw freed include the FREEs it kept: a replay o
   const r = await oneWindowAtBudget(rows, id, 150, 10);
   assert.equal(r.leakCount, 1000);
   assert.equal(r.fromStart, 1000);
+});
+
+Deno.test("a window whose MALLOCs at unfreed Ptrs all take one ID, more of them than a replay's room, is replayed in one read: each MALLOC leaves its block, taken, to the free list", async () => {
+  // 3,000 MALLOCs of ID 500 (each replaces the one before), at a budget of
+  // 1,000 rows: room for 501 blocks. The blocks whose ID was taken stayed
+  // queued, splits freed none of them, and the passes in parts that took
+  // over never ended.
+  const rows = [mark(1)];
+  for (let n = 0; n < 3000; n++) {
+    rows.push(mem("MALLOC", 500, hexPtr(0x10000 * (n + 1)), '"{size:8}"'));
+  }
+  const r = await oneWindowAtBudget(rows, 10_000, 1000, 5);
+  assert.equal(r.leakCount, 1);
+  assert.equal(r.passes, 2);
+});
+
+Deno.test("a replay whose queue of blocks at unfreed Ptrs passes its room, a MALLOC coming far back, splits it with its part: the other half's blocks go at once", async () => {
+  // 40,000 MALLOCs never freed, the 2,001st 3,000 IDs back: each block
+  // waits 3,001 IDs for a MALLOC that may take its ID, at a budget of
+  // 4,000 rows (room for 2,001). Two parts, not 64 and the passes in parts.
+  const rows = [mark(1)];
+  for (let n = 0; n < 40_000; n++) {
+    const id = 10_000 + n - (n === 2000 ? 3000 : 0);
+    rows.push(mem("MALLOC", id, hexPtr(0x10000 * (n + 1)), '"{size:8}"'));
+  }
+  const r = await oneWindowAtBudget(rows, 60_000, 4000, 5);
+  assert.equal(r.leakCount, 40_000);
+  assert.ok(r.passes <= 4, `${r.passes} passes`);
 });
