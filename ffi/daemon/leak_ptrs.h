@@ -38,6 +38,15 @@ static inline uint64_t sw_leak_mix(double key, uint32_t dev) {
   return bits;
 }
 
+/* An ID's bits as an unsigned number in the same order (-0 and 0 are one
+ * ID; NaN, which no replay takes, above +inf). */
+static inline uint64_t sw_leak_id_order(double id) {
+  uint64_t u;
+  if (id == 0) id = 0;
+  memcpy(&u, &id, sizeof u);
+  return u >> 63 ? ~u : u | (1ULL << 63);
+}
+
 /* False when memory is short. */
 bool sw_leak_ptrs_init(struct sw_leak_ptrs *t);
 void sw_leak_ptrs_free(struct sw_leak_ptrs *t);

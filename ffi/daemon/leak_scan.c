@@ -356,9 +356,10 @@ struct pass {
    * the first. `freed_any`: it set some bit. */
   uint64_t *freed;
   bool freed_any;
-  /* Keys of FREEs read, added FREED_BATCH at a time (freed_flush). */
+  /* Keys and IDs of FREEs read, added FREED_BATCH at a time (freed_flush). */
   uint32_t freed_n;
   uint64_t freed_keys[FREED_BATCH];
+  double freed_ids[FREED_BATCH];
   int side;
   struct shared_bounds *shared; /* a split pass's */
   int16_t shared_of[MAX_DEVICES]; /* the second half's devices, in the first's; -1: not yet */
@@ -542,8 +543,11 @@ static bool stop_keeping(struct pass *p, uint64_t offset, uint32_t line) {
 /* The keys of the FREEs read so far into the Ptrs freed, their words
  * fetched first, all of them. */
 static void freed_flush(struct pass *p) {
-  for (uint32_t i = 0; i < p->freed_n; i++) __builtin_prefetch(sw_leak_freed_at(p->freed, p->freed_keys[i]));
-  for (uint32_t i = 0; i < p->freed_n; i++) sw_leak_freed_add(p->freed, p->freed_keys[i]);
+  for (uint32_t i = 0; i < p->freed_n; i++) {
+    __builtin_prefetch(sw_leak_freed_at(p->freed, p->freed_keys[i]));
+    __builtin_prefetch(sw_leak_freed_first_at(p->freed, p->freed_keys[i]));
+  }
+  for (uint32_t i = 0; i < p->freed_n; i++) sw_leak_freed_add(p->freed, p->freed_keys[i], p->freed_ids[i]);
   p->freed_n = 0;
 }
 
@@ -552,8 +556,9 @@ static void freed_flush(struct pass *p) {
  * those it kept once it knew it had passed the budget was a serial tail of
  * 30-40 ms (a cache miss each), and the join dropped rows of the second
  * half whose FREEs it would have had to add too. */
-static bool freed_add(struct pass *p, double key) {
+static bool freed_add(struct pass *p, double key, double id) {
   if (!p->freed) return true;
+  p->freed_ids[p->freed_n] = id;
   p->freed_keys[p->freed_n++] = sw_leak_freed_key(key);
   if (p->freed_n == FREED_BATCH) freed_flush(p);
   p->freed_any = true;
@@ -563,7 +568,7 @@ static bool freed_add(struct pass *p, double key) {
 /* A FREE row past where the pass stopped keeping rows: its Ptr into the
  * Ptrs freed, which say nothing once one cannot be read (a streaming
  * pass that meets it falls back, as before). */
-static bool freed_past_kept(struct pass *p, const struct sw_csv_row *r) {
+static bool freed_past_kept(struct pass *p, const struct sw_csv_row *r, double id) {
   if (!p->freed) return true;
   struct sw_csv_field pf = sw_csv_field_of(r, p->a->col[C_PTR]);
   double key;
@@ -571,7 +576,7 @@ static bool freed_past_kept(struct pass *p, const struct sw_csv_row *r) {
     sw_leak_freed_state(p->freed, SW_FREED_UNREADABLE);
     return true;
   }
-  return freed_add(p, key);
+  return freed_add(p, key, id);
 }
 
 /* One data row; false to fall back. */
@@ -607,7 +612,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
       else if (span->malloc_max - id > span->disorder) span->disorder = span->malloc_max - id;
     }
     if (id > p->bounds[k].past[free_row]) return true;
-    if (a->overflow) return !free_row || freed_past_kept(p, r);
+    if (a->overflow) return !free_row || freed_past_kept(p, r, id);
     if (a->window_devices) {
       /* A device first seen after the first pass (the log grew) has none. */
       if ((uint32_t)k >= a->window_devices) return true;
@@ -617,7 +622,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
     struct sw_csv_field pf = sw_csv_field_of(r, a->col[C_PTR]);
     double key;
     if (!ptr_key(&pf, &key)) return false;
-    if (free_row) freed_add(p, key);
+    if (free_row) freed_add(p, key, id);
     if (p->stream) {
       struct sw_leak_stream_row row = {.id = id, .ptr = key, .dev = (uint16_t)k, .malloc_row = malloc_row};
       if (malloc_row) {
@@ -1071,8 +1076,11 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
       const uint32_t i = left_at[j];
       /* Where the block's Ptr is looked up among the Ptrs freed: a miss a
        * block, where millions are pending. */
-      if (a->freed && j + FREED_AHEAD < left)
-        __builtin_prefetch(sw_leak_freed_at(a->freed, sw_leak_freed_key(a->ptr[left_at[j + FREED_AHEAD]])));
+      if (a->freed && j + FREED_AHEAD < left) {
+        const uint64_t ahead = sw_leak_freed_key(a->ptr[left_at[j + FREED_AHEAD]]);
+        __builtin_prefetch(sw_leak_freed_at(a->freed, ahead));
+        __builtin_prefetch(sw_leak_freed_first_at(a->freed, ahead));
+      }
       const struct sw_leak_stream_row row = {.id = a->id[i], .ptr = a->ptr[i], .size = a->size[i],
                                              .offset = a->row_offset[i], .line = a->line[i], .dev = (uint16_t)k,
                                              .malloc_row = true, .odd_id = false};
@@ -1132,8 +1140,10 @@ static int32_t stream_pass(struct pass *p) {
   const uint64_t room = a->budget / 2 + 1 < STREAM_ROOM ? a->budget / 2 + 1 : STREAM_ROOM;
   p->stream = sw_leak_stream_new(room);
   if (p->stream) sw_leak_stream_part(p->stream, a->stream_part, a->stream_parts, a->stream_split);
-  for (uint32_t k = 0; p->stream && k < a->window_devices && k < MAX_DEVICES; k++)
+  for (uint32_t k = 0; p->stream && k < a->window_devices && k < MAX_DEVICES; k++) {
     sw_leak_stream_horizon(p->stream, k, a->windows[WINDOW_VALUES * k + 3]);
+    sw_leak_stream_window_end(p->stream, k, a->windows[WINDOW_VALUES * k + 2]);
+  }
   /* The Ptrs freed, where the first pass saw every FREE. */
   if (p->stream && a->freed && a->unlisted && a->freed_bytes >= SW_LEAK_FREED_BYTES &&
       sw_leak_freed_state_of(a->freed) == SW_FREED_COMPLETE)

@@ -176,6 +176,8 @@ struct sw_leak_stream {
    * as far as the first pass saw its MALLOCs come (sw_leak_stream_horizon),
    * else DISORDER. */
   double horizon[MAX_DEVICES];
+  /* Each device's mark C (sw_leak_stream_window_end), +inf where not given. */
+  double window_end[MAX_DEVICES];
   /* Some device's horizon is past DISORDER (rebuild says what of it). */
   bool wide;
   /* Blocks of part `part` of `parts` alone, `parts` at most `max_parts`
@@ -362,6 +364,7 @@ struct sw_leak_stream *sw_leak_stream_new(uint64_t room) {
   for (int k = 0; k < MAX_DEVICES; k++) {
     s->max_id[k] = -__builtin_inf();
     s->horizon[k] = DISORDER;
+    s->window_end[k] = __builtin_inf();
     s->unfreed_head[k] = s->unfreed_tail[k] = NONE;
   }
   if (!made) {
@@ -377,6 +380,10 @@ void sw_leak_stream_horizon(struct sw_leak_stream *s, uint32_t dev, double disor
   if (!(dev < MAX_DEVICES && disorder >= 0)) return;
   s->horizon[dev] = disorder + 1;
   if (disorder + 1 > DISORDER) s->wide = true;
+}
+
+void sw_leak_stream_window_end(struct sw_leak_stream *s, uint32_t dev, double c) {
+  if (dev < MAX_DEVICES && c == c) s->window_end[dev] = c;
 }
 
 void sw_leak_stream_part(struct sw_leak_stream *s, uint32_t part, uint32_t parts, uint32_t max_parts) {
@@ -481,7 +488,7 @@ static bool bucket_mine(const struct sw_leak_stream *s, uint32_t j) { return s->
  * exactly (below 2^64; a larger one is held as any other block). */
 static bool row_at_unfreed_ptr(const struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
   return s->freed && r->size >= 0 && r->size < 0x1p64 &&
-         !sw_leak_freed_may_have(s->freed, sw_leak_freed_key(r->ptr));
+         !sw_leak_freed_may_have(s->freed, sw_leak_freed_key(r->ptr), s->window_end[r->dev]);
 }
 
 bool sw_leak_stream_at_unfreed_ptr(const struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
@@ -953,8 +960,11 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
         __builtin_prefetch(sw_leak_ptrs_first_probe(&s->ptrs, next->ptr_hash));
         __builtin_prefetch(first_probe(&s->frees, next->ptr_hash));
         if (next->row.malloc_row) __builtin_prefetch(first_probe(&s->ids, next->id_hash));
-        if (next->row.malloc_row && s->freed)
-          __builtin_prefetch(sw_leak_freed_at(s->freed, sw_leak_freed_key(next->row.ptr)));
+        if (next->row.malloc_row && s->freed) {
+          const uint64_t ahead = sw_leak_freed_key(next->row.ptr);
+          __builtin_prefetch(sw_leak_freed_at(s->freed, ahead));
+          __builtin_prefetch(sw_leak_freed_first_at(s->freed, ahead));
+        }
       }
       if (tail + NEAR < head) {
         const struct block *b = first_block(s, &q->rows[(tail + NEAR) & (QUEUE_ROWS - 1)]);
@@ -975,15 +985,6 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
     }
     atomic_store_explicit(&q->tail, tail, memory_order_release);
   }
-}
-
-/* An ID's bits as an unsigned number in the same order (IDs are never
- * NaN: in_order refuses them; -0 and 0 are one ID). */
-static uint64_t id_order(double id) {
-  uint64_t u;
-  if (id == 0) id = 0;
-  memcpy(&u, &id, sizeof u);
-  return u >> 63 ? ~u : u | (1ULL << 63);
 }
 
 /* One pass of a radix sort, by the byte of `key` at `shift`, from (key, at)
@@ -1018,7 +1019,7 @@ static uint32_t *device_then_id(const struct block *blocks, uint64_t n) {
   }
   uint64_t *key2 = key + n;
   uint32_t *at2 = at + n;
-  for (uint64_t i = 0; i < n; i++) key[i] = id_order(blocks[i].id), at[i] = (uint32_t)i;
+  for (uint64_t i = 0; i < n; i++) key[i] = sw_leak_id_order(blocks[i].id), at[i] = (uint32_t)i;
   for (int pass = 0; pass < 9; pass++) {
     /* The device last, most significant: a pass of its own. */
     if (pass == 8)

@@ -28,6 +28,11 @@ void sw_leak_stream_free(struct sw_leak_stream *s);
  * comes further back all the same (the file changed) ends the replay. */
 void sw_leak_stream_horizon(struct sw_leak_stream *s, uint32_t dev, double disorder);
 
+/* Before the replay runs: device `dev`'s window ends at mark C, `c`: a
+ * FREE past it clears no block (the Ptrs freed, sw_leak_stream_ptrs_freed,
+ * say which come only past it). Else none is taken to end. */
+void sw_leak_stream_window_end(struct sw_leak_stream *s, uint32_t dev, double c);
+
 /* Before the replay runs: replay only the blocks of part `part` of
  * `parts` (by device and Ptr; a Ptr's rows never touch another Ptr's
  * blocks), for windows with more blocks pending at once than the room. A

@@ -1121,3 +1121,19 @@ Deno.test("a replay whose queue of blocks at unfreed Ptrs passes its room, a MAL
   assert.equal(r.leakCount, 40_000);
   assert.ok(r.passes <= 4, `${r.passes} passes`);
 });
+
+Deno.test("a job that frees its blocks only past its last mark leaks them as one that never frees them: replayed in one read, none held", async () => {
+  // 6,000 blocks, each freed with an ID past C, the FREEs written before
+  // the marks B and C (so that no bound drops them as they are read). They
+  // name every Ptr, but none with an ID up to C: at a budget of 2,000 rows
+  // (room for 1,001), holding the blocks took 8 parts.
+  const rows = [mark(1)];
+  const id = pushBlocks(rows, 2, 6000);
+  pushBlocks(rows, 100_000, 6000, { event: "FREE" });
+  const r = await oneWindowAtBudget(rows, id, 2000, 10);
+  assert.equal(r.leakCount, 6000);
+  assert.equal(r.parts, 1);
+  // The first pass, the rows inside the window (past the budget), the one
+  // replay as the rows are read.
+  assert.equal(r.passes, 3);
+});
