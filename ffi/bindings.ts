@@ -1047,8 +1047,8 @@ export interface LeakScanResult {
   unlisted: Array<{ count: number; bytes: bigint }>;
 }
 
-/** leak_freed.h SW_LEAK_FREED_BYTES: a state word, 2^20 words of bits, 2^19 smallest IDs. */
-export const LEAK_FREED_BYTES = 8 * (1 + 2 ** 20 + 2 ** 19);
+/** leak_freed.h SW_LEAK_FREED_BYTES: a state word and one unused, then 2^19 groups of two words. */
+export const LEAK_FREED_BYTES = 8 * (2 + 2 * 2 ** 19);
 
 const LEAK_DEVICE_BYTES = 64;
 /** leak_scan.c's offset of the device names, and the size of its arguments. */

@@ -26,24 +26,22 @@
 
 #include "leak_ptrs.h"
 
-/* 2^26 bits, 8 MiB, in 64-bit words: a Ptr's two bits lie in one word, so
- * that a lookup is one load, one cache miss (two, in bits anywhere, made a
- * tenth of a replay's time on a log whose every block is freed). On a 1 GB
- * log of 3.5M FREEs, 6.7 bits of a word are set on average, and about 1% of
- * the Ptrs never freed look freed (16 MiB: 0.3%, for 16 MiB more at the
- * peak of a 1 GB log, two filters of 8 MiB more). Past some tens of
+/* 2^19 groups of Ptrs, each 16 bytes in one cache line: a word of bits,
+ * two of them a Ptr's (one load, one cache miss a lookup: two bits
+ * anywhere made a tenth of a replay's time on a log whose every block is
+ * freed), and the smallest FREE ID of the group, so that a Ptr whose FREEs
+ * all come past C (a job that frees its blocks only at exit, after its last
+ * mark: its 1.13 GB log took 3.5 s, the bits alone saying "freed" of each;
+ * 1.1 s with the ID) counts as never freed in that window. On a 1 GB log of
+ * 3.5M FREEs, 13 bits of a word are set on average, and about 4% of the
+ * Ptrs never freed look freed (held as other blocks are). Past some tens of
  * millions of FREEs it says "may have been" of nearly every Ptr, and the
- * replay holds blocks as it did without it. */
-#define SW_LEAK_FREED_WORDS_LOG2 20
-/* Beside the bits, the smallest FREE ID of each of 2^19 groups of Ptrs (4
- * MiB): a Ptr whose group's FREEs all come past C is freed in no window,
- * so that a job that frees its blocks only after its last mark (at exit)
- * leaks them as one that never frees them does (its 1.13 GB log: 3.5 s,
- * the bits alone saying "freed" of each; 1.2 s now). */
-#define SW_LEAK_FREED_FIRSTS_LOG2 19
-/* The state word, then the bits, then the smallest IDs. */
-#define SW_LEAK_FREED_BYTES \
-  (8 * (1 + ((uint64_t)1 << SW_LEAK_FREED_WORDS_LOG2) + ((uint64_t)1 << SW_LEAK_FREED_FIRSTS_LOG2)))
+ * replay holds blocks as it did without it. 8 MiB: a thread of a first
+ * pass fills one of its own. */
+#define SW_LEAK_FREED_GROUPS_LOG2 19
+/* The state word and one unused, then the groups: a group lies in one
+ * line of a filter aligned to 16 bytes. */
+#define SW_LEAK_FREED_BYTES (8 * (2 + 2 * ((uint64_t)1 << SW_LEAK_FREED_GROUPS_LOG2)))
 
 /* The state word's values. */
 enum {
@@ -55,47 +53,39 @@ enum {
 /* The key a Ptr is filtered by: the replay's own mix, of no device. */
 static inline uint64_t sw_leak_freed_key(double ptr) { return sw_leak_mix(ptr, 0); }
 
-/* The word of the bits of `key`, past the state word. */
-static inline uint64_t sw_leak_freed_word(uint64_t key) {
-  return 1 + (key & (((uint64_t)1 << SW_LEAK_FREED_WORDS_LOG2) - 1));
+/* The bits word of the group of `key`; the next word is its smallest FREE
+ * ID: 0 for none, else the ID's order (sw_leak_id_order) inverted, so that
+ * the smallest ID is the largest word and untouched pages say "none". */
+static inline uint64_t sw_leak_freed_group(uint64_t key) {
+  return 2 + 2 * (key & (((uint64_t)1 << SW_LEAK_FREED_GROUPS_LOG2) - 1));
 }
 
-/* Its two bits in that word. */
+/* The two bits of `key` in its group's word. */
 static inline uint64_t sw_leak_freed_bits(uint64_t key) {
-  return (uint64_t)1 << (key >> SW_LEAK_FREED_WORDS_LOG2 & 63) | (uint64_t)1 << (key >> (SW_LEAK_FREED_WORDS_LOG2 + 6) & 63);
-}
-
-/* The word of the smallest FREE ID of the group of `key`: 0 for none, else
- * the ID's order (sw_leak_id_order) inverted, so that the smallest ID is
- * the largest word and untouched pages say "none". */
-static inline uint64_t sw_leak_freed_first(uint64_t key) {
-  return 1 + ((uint64_t)1 << SW_LEAK_FREED_WORDS_LOG2) + (key >> 44 & (((uint64_t)1 << SW_LEAK_FREED_FIRSTS_LOG2) - 1));
+  return (uint64_t)1 << (key >> SW_LEAK_FREED_GROUPS_LOG2 & 63) |
+         (uint64_t)1 << (key >> (SW_LEAK_FREED_GROUPS_LOG2 + 6) & 63);
 }
 
 /* A FREE with `id` at the Ptr of `key`, added by the one thread that fills
  * the filter. */
 static inline void sw_leak_freed_add(uint64_t *filter, uint64_t key, double id) {
-  filter[sw_leak_freed_word(key)] |= sw_leak_freed_bits(key);
+  uint64_t *group = &filter[sw_leak_freed_group(key)];
+  group[0] |= sw_leak_freed_bits(key);
   const uint64_t first = ~sw_leak_id_order(id);
-  uint64_t *at = &filter[sw_leak_freed_first(key)];
-  if (first > *at) *at = first;
+  if (first > group[1]) group[1] = first;
 }
 
 /* False where no FREE with an ID up to `c` named the Ptr whose key this
  * is. */
 static inline bool sw_leak_freed_may_have(const uint64_t *filter, uint64_t key, double c) {
+  const uint64_t *group = &filter[sw_leak_freed_group(key)];
   const uint64_t bits = sw_leak_freed_bits(key);
-  return (filter[sw_leak_freed_word(key)] & bits) == bits &&
-         ~filter[sw_leak_freed_first(key)] <= sw_leak_id_order(c);
+  return (group[0] & bits) == bits && ~group[1] <= sw_leak_id_order(c);
 }
 
-/* Where what `key` looks up lies, fetched ahead: its bits, then its group's
- * smallest ID. */
+/* Where what `key` looks up lies (16 bytes, in one line): fetched ahead. */
 static inline const uint64_t *sw_leak_freed_at(const uint64_t *filter, uint64_t key) {
-  return &filter[sw_leak_freed_word(key)];
-}
-static inline const uint64_t *sw_leak_freed_first_at(const uint64_t *filter, uint64_t key) {
-  return &filter[sw_leak_freed_first(key)];
+  return &filter[sw_leak_freed_group(key)];
 }
 
 /* The state word, set once the pass is over or a Ptr was unreadable. */
@@ -107,9 +97,10 @@ static inline uint64_t sw_leak_freed_state_of(const uint64_t *filter) { return f
 static inline void sw_leak_freed_merge(uint64_t *to, const uint64_t *from) {
   if (from[0] == SW_FREED_UNREADABLE) to[0] = SW_FREED_UNREADABLE;
   if (to[0] == SW_FREED_UNREADABLE) return;
-  for (uint64_t i = 1; i <= ((uint64_t)1 << SW_LEAK_FREED_WORDS_LOG2); i++) to[i] |= from[i];
-  for (uint64_t i = sw_leak_freed_first(0); i < SW_LEAK_FREED_BYTES / 8; i++)
-    if (from[i] > to[i]) to[i] = from[i];
+  for (uint64_t i = 2; i < SW_LEAK_FREED_BYTES / 8; i += 2) {
+    to[i] |= from[i];
+    if (from[i + 1] > to[i + 1]) to[i + 1] = from[i + 1];
+  }
 }
 
 #endif

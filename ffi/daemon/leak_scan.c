@@ -543,10 +543,7 @@ static bool stop_keeping(struct pass *p, uint64_t offset, uint32_t line) {
 /* The keys of the FREEs read so far into the Ptrs freed, their words
  * fetched first, all of them. */
 static void freed_flush(struct pass *p) {
-  for (uint32_t i = 0; i < p->freed_n; i++) {
-    __builtin_prefetch(sw_leak_freed_at(p->freed, p->freed_keys[i]));
-    __builtin_prefetch(sw_leak_freed_first_at(p->freed, p->freed_keys[i]));
-  }
+  for (uint32_t i = 0; i < p->freed_n; i++) __builtin_prefetch(sw_leak_freed_at(p->freed, p->freed_keys[i]));
   for (uint32_t i = 0; i < p->freed_n; i++) sw_leak_freed_add(p->freed, p->freed_keys[i], p->freed_ids[i]);
   p->freed_n = 0;
 }
@@ -1076,11 +1073,8 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
       const uint32_t i = left_at[j];
       /* Where the block's Ptr is looked up among the Ptrs freed: a miss a
        * block, where millions are pending. */
-      if (a->freed && j + FREED_AHEAD < left) {
-        const uint64_t ahead = sw_leak_freed_key(a->ptr[left_at[j + FREED_AHEAD]]);
-        __builtin_prefetch(sw_leak_freed_at(a->freed, ahead));
-        __builtin_prefetch(sw_leak_freed_first_at(a->freed, ahead));
-      }
+      if (a->freed && j + FREED_AHEAD < left)
+        __builtin_prefetch(sw_leak_freed_at(a->freed, sw_leak_freed_key(a->ptr[left_at[j + FREED_AHEAD]])));
       const struct sw_leak_stream_row row = {.id = a->id[i], .ptr = a->ptr[i], .size = a->size[i],
                                              .offset = a->row_offset[i], .line = a->line[i], .dev = (uint16_t)k,
                                              .malloc_row = true, .odd_id = false};

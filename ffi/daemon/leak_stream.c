@@ -960,11 +960,8 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
         __builtin_prefetch(sw_leak_ptrs_first_probe(&s->ptrs, next->ptr_hash));
         __builtin_prefetch(first_probe(&s->frees, next->ptr_hash));
         if (next->row.malloc_row) __builtin_prefetch(first_probe(&s->ids, next->id_hash));
-        if (next->row.malloc_row && s->freed) {
-          const uint64_t ahead = sw_leak_freed_key(next->row.ptr);
-          __builtin_prefetch(sw_leak_freed_at(s->freed, ahead));
-          __builtin_prefetch(sw_leak_freed_first_at(s->freed, ahead));
-        }
+        if (next->row.malloc_row && s->freed)
+          __builtin_prefetch(sw_leak_freed_at(s->freed, sw_leak_freed_key(next->row.ptr)));
       }
       if (tail + NEAR < head) {
         const struct block *b = first_block(s, &q->rows[(tail + NEAR) & (QUEUE_ROWS - 1)]);
