@@ -1002,6 +1002,14 @@ static void *one_more(void *v, uint64_t n, uint64_t *cap, size_t size) {
   return grown;
 }
 
+/* The blocks copied out that went to the other half of a split, dropped. */
+static void kept_mine(struct sw_leak_stream *s, struct handover *h) {
+  uint64_t n = 0;
+  for (uint64_t j = 0; j < h->n_blocks; j++)
+    if (sw_leak_stream_mine(s, h->blocks[j].dev, h->blocks[j].ptr)) h->blocks[n++] = h->blocks[j];
+  h->n_blocks = n;
+}
+
 /* The stream's part split in two, and the blocks copied out that went to
  * the other half dropped; false, `full` set, where it may not split. */
 static bool split_kept(struct sw_leak_stream *s, struct handover *h, bool *full) {
@@ -1009,10 +1017,7 @@ static bool split_kept(struct sw_leak_stream *s, struct handover *h, bool *full)
     *full = true;
     return false;
   }
-  uint64_t n = 0;
-  for (uint64_t j = 0; j < h->n_blocks; j++)
-    if (sw_leak_stream_mine(s, h->blocks[j].dev, h->blocks[j].ptr)) h->blocks[n++] = h->blocks[j];
-  h->n_blocks = n;
+  kept_mine(s, h);
   return true;
 }
 
@@ -1090,7 +1095,10 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
       /* One at a Ptr never freed is counted at once (or held briefly, its
        * ID still to come): it takes none of the room, nor a copy. */
       if (sw_leak_stream_at_unfreed_ptr(p->stream, &row)) {
+        /* It may split the part at its room: the copies follow. */
+        const uint32_t parts = sw_leak_stream_parts(p->stream);
         ok = sw_leak_stream_pending(p->stream, &row);
+        if (sw_leak_stream_parts(p->stream) != parts) kept_mine(p->stream, h);
         continue;
       }
       if (!sw_leak_stream_mine(p->stream, k, a->ptr[i])) continue;
