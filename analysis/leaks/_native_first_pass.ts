@@ -16,16 +16,6 @@ import { nativeFd, scan } from "./_native_scan.ts";
 import { LEAK_FREED_BYTES } from "../../ffi/bindings.ts";
 
 /**
- * About the fewest bytes an msMemScope memory row takes (130-160 with its
- * timestamp, 16-digit Ptr and attributes): a log smaller than the row
- * budget times this seldom passes it, and is given no Ptrs freed, which
- * cost a pass that keeps every row a bit set for each FREE it reads. A log
- * of shorter rows that passes the budget is replayed as before, holding
- * each block to the end.
- */
-const MIN_ROW_BYTES = 100;
-
-/**
  * The first pass natively, or undefined to run the TypeScript one.
  *
  * @example
@@ -44,10 +34,9 @@ export async function nativeFirstPass(
   const spare = new LeakRows(options.rowBudget, Math.ceil(size / 64), {
     halves: true,
   });
-  // Pages touched only by the FREEs read.
-  const freed = size >= options.rowBudget * MIN_ROW_BYTES
-    ? new Uint8Array(LEAK_FREED_BYTES)
-    : undefined;
+  // Its pages are touched only where the rows pass the budget: a pass
+  // that keeps every row adds no FREE to them.
+  const freed = new Uint8Array(LEAK_FREED_BYTES);
   const pass = await scan(native, options, { size, rows: spare, freed });
   if (pass === undefined) return undefined;
   const { found, markDevice, markId, header } = pass;

@@ -353,7 +353,8 @@ struct pass {
   struct sw_leak_stream *stream; /* a streaming pass's replay */
   /* A first pass's Ptrs freed (leak_freed.h), filled past where it stops
    * keeping rows, this thread's own; NULL: none given, or a pass after
-   * the first. `freed_any`: it set some bit. */
+   * the first. `freed_any`: it wrote to them (a bit, or that they say
+   * nothing), so that the first thread merges them. */
   uint64_t *freed;
   bool freed_any;
   /* Keys and IDs of FREEs read, added FREED_BATCH at a time (freed_flush). */
@@ -552,27 +553,27 @@ static void freed_flush(struct pass *p) {
  * (those it kept go in once it has passed the budget: freed_rows), in
  * batches. A pass that keeps every row adds none: adding each FREE as it
  * was read made a 367 MB log that fits the budget 30% slower. */
-static bool freed_add(struct pass *p, double key, double id) {
-  if (!p->freed) return true;
+static void freed_add(struct pass *p, double key, double id) {
+  if (!p->freed) return;
   p->freed_ids[p->freed_n] = id;
   p->freed_keys[p->freed_n++] = sw_leak_freed_key(key);
   if (p->freed_n == FREED_BATCH) freed_flush(p);
   p->freed_any = true;
-  return true;
 }
 
 /* A FREE row past where the pass stopped keeping rows: its Ptr into the
  * Ptrs freed, which say nothing once one cannot be read (a streaming
  * pass that meets it falls back, as before). */
-static bool freed_past_kept(struct pass *p, const struct sw_csv_row *r, double id) {
-  if (!p->freed) return true;
+static void freed_past_kept(struct pass *p, const struct sw_csv_row *r, double id) {
+  if (!p->freed) return;
   struct sw_csv_field pf = sw_csv_field_of(r, p->a->col[C_PTR]);
   double key;
-  if (!ptr_key(&pf, &key)) {
-    sw_leak_freed_state(p->freed, SW_FREED_UNREADABLE);
-    return true;
+  if (ptr_key(&pf, &key)) {
+    freed_add(p, key, id);
+    return;
   }
-  return freed_add(p, key, id);
+  sw_leak_freed_state(p->freed, SW_FREED_UNREADABLE);
+  p->freed_any = true;
 }
 
 /* One data row; false to fall back. */
@@ -608,7 +609,10 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
       else if (span->malloc_max - id > span->disorder) span->disorder = span->malloc_max - id;
     }
     if (id > p->bounds[k].past[free_row]) return true;
-    if (a->overflow) return !free_row || freed_past_kept(p, r, id);
+    if (a->overflow) {
+      if (free_row) freed_past_kept(p, r, id);
+      return true;
+    }
     if (a->window_devices) {
       /* A device first seen after the first pass (the log grew) has none. */
       if ((uint32_t)k >= a->window_devices) return true;
@@ -632,8 +636,8 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
     const uint64_t n = a->rows_kept;
     if (n == p->room) {
       if (p->room < a->budget) return false;
-      stop_keeping(p, offset, line);
-      return !free_row || freed_add(p, key, id);
+      if (free_row) freed_add(p, key, id);
+      return stop_keeping(p, offset, line);
     }
     /* The second half keeps no more once the halves together pass the
      * budget: the join would drop its rows past it, and memory stays that
@@ -643,8 +647,8 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
       if (p->side == 0) {
         atomic_store_explicit(&p->shared->first_kept, n, memory_order_relaxed);
       } else if (n + atomic_load_explicit(&p->shared->first_kept, memory_order_relaxed) > p->shared->budget) {
-        stop_keeping(p, offset, line);
-        return !free_row || freed_add(p, key, id);
+        if (free_row) freed_add(p, key, id);
+        return stop_keeping(p, offset, line);
       }
     }
     const uint64_t at = p->down ? p->top - n : p->base + n;
@@ -1296,8 +1300,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     }
     /* Its Ptrs freed join the first half's, whether its rows did or not
      * (those read again are the same Ptrs). */
-    if (h->pass.freed && h->pass.freed_any) sw_leak_freed_merge(p.freed, h->pass.freed);
-    if (h->pass.freed && h->pass.freed[0] == SW_FREED_UNREADABLE) sw_leak_freed_state(p.freed, SW_FREED_UNREADABLE);
+    if (h->pass.freed_any) sw_leak_freed_merge(p.freed, h->pass.freed);
     half_free(h);
     /* What the second half kept past the rows kept now (past the room, or
      * all of it where the first half stopped keeping) is given back: a

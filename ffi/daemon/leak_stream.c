@@ -544,14 +544,14 @@ static bool settled(struct sw_leak_stream *s, const struct block *k, bool in_poo
       return false;
     }
     if (l->n == l->cap) {
-      const uint64_t cap = l->cap ? 2 * l->cap : 64;
-      struct block *grown = realloc(l->v, (cap < s->max_listed ? cap : s->max_listed) * sizeof *grown);
+      const uint64_t twice = l->cap ? 2 * l->cap : 64, cap = twice < s->max_listed ? twice : s->max_listed;
+      struct block *grown = realloc(l->v, cap * sizeof *grown);
       if (!grown) {
         s->full = true;
         return false;
       }
       l->v = grown;
-      l->cap = cap < s->max_listed ? cap : s->max_listed;
+      l->cap = cap;
     }
     listed_push(l, k);
     s->n_listed++;
@@ -691,6 +691,16 @@ static bool room_made(struct sw_leak_stream *s) {
   return false;
 }
 
+/* The pool of blocks grown to room for `cap`; false when memory is short. */
+static bool pool_grown(struct sw_leak_stream *s, uint64_t cap) {
+  struct block *grown = s->blocks ? mremap(s->blocks, s->cap_blocks * sizeof *grown, cap * sizeof *grown, MREMAP_MAYMOVE)
+                                  : sw_pages_new(cap * sizeof *grown);
+  if (grown == MAP_FAILED || !grown) return false;
+  s->blocks = grown;
+  s->cap_blocks = cap;
+  return true;
+}
+
 /* A block from the free list or the end of the pool; NONE at the room,
  * which the pool and the listed leaks share. */
 static int32_t block_new(struct sw_leak_stream *s) {
@@ -708,16 +718,9 @@ static int32_t block_new(struct sw_leak_stream *s) {
     s->at_room = true;
     return NONE;
   }
-  if (s->n_blocks == s->cap_blocks) {
-    uint64_t cap = s->cap_blocks ? 2 * s->cap_blocks : 4096;
-    struct block *grown = s->blocks ? mremap(s->blocks, s->cap_blocks * sizeof *grown, cap * sizeof *grown, MREMAP_MAYMOVE)
-                                     : sw_pages_new(cap * sizeof *grown);
-    if (grown == MAP_FAILED || !grown) {
-      s->full = true;
-      return NONE;
-    }
-    s->blocks = grown;
-    s->cap_blocks = cap;
+  if (s->n_blocks == s->cap_blocks && !pool_grown(s, s->cap_blocks ? 2 * s->cap_blocks : 4096)) {
+    s->full = true;
+    return NONE;
   }
   s->held++;
   return (int32_t)s->n_blocks++;
@@ -773,8 +776,10 @@ static bool remember_free(struct sw_leak_stream *s, uint32_t dev, double ptr, ui
 static void take_id(struct sw_leak_stream *s, struct slot *same, uint32_t dev, double id) {
   const int32_t b = slot_block(same);
   /* One in its device's queue goes when it reaches the front. */
-  if (made_for(s, b, dev, id) && s->blocks[b].at_unfreed_ptr) s->blocks[b].alive = false;
-  else if (made_for(s, b, dev, id)) unlink_block(s, b);
+  if (made_for(s, b, dev, id)) {
+    if (s->blocks[b].at_unfreed_ptr) s->blocks[b].alive = false;
+    else unlink_block(s, b);
+  }
   slot_set_block(same, NONE);
 }
 
@@ -846,12 +851,10 @@ static bool pending_once(struct sw_leak_stream *s, const struct sw_leak_stream_r
   const bool id_may_come = !forgotten(s, dev, r->id);
   struct slot *same = id_may_come ? slot_of(s, &s->ids, dev, r->id) : NULL;
   if (id_may_come && !same) return false;
-  if (row_at_unfreed_ptr(s, r) && !id_may_come) {
-    const struct block k = block_of(r);
-    return settled(s, &k, false);
-  }
-  if (row_at_unfreed_ptr(s, r)) return queue_unfreed(s, r, same);
-  return pend(s, r, sw_leak_mix(r->ptr, dev), same);
+  if (!row_at_unfreed_ptr(s, r)) return pend(s, r, sw_leak_mix(r->ptr, dev), same);
+  if (id_may_come) return queue_unfreed(s, r, same);
+  const struct block k = block_of(r);
+  return settled(s, &k, false);
 }
 
 bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
@@ -1067,13 +1070,7 @@ static bool listed_to_blocks(struct sw_leak_stream *s) {
   uint64_t more = 0;
   for (uint32_t j = 0; j < BUCKETS; j++) more += bucket_mine(s, j) ? s->listed[j].n : 0;
   const uint64_t need = s->n_blocks + more;
-  if (more && need > s->cap_blocks) {
-    struct block *grown = s->blocks ? mremap(s->blocks, s->cap_blocks * sizeof *grown, need * sizeof *grown, MREMAP_MAYMOVE)
-                                    : sw_pages_new(need * sizeof *grown);
-    if (grown == MAP_FAILED || !grown) return false;
-    s->blocks = grown;
-    s->cap_blocks = need;
-  }
+  if (more && need > s->cap_blocks && !pool_grown(s, need)) return false;
   for (uint32_t j = 0; j < BUCKETS; j++) {
     const struct listed_heap *l = &s->listed[j];
     for (uint64_t i = 0; bucket_mine(s, j) && i < l->n; i++) {
@@ -1110,21 +1107,12 @@ uint64_t sw_leak_stream_leaks(struct sw_leak_stream *s, uint64_t cap, uint8_t *k
   }
   uint32_t *order = sorted ? NULL : device_then_id(s->blocks, n);
   if (!sorted && !order) return UINT64_MAX;
-  unsigned __int128 bytes[MAX_DEVICES] = {0};
-  uint64_t counts[MAX_DEVICES] = {0};
-  for (uint32_t j = 0; s->unlisted && j < BUCKETS; j++) {
-    for (uint32_t dev = 0; bucket_mine(s, j) && dev < MAX_DEVICES; dev++) {
-      counts[dev] += s->unlisted[dev * BUCKETS + j].count;
-      bytes[dev] += s->unlisted[dev * BUCKETS + j].bytes;
-    }
-  }
   uint64_t out = 0;
   for (uint64_t k = 0; k < n; k++) {
     const struct block *b = &s->blocks[order ? order[k] : k];
     /* One at a Ptr never freed with max_listed leaks before it: counted. */
     if (b->at_unfreed_ptr && k >= s->max_listed) {
-      counts[b->dev]++;
-      bytes[b->dev] += (uint64_t)b->size;
+      count_unlisted(s, bucket_of(b), b);
       continue;
     }
     if (out == cap) {
@@ -1142,6 +1130,14 @@ uint64_t sw_leak_stream_leaks(struct sw_leak_stream *s, uint64_t cap, uint8_t *k
     out++;
   }
   free(order);
+  unsigned __int128 bytes[MAX_DEVICES] = {0};
+  uint64_t counts[MAX_DEVICES] = {0};
+  for (uint32_t j = 0; s->unlisted && j < BUCKETS; j++) {
+    for (uint32_t dev = 0; bucket_mine(s, j) && dev < MAX_DEVICES; dev++) {
+      counts[dev] += s->unlisted[dev * BUCKETS + j].count;
+      bytes[dev] += s->unlisted[dev * BUCKETS + j].bytes;
+    }
+  }
   for (uint32_t dev = 0; unlisted && dev < MAX_DEVICES; dev++) {
     unlisted[3 * dev] = counts[dev];
     unlisted[3 * dev + 1] = (uint64_t)bytes[dev];
