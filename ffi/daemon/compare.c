@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -305,6 +306,32 @@ static const struct cmp_device *device_in(const struct cmp_log *L, double number
 
 /* The comparison of the logs read under a->handle, devices ascending:
  * SW_SCAN_DONE (sizes into `a`), SW_SCAN_FALLBACK, or -errno. */
+/* The devices' scripts, taken one at a time by two threads (sw_on_both):
+ * each device's script is its own, and a pair of unrelated steps of two
+ * devices spent half its time in the second device's search while the
+ * first thread waited. Each search keeps its own budget, as one alone. */
+struct diff_share {
+  struct cmp_job *job;
+  int pool;
+  const int32_t *remap;
+  uint64_t budget;
+  _Atomic size_t next;
+  _Atomic bool failed;
+};
+
+static void *diff_parts(void *v) {
+  struct diff_share *s = v;
+  const struct cmp_log *base = &s->job->log[0], *next = &s->job->log[1];
+  for (size_t k; !atomic_load(&s->failed) && (k = atomic_fetch_add(&s->next, 1)) < s->job->nparts;) {
+    struct part *p = &s->job->parts[k];
+    bool ok = align(device_in(base, p->device), s->pool, NULL, &p->a);
+    ok = align(device_in(next, p->device), s->pool, s->remap, &p->b) && ok;
+    if (!ok || !sw_myers(p->a.names, p->a.n, p->b.names, p->b.n, s->budget, SW_MYERS_EXACT_STEPS, &p->edits))
+      atomic_store(&s->failed, true);
+  }
+  return NULL;
+}
+
 SW_EXPORT int32_t stompwatch_compare_diff(struct sw_compare_args *a) {
   struct cmp_job *j = job_of(a->handle);
   if (!j) return -EINVAL;
@@ -332,12 +359,13 @@ SW_EXPORT int32_t stompwatch_compare_diff(struct sw_compare_args *a) {
   uint64_t budget = a->budget < 0 ? 0 : (uint64_t)a->budget;
   j->parts = calloc(count ? count : 1, sizeof *j->parts);
   if (!j->parts) result = -ENOMEM;
-  for (size_t k = 0; result == SW_SCAN_DONE && k < count; k++) {
-    struct part *p = &j->parts[j->nparts++];
-    p->device = devices[k];
-    bool ok = align(device_in(base, devices[k]), pool, NULL, &p->a);
-    ok = align(device_in(next, devices[k]), pool, remap, &p->b) && ok;
-    if (!ok || !sw_myers(p->a.names, p->a.n, p->b.names, p->b.n, budget, SW_MYERS_EXACT_STEPS, &p->edits)) result = -ENOMEM;
+  if (result == SW_SCAN_DONE) {
+    for (size_t k = 0; k < count; k++) j->parts[k].device = devices[k];
+    j->nparts = count;
+    struct diff_share share = {.job = j, .pool = pool, .remap = remap, .budget = budget};
+    if (count > 1) sw_on_both(diff_parts, &share, &share);
+    else diff_parts(&share);
+    if (atomic_load(&share.failed)) result = -ENOMEM;
   }
   free(remap);
   free(devices);
