@@ -47,13 +47,14 @@ struct sw_leak_ptr *sw_leak_ptrs_find(const struct sw_leak_ptrs *t, uint32_t dev
   return o->dev == SW_LEAK_PTR_EMPTY ? NULL : o;
 }
 
-/* The table twice as large, every slot moved; false when memory is short. */
-static bool grow(struct sw_leak_ptrs *t) {
+/* The table `n` slots large (a power of two, larger than it was), every
+ * slot moved; false when memory is short. */
+static bool grow_to(struct sw_leak_ptrs *t, uint64_t n) {
   const uint64_t old_n = t->mask + 1;
-  struct sw_leak_ptr *fresh = slots_new(2 * old_n), *old = t->slots;
+  struct sw_leak_ptr *fresh = slots_new(n), *old = t->slots;
   if (!fresh) return false;
   t->slots = fresh;
-  t->mask = 2 * old_n - 1;
+  t->mask = n - 1;
   for (uint64_t i = 0; i < old_n; i++)
     if (old[i].dev != SW_LEAK_PTR_EMPTY) *probe(t, old[i].dev, old[i].key, sw_leak_mix(old[i].key, old[i].dev)) = old[i];
   sw_pages_free(old, old_n * sizeof *old);
@@ -65,12 +66,18 @@ struct sw_leak_ptr *sw_leak_ptrs_add(struct sw_leak_ptrs *t, uint32_t dev, doubl
   struct sw_leak_ptr *o = probe(t, dev, key, hash);
   if (o->dev != SW_LEAK_PTR_EMPTY) return o;
   if (4 * (t->used + 1) > 3 * (t->mask + 1)) {
-    if (!grow(t)) return NULL;
+    if (!grow_to(t, 2 * (t->mask + 1))) return NULL;
     o = probe(t, dev, key, hash);
   }
   t->used++;
   *o = (struct sw_leak_ptr){.key = key, .head = -1, .dev = dev};
   return o;
+}
+
+bool sw_leak_ptrs_reserve(struct sw_leak_ptrs *t, uint64_t more) {
+  uint64_t n = t->mask + 1;
+  while (4 * (t->used + more) > 3 * n) n *= 2;
+  return n == t->mask + 1 || grow_to(t, n);
 }
 
 void sw_leak_ptrs_remove(struct sw_leak_ptrs *t, struct sw_leak_ptr *o) {

@@ -55,6 +55,10 @@ struct sw_leak_ptr *sw_leak_ptrs_find(const struct sw_leak_ptrs *t, uint32_t dev
 /* Its slot, made without blocks (head -1) when missing (the table grows:
  * slots found before are no longer valid); NULL when memory is short. */
 struct sw_leak_ptr *sw_leak_ptrs_add(struct sw_leak_ptrs *t, uint32_t dev, double key, uint64_t hash);
+/* Room for `more` Ptrs beyond those there, made at once (the table
+ * grows once, not once each time it doubles); false when memory is short
+ * (the table stays as it was). */
+bool sw_leak_ptrs_reserve(struct sw_leak_ptrs *t, uint64_t more);
 /* The slot emptied, its Ptr gone. Slots after it may move into it: one
  * walking the table looks at the same index again. */
 void sw_leak_ptrs_remove(struct sw_leak_ptrs *t, struct sw_leak_ptr *o);

@@ -1133,7 +1133,7 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
 /* The rest of what replay_kept copied out, handed to the stream (when
  * `ok`), and the copies freed; false to fall back. */
 static bool hand_over(struct sw_leak_stream *s, struct handover *h, bool ok) {
-  for (uint64_t j = 0; ok && j < h->n_blocks; j++) ok = sw_leak_stream_pending(s, &h->blocks[j]);
+  ok = ok && sw_leak_stream_pending_all(s, h->blocks, h->n_blocks);
   for (uint64_t j = 0; ok && j < h->n_frees; j++) ok = sw_leak_stream_freed(s, h->frees[j].dev, h->frees[j].ptr, h->frees[j].id);
   free(h->blocks);
   free(h->frees);

@@ -88,6 +88,8 @@ void sw_leak_stream_seen(struct sw_leak_stream *s, uint32_t dev, double max_mall
  * come (not its horizon of IDs or more behind the largest MALLOC ID seen). */
 bool sw_leak_stream_remembers(const struct sw_leak_stream *s, uint32_t dev, double id);
 bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_stream_row *row);
+/* sw_leak_stream_pending for each of `n` blocks, in turn. */
+bool sw_leak_stream_pending_all(struct sw_leak_stream *s, const struct sw_leak_stream_row *rows, uint64_t n);
 bool sw_leak_stream_freed(struct sw_leak_stream *s, uint32_t dev, double ptr, double id);
 
 /* The rows go from the thread that reads them to the one that replays
