@@ -35,6 +35,7 @@
 #include "pages.h"
 #include "row_start.h"
 #include "sw_common.h"
+#include "two_threads.h"
 
 enum { SW_LEAK_DONE = SW_SCAN_DONE, SW_LEAK_FALLBACK = SW_SCAN_FALLBACK };
 
@@ -1041,6 +1042,33 @@ static uint32_t *by_device(const uint32_t *device, uint64_t n, uint64_t from[MAX
   return listed;
 }
 
+/* The kept rows' windows, one device's at a time (stompwatch_leak_replay),
+ * by two threads taking the devices in turn: where there are many, each
+ * window is too small for the replay's own two threads, and a log of 64
+ * devices spent 420-530 ms replaying them one after another on one. */
+struct kept_windows {
+  const struct sw_leak_scan_args *a;
+  const uint32_t *listed; /* device k's rows: listed[from[k] .. from[k + 1]) */
+  const uint64_t *from;
+  uint32_t *left_at; /* device k's blocks left pending from left_at[from[k]] */
+  int64_t *left;     /* how many, or stompwatch_leak_replay's error */
+  _Atomic uint32_t next;
+};
+
+static void *replay_windows(void *v) {
+  struct kept_windows *r = v;
+  const struct sw_leak_scan_args *a = r->a;
+  for (uint32_t k; (k = atomic_fetch_add(&r->next, 1)) < a->window_devices && k < MAX_DEVICES;) {
+    const double *w = a->windows + WINDOW_VALUES * k;
+    if (w[0] != w[0]) continue; /* no window */
+    const uint64_t rows = r->listed ? r->from[k + 1] - r->from[k] : a->resume_rows;
+    struct sw_leak_replay_args args = {.rows = rows, .a = w[0], .b = w[1], .c = w[2], .dev = k};
+    r->left[k] = stompwatch_leak_replay(&args, a->kind, a->device, a->id, a->ptr, a->size,
+                                        r->listed ? r->listed + r->from[k] : NULL, r->left_at + r->from[k]);
+  }
+  return NULL;
+}
+
 /* Pending blocks ahead whose word of the Ptrs freed is fetched (replay_kept). */
 #define FREED_AHEAD 16
 
@@ -1069,16 +1097,20 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
   /* Each device's rows listed once, where there are several: reading
    * every row for each device's window (three times) took a log of 64
    * devices seconds. One device reads them all. */
-  uint64_t from[MAX_DEVICES + 1];
+  uint64_t from[MAX_DEVICES + 1] = {0};
   uint32_t *listed = a->window_devices > 1 ? by_device(a->device, n, from) : NULL;
   bool ok = left_at != NULL && (a->window_devices <= 1 || listed != NULL);
+  int64_t lefts[MAX_DEVICES];
+  struct kept_windows windows = {.a = a, .listed = listed, .from = from, .left_at = left_at, .left = lefts};
+  if (ok && listed) sw_on_both(replay_windows, &windows, &windows);
+  else if (ok) replay_windows(&windows);
   for (uint32_t k = 0; ok && k < a->window_devices && k < MAX_DEVICES; k++) {
     const double *w = a->windows + WINDOW_VALUES * k;
     if (w[0] != w[0]) continue; /* no window */
     const uint32_t *only = listed ? listed + from[k] : NULL;
     const uint64_t rows = listed ? from[k + 1] - from[k] : n;
-    struct sw_leak_replay_args r = {.rows = rows, .a = w[0], .b = w[1], .c = w[2], .dev = k};
-    const int64_t left = stompwatch_leak_replay(&r, a->kind, a->device, a->id, a->ptr, a->size, only, left_at);
+    const int64_t left = lefts[k];
+    const uint32_t *left_k = left_at + from[k];
     ok = left >= 0;
     double last = -__builtin_inf();
     for (uint64_t j = 0; ok && j < rows; j++) {
@@ -1088,11 +1120,11 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
     }
     if (ok) sw_leak_stream_seen(p->stream, k, last);
     for (int64_t j = 0; ok && j < left; j++) {
-      const uint32_t i = left_at[j];
+      const uint32_t i = left_k[j];
       /* Where the block's Ptr is looked up among the Ptrs freed: a miss a
        * block, where millions are pending. */
       if (a->freed && j + FREED_AHEAD < left)
-        __builtin_prefetch(sw_leak_freed_at(a->freed, sw_leak_freed_key(a->ptr[left_at[j + FREED_AHEAD]])));
+        __builtin_prefetch(sw_leak_freed_at(a->freed, sw_leak_freed_key(a->ptr[left_k[j + FREED_AHEAD]])));
       const struct sw_leak_stream_row row = {.id = a->id[i], .ptr = a->ptr[i], .size = a->size[i],
                                              .offset = a->row_offset[i], .line = a->line[i], .dev = (uint16_t)k,
                                              .malloc_row = true, .odd_id = false};
