@@ -1069,8 +1069,58 @@ static void *replay_windows(void *v) {
   return NULL;
 }
 
-/* Pending blocks ahead whose word of the Ptrs freed is fetched (replay_kept). */
+/* Pending blocks ahead whose rows' values are fetched (FREED_AHEAD
+ * further ahead), then their word of the Ptrs freed (hand_left). */
 #define FREED_AHEAD 16
+
+/* Device k's `left` blocks still pending at the end of its kept rows
+ * (left_k, indices of the rows) handed to the stream: one at a Ptr never
+ * freed at once, the others copied into `h` for hand_over. */
+static bool hand_left(struct pass *p, uint64_t room, struct handover *h, bool *full, uint32_t k, const uint32_t *left_k,
+                      int64_t left) {
+  const struct sw_leak_scan_args *a = p->a;
+  bool ok = true;
+  for (int64_t j = 0; ok && j < left; j++) {
+    /* Their rows lie all over the arrays (by ID), each value a miss:
+     * fetched first, then, once the Ptr is there, where the Ptr is looked
+     * up among the Ptrs freed (a miss a block, where millions are
+     * pending). */
+    if (j + 2 * FREED_AHEAD < left) {
+      const uint32_t ahead = left_k[j + 2 * FREED_AHEAD];
+      __builtin_prefetch(&a->ptr[ahead]);
+      __builtin_prefetch(&a->id[ahead]);
+      __builtin_prefetch(&a->size[ahead]);
+      __builtin_prefetch(&a->row_offset[ahead]);
+      __builtin_prefetch(&a->line[ahead]);
+    }
+    if (a->freed && j + FREED_AHEAD < left)
+      __builtin_prefetch(sw_leak_freed_at(a->freed, sw_leak_freed_key(a->ptr[left_k[j + FREED_AHEAD]])));
+    const uint32_t i = left_k[j];
+    const struct sw_leak_stream_row row = {.id = a->id[i], .ptr = a->ptr[i], .size = a->size[i],
+                                           .offset = a->row_offset[i], .line = a->line[i], .dev = (uint16_t)k,
+                                           .malloc_row = true, .odd_id = false};
+    /* One at a Ptr never freed is counted at once (or held briefly, its
+     * ID still to come): it takes none of the room, nor a copy. */
+    if (sw_leak_stream_at_unfreed_ptr(p->stream, &row)) {
+      /* It may split the part at its room: the copies follow. */
+      const uint32_t parts = sw_leak_stream_parts(p->stream);
+      ok = sw_leak_stream_pending(p->stream, &row);
+      if (sw_leak_stream_parts(p->stream) != parts) kept_mine(p->stream, h);
+      continue;
+    }
+    if (!sw_leak_stream_mine(p->stream, k, a->ptr[i])) continue;
+    /* More pending than the stream has room for: its part split, as
+     * the stream splits it at its room, or the end of it. The block may
+     * be the other half's then. */
+    while (ok && h->n_blocks >= room) ok = split_kept(p->stream, h, full);
+    if (!ok) break;
+    if (!sw_leak_stream_mine(p->stream, k, a->ptr[i])) continue;
+    struct sw_leak_stream_row *more = one_more(h->blocks, h->n_blocks, &h->cap_blocks, sizeof *h->blocks);
+    ok = more != NULL;
+    if (ok) (h->blocks = more)[h->n_blocks++] = row;
+  }
+  return ok;
+}
 
 /*
  * The rows a first pass kept (a->resume_rows of them, every row a window
@@ -1093,69 +1143,56 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
   const struct sw_leak_scan_args *a = p->a;
   const uint64_t n = a->resume_rows;
   if (n > a->cap || n > UINT32_MAX) return false;
+  const uint32_t devices = a->window_devices < MAX_DEVICES ? a->window_devices : MAX_DEVICES;
   uint32_t *left_at = malloc((n ? n : 1) * sizeof *left_at);
-  /* Each device's rows listed once, where there are several: reading
-   * every row for each device's window (three times) took a log of 64
-   * devices seconds. One device reads them all. */
+  /* Each device's rows listed once, where there are several, for its
+   * window's replay: reading every row for each device's window took a
+   * log of 64 devices seconds. One device reads them all. */
   uint64_t from[MAX_DEVICES + 1] = {0};
-  uint32_t *listed = a->window_devices > 1 ? by_device(a->device, n, from) : NULL;
-  bool ok = left_at != NULL && (a->window_devices <= 1 || listed != NULL);
+  uint32_t *listed = devices > 1 ? by_device(a->device, n, from) : NULL;
+  bool ok = left_at != NULL && (devices <= 1 || listed != NULL);
   int64_t lefts[MAX_DEVICES];
   struct kept_windows windows = {.a = a, .listed = listed, .from = from, .left_at = left_at, .left = lefts};
   if (ok && listed) sw_on_both(replay_windows, &windows, &windows);
   else if (ok) replay_windows(&windows);
-  for (uint32_t k = 0; ok && k < a->window_devices && k < MAX_DEVICES; k++) {
+  /* Each device's largest MALLOC ID in its window, and below its FREEs,
+   * in one read of the rows in file order: each device's rows on their
+   * own strode through every array, 64 devices most of 300 ms. A window
+   * of NaN (none) holds no row. */
+  double last[MAX_DEVICES];
+  for (uint32_t k = 0; k < devices; k++) last[k] = -__builtin_inf();
+  for (uint64_t i = 0; ok && i < n; i++) {
+    const uint32_t k = a->device[i];
+    const double id = a->id[i];
+    if (k >= devices || a->kind[i] != 1 || !(id >= a->windows[WINDOW_VALUES * k] && id > last[k])) continue;
+    if (id <= a->windows[WINDOW_VALUES * k + 1]) last[k] = id;
+  }
+  uint64_t pending = 0;
+  for (uint32_t k = 0; ok && k < devices; k++) {
+    if (a->windows[WINDOW_VALUES * k] != a->windows[WINDOW_VALUES * k]) continue; /* no window */
+    ok = lefts[k] >= 0;
+    if (ok) sw_leak_stream_seen(p->stream, k, last[k]);
+    if (ok) pending += (uint64_t)lefts[k];
+  }
+  /* The copies' room made once (it had grown by doubling, each time a copy). */
+  const uint64_t copies = pending < room ? pending : room;
+  if (ok && copies > h->cap_blocks) {
+    struct sw_leak_stream_row *grown = realloc(h->blocks, copies * sizeof *grown);
+    if (grown) h->blocks = grown, h->cap_blocks = copies;
+  }
+  for (uint32_t k = 0; ok && k < devices; k++)
+    if (a->windows[WINDOW_VALUES * k] == a->windows[WINDOW_VALUES * k])
+      ok = hand_left(p, room, h, full, k, left_at + from[k], lefts[k]);
+  /* The FREEs a MALLOC still to come may need, in any order. */
+  for (uint64_t i = 0; ok && i < n; i++) {
+    const uint32_t k = a->device[i];
+    const double id = a->id[i];
+    if (k >= devices || a->kind[i] != 2) continue;
     const double *w = a->windows + WINDOW_VALUES * k;
-    if (w[0] != w[0]) continue; /* no window */
-    const uint32_t *only = listed ? listed + from[k] : NULL;
-    const uint64_t rows = listed ? from[k + 1] - from[k] : n;
-    const int64_t left = lefts[k];
-    const uint32_t *left_k = left_at + from[k];
-    ok = left >= 0;
-    double last = -__builtin_inf();
-    for (uint64_t j = 0; ok && j < rows; j++) {
-      const uint64_t i = only ? only[j] : j;
-      if (a->device[i] == k && a->kind[i] == 1 && a->id[i] >= w[0] && a->id[i] <= w[1] && a->id[i] > last)
-        last = a->id[i];
-    }
-    if (ok) sw_leak_stream_seen(p->stream, k, last);
-    for (int64_t j = 0; ok && j < left; j++) {
-      const uint32_t i = left_k[j];
-      /* Where the block's Ptr is looked up among the Ptrs freed: a miss a
-       * block, where millions are pending. */
-      if (a->freed && j + FREED_AHEAD < left)
-        __builtin_prefetch(sw_leak_freed_at(a->freed, sw_leak_freed_key(a->ptr[left_k[j + FREED_AHEAD]])));
-      const struct sw_leak_stream_row row = {.id = a->id[i], .ptr = a->ptr[i], .size = a->size[i],
-                                             .offset = a->row_offset[i], .line = a->line[i], .dev = (uint16_t)k,
-                                             .malloc_row = true, .odd_id = false};
-      /* One at a Ptr never freed is counted at once (or held briefly, its
-       * ID still to come): it takes none of the room, nor a copy. */
-      if (sw_leak_stream_at_unfreed_ptr(p->stream, &row)) {
-        /* It may split the part at its room: the copies follow. */
-        const uint32_t parts = sw_leak_stream_parts(p->stream);
-        ok = sw_leak_stream_pending(p->stream, &row);
-        if (sw_leak_stream_parts(p->stream) != parts) kept_mine(p->stream, h);
-        continue;
-      }
-      if (!sw_leak_stream_mine(p->stream, k, a->ptr[i])) continue;
-      /* More pending than the stream has room for: its part split, as
-       * the stream splits it at its room, or the end of it. The block may
-       * be the other half's then. */
-      while (ok && h->n_blocks >= room) ok = split_kept(p->stream, h, full);
-      if (!ok) break;
-      if (!sw_leak_stream_mine(p->stream, k, a->ptr[i])) continue;
-      struct sw_leak_stream_row *more = one_more(h->blocks, h->n_blocks, &h->cap_blocks, sizeof *h->blocks);
-      ok = more != NULL;
-      if (ok) (h->blocks = more)[h->n_blocks++] = row;
-    }
-    for (uint64_t j = 0; ok && j < rows; j++) {
-      const uint64_t i = only ? only[j] : j;
-      if (a->device[i] != k || a->kind[i] != 2 || a->id[i] < w[0] || a->id[i] > w[2]) continue;
-      if (!sw_leak_stream_remembers(p->stream, k, a->id[i])) continue;
-      struct kept_free *more = one_more(h->frees, h->n_frees, &h->cap_frees, sizeof *h->frees);
-      ok = more != NULL;
-      if (ok) (h->frees = more)[h->n_frees++] = (struct kept_free){.ptr = a->ptr[i], .id = a->id[i], .dev = k};
-    }
+    if (!(id >= w[0] && id <= w[2]) || !sw_leak_stream_remembers(p->stream, k, id)) continue;
+    struct kept_free *more = one_more(h->frees, h->n_frees, &h->cap_frees, sizeof *h->frees);
+    ok = more != NULL;
+    if (ok) (h->frees = more)[h->n_frees++] = (struct kept_free){.ptr = a->ptr[i], .id = id, .dev = k};
   }
   free(left_at);
   free(listed);
