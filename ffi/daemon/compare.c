@@ -304,12 +304,10 @@ static const struct cmp_device *device_in(const struct cmp_log *L, double number
   return NULL;
 }
 
-/* The comparison of the logs read under a->handle, devices ascending:
- * SW_SCAN_DONE (sizes into `a`), SW_SCAN_FALLBACK, or -errno. */
 /* The devices' scripts, taken one at a time by two threads (sw_on_both):
  * each device's script is its own, and a pair of unrelated steps of two
- * devices spent half its time in the second device's search while the
- * first thread waited. Each search keeps its own budget, as one alone. */
+ * devices spent half its time in one device's search after the other's,
+ * the second core idle. Each search keeps its own budget, as one alone. */
 struct diff_share {
   struct cmp_job *job;
   int pool;
@@ -332,6 +330,8 @@ static void *diff_parts(void *v) {
   return NULL;
 }
 
+/* The comparison of the logs read under a->handle, devices ascending:
+ * SW_SCAN_DONE (sizes into `a`), SW_SCAN_FALLBACK, or -errno. */
 SW_EXPORT int32_t stompwatch_compare_diff(struct sw_compare_args *a) {
   struct cmp_job *j = job_of(a->handle);
   if (!j) return -EINVAL;

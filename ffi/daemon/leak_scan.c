@@ -1125,7 +1125,8 @@ static bool hand_left(struct pass *p, uint64_t room, struct handover *h, bool *f
 /*
  * The rows a first pass kept (a->resume_rows of them, every row a window
  * may hold up to where this pass reads on) replayed in memory, each
- * device's window on its own (leak_replay.c, two threads for a large one),
+ * device's window on its own (leak_replay.c, two threads for a large one;
+ * two threads taking the devices in turn where there are several),
  * and handed to the stream as the rows still to come need them: the blocks
  * still pending, the largest MALLOC ID, the FREEs of the last IDs. So the
  * stream reads on from where that pass stopped keeping rows, and the rows
@@ -1155,10 +1156,10 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
   struct kept_windows windows = {.a = a, .listed = listed, .from = from, .left_at = left_at, .left = lefts};
   if (ok && listed) sw_on_both(replay_windows, &windows, &windows);
   else if (ok) replay_windows(&windows);
-  /* Each device's largest MALLOC ID in its window, and below its FREEs,
-   * in one read of the rows in file order: each device's rows on their
-   * own strode through every array, 64 devices most of 300 ms. A window
-   * of NaN (none) holds no row. */
+  /* Each device's largest MALLOC ID in its window in one read of the rows
+   * in file order (and the FREEs the stream needs in another, below): each
+   * device's rows read on their own strode through every array, 64
+   * devices most of 300 ms. A window of NaN (none) holds no row. */
   double last[MAX_DEVICES];
   for (uint32_t k = 0; k < devices; k++) last[k] = -__builtin_inf();
   for (uint64_t i = 0; ok && i < n; i++) {
@@ -1167,22 +1168,24 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
     if (k >= devices || a->kind[i] != 1 || !(id >= a->windows[WINDOW_VALUES * k] && id > last[k])) continue;
     if (id <= a->windows[WINDOW_VALUES * k + 1]) last[k] = id;
   }
-  uint64_t pending = 0;
-  for (uint32_t k = 0; ok && k < devices; k++) {
-    if (a->windows[WINDOW_VALUES * k] != a->windows[WINDOW_VALUES * k]) continue; /* no window */
-    ok = lefts[k] >= 0;
-    if (ok) sw_leak_stream_seen(p->stream, k, last[k]);
-    if (ok) pending += (uint64_t)lefts[k];
-  }
   /* The copies' room made once (it had grown by doubling, each time a copy). */
+  uint64_t pending = 0;
+  for (uint32_t k = 0; ok && k < devices; k++)
+    if (a->windows[WINDOW_VALUES * k] == a->windows[WINDOW_VALUES * k] && lefts[k] > 0) pending += (uint64_t)lefts[k];
   const uint64_t copies = pending < room ? pending : room;
   if (ok && copies > h->cap_blocks) {
     struct sw_leak_stream_row *grown = realloc(h->blocks, copies * sizeof *grown);
     if (grown) h->blocks = grown, h->cap_blocks = copies;
   }
-  for (uint32_t k = 0; ok && k < devices; k++)
-    if (a->windows[WINDOW_VALUES * k] == a->windows[WINDOW_VALUES * k])
-      ok = hand_left(p, room, h, full, k, left_at + from[k], lefts[k]);
+  /* Device by device, as when each was replayed in turn: a replay that
+   * failed stops where it did then, after the devices before it (one that
+   * filled the room says so in `full`). */
+  for (uint32_t k = 0; ok && k < devices; k++) {
+    if (a->windows[WINDOW_VALUES * k] != a->windows[WINDOW_VALUES * k]) continue; /* no window */
+    ok = lefts[k] >= 0;
+    if (ok) sw_leak_stream_seen(p->stream, k, last[k]);
+    if (ok) ok = hand_left(p, room, h, full, k, left_at + from[k], lefts[k]);
+  }
   /* The FREEs a MALLOC still to come may need, in any order. */
   for (uint64_t i = 0; ok && i < n; i++) {
     const uint32_t k = a->device[i];
