@@ -945,8 +945,12 @@ void sw_leak_stream_close(struct sw_leak_stream *s, bool complete) {
  * read, set the pace: a 1.08 GB log with 500,000 blocks pending across its
  * window took 1.29-1.51 s without, 1.01-1.40 with (5 runs each,
  * alternated). Where few are (the FREEs of a horizon of IDs alone, a
- * few MB) it makes no difference. */
-#define AHEAD 12u
+ * few MB) it makes no difference. 24, not 12: the block a FREE clears
+ * (NEAR) is fetched once its Ptr's slot is there, and at 6 rows the slot
+ * had often not come (the replay of a 1.10 GB log holding 1.1M blocks,
+ * after the rows kept: 571-708 ms, median 692, against 597-810, median
+ * 727, 5 runs each alternated). */
+#define AHEAD 24u
 
 /* Rows ahead of the one replayed whose first pending block a FREE clears
  * is fetched into the cache, once the Ptr's slot, fetched AHEAD rows
