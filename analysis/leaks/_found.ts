@@ -89,14 +89,14 @@ export class FoundLeaks {
     const size = rows.size;
     let bytes = this.bytes[k];
     for (let j = 0; j < leaked.length; j++) bytes += size[leaked[j]];
-    if (bytes > Number.MAX_SAFE_INTEGER && Number.isFinite(bytes)) {
-      let exact = this.#exact.get(k) ?? BigInt(this.bytes[k]);
-      for (let j = 0; j < leaked.length; j++) exact += BigInt(size[leaked[j]]);
-      this.#exact.set(k, exact);
-      bytes = Number(exact); // rounded once, to the nearest
-    }
     this.counts[k] += leaked.length;
-    this.bytes[k] = bytes;
+    if (bytes > Number.MAX_SAFE_INTEGER && Number.isFinite(bytes)) {
+      let more = 0n;
+      for (let j = 0; j < leaked.length; j++) more += BigInt(size[leaked[j]]);
+      this.#addExactly(k, more);
+    } else {
+      this.bytes[k] = bytes;
+    }
     const listed = leaked.subarray(0, this.#maxLeaks);
     // Grown once, not doubled from 1024 rows copy by copy.
     this.#rows.reserve(listed.length);
@@ -124,11 +124,17 @@ export class FoundLeaks {
   count(k: number, count: number, bytes: bigint): void {
     if (!count) return;
     this.counts[k] += count;
-    const before = this.bytes[k];
-    if (!Number.isFinite(before)) return;
-    const exact = (this.#exact.get(k) ?? BigInt(before)) + bytes;
+    if (Number.isFinite(this.bytes[k])) this.#addExactly(k, bytes);
+  }
+
+  /**
+   * `more` bytes added to device `k`'s total exactly (kept as a bigint
+   * once past 2^53), the total as a number rounded once, to the nearest.
+   */
+  #addExactly(k: number, more: bigint): void {
+    const exact = (this.#exact.get(k) ?? BigInt(this.bytes[k])) + more;
     if (exact > BigInt(Number.MAX_SAFE_INTEGER)) this.#exact.set(k, exact);
-    this.bytes[k] = Number(exact); // rounded once, to the nearest
+    this.bytes[k] = Number(exact);
   }
 
   /** The listed leaks, in output order. */

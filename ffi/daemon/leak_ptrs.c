@@ -61,24 +61,24 @@ static bool grow_to(struct sw_leak_ptrs *t, uint64_t n) {
   return true;
 }
 
-struct sw_leak_ptr *sw_leak_ptrs_add(struct sw_leak_ptrs *t, uint32_t dev, double key, uint64_t hash) {
-  if (key == 0) key = 0;
-  struct sw_leak_ptr *o = probe(t, dev, key, hash);
-  if (o->dev != SW_LEAK_PTR_EMPTY) return o;
-  if (4 * (t->used + 1) > 3 * (t->mask + 1)) {
-    if (!grow_to(t, 2 * (t->mask + 1))) return NULL;
-    o = probe(t, dev, key, hash);
-  }
-  t->used++;
-  *o = (struct sw_leak_ptr){.key = key, .head = -1, .dev = dev};
-  return o;
-}
-
 bool sw_leak_ptrs_reserve(struct sw_leak_ptrs *t, uint64_t more) {
   uint64_t n = t->mask + 1;
   while (4 * (t->used + more) > 3 * n) n *= 2;
   return n == t->mask + 1 || grow_to(t, n);
 }
+
+struct sw_leak_ptr *sw_leak_ptrs_add(struct sw_leak_ptrs *t, uint32_t dev, double key, uint64_t hash) {
+  if (key == 0) key = 0;
+  struct sw_leak_ptr *o = probe(t, dev, key, hash);
+  if (o->dev != SW_LEAK_PTR_EMPTY) return o;
+  const uint64_t mask = t->mask;
+  if (!sw_leak_ptrs_reserve(t, 1)) return NULL;
+  if (t->mask != mask) o = probe(t, dev, key, hash);
+  t->used++;
+  *o = (struct sw_leak_ptr){.key = key, .head = -1, .dev = dev};
+  return o;
+}
+
 
 void sw_leak_ptrs_remove(struct sw_leak_ptrs *t, struct sw_leak_ptr *o) {
   uint64_t hole = (uint64_t)(o - t->slots);

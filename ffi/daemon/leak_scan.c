@@ -1051,7 +1051,7 @@ struct kept_windows {
   const uint32_t *listed; /* device k's rows: listed[from[k] .. from[k + 1]) */
   const uint64_t *from;
   uint32_t *left_at; /* device k's blocks left pending from left_at[from[k]] */
-  int64_t *left;     /* how many, or stompwatch_leak_replay's error */
+  int64_t *left;     /* how many (none without a window), or stompwatch_leak_replay's error */
   _Atomic uint32_t next;
 };
 
@@ -1060,6 +1060,7 @@ static void *replay_windows(void *v) {
   const struct sw_leak_scan_args *a = r->a;
   for (uint32_t k; (k = atomic_fetch_add(&r->next, 1)) < a->window_devices && k < MAX_DEVICES;) {
     const double *w = a->windows + WINDOW_VALUES * k;
+    r->left[k] = 0;
     if (w[0] != w[0]) continue; /* no window */
     const uint64_t rows = r->listed ? r->from[k + 1] - r->from[k] : a->resume_rows;
     struct sw_leak_replay_args args = {.rows = rows, .a = w[0], .b = w[1], .c = w[2], .dev = k};
@@ -1171,7 +1172,7 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
   /* The copies' room made once (it had grown by doubling, each time a copy). */
   uint64_t pending = 0;
   for (uint32_t k = 0; ok && k < devices; k++)
-    if (a->windows[WINDOW_VALUES * k] == a->windows[WINDOW_VALUES * k] && lefts[k] > 0) pending += (uint64_t)lefts[k];
+    if (lefts[k] > 0) pending += (uint64_t)lefts[k];
   const uint64_t copies = pending < room ? pending : room;
   if (ok && copies > h->cap_blocks) {
     struct sw_leak_stream_row *grown = realloc(h->blocks, copies * sizeof *grown);
@@ -1179,9 +1180,9 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
   }
   /* Device by device, as when each was replayed in turn: a replay that
    * failed stops where it did then, after the devices before it (one that
-   * filled the room says so in `full`). */
+   * filled the room says so in `full`). A device without a window left
+   * none and saw no MALLOC: nothing to hand over. */
   for (uint32_t k = 0; ok && k < devices; k++) {
-    if (a->windows[WINDOW_VALUES * k] != a->windows[WINDOW_VALUES * k]) continue; /* no window */
     ok = lefts[k] >= 0;
     if (ok) sw_leak_stream_seen(p->stream, k, last[k]);
     if (ok) ok = hand_left(p, room, h, full, k, left_at + from[k], lefts[k]);
