@@ -2,10 +2,10 @@
  * compare_log.c: compare's pass over one event log in native code. The
  * TypeScript collector (analysis/compare/_step.ts) handed every row to
  * JavaScript; this keeps the same rows with the same numbers, framed by
- * csv_frame.c. Whatever it cannot read with certainty of the same answer
- * (text that is not valid UTF-8 or starts with a BOM, which the decoder
- * would change; an ID that is not a number; a device number of 16 digits
- * or more; a needed column past the twelfth) makes it answer
+ * csv_frame.c, its texts decoded as TextDecoder decodes them. Whatever
+ * it cannot read with certainty of the same answer (an ID that is not a
+ * number; a device number of 16 digits or more; a needed column past the
+ * twelfth) makes it answer
  * SW_SCAN_FALLBACK, and the TypeScript reader runs instead.
  */
 #include "compare_log.h"
@@ -66,44 +66,67 @@ int32_t cmp_text_id(struct cmp_texts *t, const uint8_t *s, size_t n) {
   return (int32_t)id;
 }
 
-/* Well-formed UTF-8, as TextDecoder takes it without replacing anything. */
-static bool utf8(const uint8_t *s, const uint8_t *e) {
+/* The bytes of [s, e) as TextDecoder decodes them and the CSV writer
+ * encodes them again, into `out` (room for 3 bytes a byte): each maximal
+ * part of an ill-formed sequence becomes U+FFFD, and a U+FEFF it starts
+ * with goes (each field is decoded alone). Its length. */
+static size_t utf8_decoded(const uint8_t *s, const uint8_t *e, uint8_t *out) {
+  static const uint8_t replacement[3] = {0xef, 0xbf, 0xbd};
+  uint8_t *o = out;
   while (s < e) {
     uint8_t c = *s;
     if (c < 0x80) {
+      *o++ = c;
       s++;
       continue;
     }
     size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    if (n == 0 || (size_t)(e - s) < n) return false;
-    uint8_t lo = 0x80, hi = 0xbf;
-    if (c == 0xe0) lo = 0xa0;
-    if (c == 0xed) hi = 0x9f;
-    if (c == 0xf0) lo = 0x90;
-    if (c == 0xf4) hi = 0x8f;
-    if (s[1] < lo || s[1] > hi) return false;
-    for (size_t i = 2; i < n; i++)
-      if (s[i] < 0x80 || s[i] > 0xbf) return false;
-    s += n;
+    /* Only the second byte has bounds of its own. */
+    uint8_t lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+    uint8_t hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+    size_t k = 1;
+    while (k < n && s + k < e && s[k] >= lo && s[k] <= hi) {
+      lo = 0x80;
+      hi = 0xbf;
+      k++;
+    }
+    /* Cut short, the byte that cut it is read again as a start. */
+    memcpy(o, k == n ? s : replacement, k == n ? n : 3);
+    o += k == n ? n : 3;
+    s += k;
   }
+  size_t len = (size_t)(o - out);
+  if (len >= 3 && out[0] == 0xef && out[1] == 0xbb && out[2] == 0xbf) {
+    memmove(out, out + 3, len - 3);
+    len -= 3;
+  }
+  return len;
+}
+
+/* At least `n` bytes of scratch room; false out of memory. */
+static bool scratch_room(struct cmp_log *L, size_t n) {
+  if (n <= L->scratch_room) return true;
+  uint8_t *room = realloc(L->scratch, n);
+  if (!room) return false;
+  L->scratch = room;
+  L->scratch_room = n;
   return true;
 }
 
-/* The text id of a field as MemscopeRow decodes it (a quoted field's
- * doubled quotes undone); -2 to fall back, -1 out of memory. */
+/* The text id of a field as MemscopeRow decodes it (decodeQuoted: UTF-8
+ * decoded, a quoted field's doubled quotes undone); -1 out of memory. */
 static int32_t field_text(struct cmp_log *L, const struct sw_csv_field *f) {
   if (!f->present) return cmp_text_id(&L->texts, (const uint8_t *)"", 0);
   const uint8_t *s = f->s;
   size_t n = (size_t)(f->e - f->s);
-  if (!sw_csv_ascii(s, f->e) && (!utf8(s, f->e) || (n >= 3 && s[0] == 0xef && s[1] == 0xbb && s[2] == 0xbf)))
-    return -2;
+  if (!sw_csv_ascii(s, f->e)) {
+    if (!scratch_room(L, 3 * n)) return -1;
+    n = utf8_decoded(s, f->e, L->scratch);
+    s = L->scratch;
+  }
   if (sw_csv_has_doubled_quote(f)) {
-    if (n > L->scratch_room) {
-      uint8_t *room = realloc(L->scratch, n);
-      if (!room) return -1;
-      L->scratch = room;
-      L->scratch_room = n;
-    }
+    /* In place when decoded: a byte is never written ahead of one read. */
+    if (s != L->scratch && !scratch_room(L, n)) return -1;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
       L->scratch[k++] = s[i];

@@ -260,16 +260,55 @@ Deno.test("native compare agrees on a log with a BOM and no newline at its end",
   );
 });
 
-Deno.test("native compare leaves to TypeScript what it cannot read the same for certain", async () => {
+Deno.test("native compare decodes names that are not UTF-8, or start with a BOM, as the TypeScript comparison's decoder does", async () => {
+  // Each "@" becomes the bytes after it: ill-formed sequences of each
+  // kind (a lone continuation byte, an overlong form, a surrogate, past
+  // U+10FFFF, cut short by the field's end or by a quote, a byte that
+  // starts nothing), and a BOM where it goes and where it stays.
+  const sequences = [
+    [0xff],
+    [0x80, 0x80],
+    [0xc0, 0x80],
+    [0xe0, 0x80, 0x80],
+    [0xed, 0xa0, 0x80],
+    [0xf4, 0x90, 0x80, 0x80],
+    [0xf0, 0x9f, 0x98],
+    [0xe4, 0xbd],
+    [0xe4, 0xbd, 0x22, 0x22],
+    [0xc3, 0xa9, 0xf5, 0xe5, 0x8d, 0xb7],
+    [0xef, 0xbb, 0xbf],
+  ];
   const enc = new TextEncoder();
-  // A name that is not UTF-8 (the decoder would make it U+FFFD), a name
-  // starting with a BOM (the decoder drops it), an ID that is no number, a
-  // size past 2^53 (String() would round its digits).
-  const notUtf8 = enc.encode([HEADER, op(1, "a@b")].join("\n") + "\n")
-    .map((c) => c === 64 ? 0xff : c);
+  const withBytes = (text: string, bytes: number[]) =>
+    Uint8Array.from(
+      [...enc.encode(text)].flatMap((c) => c === 64 ? bytes : [c]),
+    );
+  for (const bytes of sequences) {
+    for (const name of ["a@", "@b", '"a@b"', '"x""@"""']) {
+      const a = withBytes(
+        [HEADER, op(1, name), pta(2, "4"), op(3, "a")].join("\n") + "\n",
+        bytes,
+      );
+      const b = withBytes(
+        [HEADER, op(1, "a"), pta(2, "8"), op(3, name)].join("\n") + "\n",
+        bytes,
+      );
+      assert.ok(await assertSameOn(a, b, ["op"]), `${bytes} in ${name}`);
+    }
+  }
+  assert.ok(
+    await assertSameOn(
+      [HEADER, op(1, "\ufeffa"), op(2, "b\ufeff")].join("\n") + "\n",
+      [HEADER, op(1, "a"), op(2, "b\ufeff")].join("\n") + "\n",
+      ["op"],
+    ),
+  );
+});
+
+Deno.test("native compare leaves to TypeScript what it cannot read the same for certain", async () => {
+  // An ID that is no number, a size past 2^53 (String() would round its
+  // digits).
   const bad: Array<string | Uint8Array> = [
-    notUtf8,
-    [HEADER, op(1, "\ufeffa")].join("\n") + "\n",
     [HEADER, op("x", "a")].join("\n") + "\n",
     [HEADER, op(1, "a"), pta(2, "99999999999999999999")].join("\n") + "\n",
   ];

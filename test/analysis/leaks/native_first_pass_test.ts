@@ -237,6 +237,29 @@ function bigLog(mib: number, stackInMiddle = false): string {
   return tempLog(lines.join("\n"));
 }
 
+Deno.test("the native first pass reads rows of call stacks longer than one of its 4 MiB reads, over two and three of them, as the TypeScript pass does", async () => {
+  const stack = (mib: number) =>
+    `"${
+      "torch/nn/modules/module.py(1501): _call_impl\n".repeat(
+        Math.ceil((mib << 20) / 46),
+      )
+    }"`;
+  const rows = [HEADER, mark(1)];
+  for (let id = 2; id < 4000; id++) {
+    const ptr = `0x${(0x1000 * (id >> 1)).toString(16).padStart(16, "0")}`;
+    const event = id % 2 ? "FREE" : "MALLOC";
+    const big = id === 1000 ? stack(3) : id === 3000 ? stack(7.5) : "";
+    rows.push(
+      `${id},${event},HAL,N/A,1000,10,11,0,${ptr},"{size:${id}}",${big},`,
+    );
+  }
+  rows.push(mark(4000));
+  const path = tempLog(rows.join("\n") + "\n");
+  const { native, typescript } = await bothPasses(path, { mstxInfo: "step" });
+  assert.ok(native, "the native pass fell back");
+  assert.deepEqual(native, typescript);
+});
+
 Deno.test("the native first pass frames rows across its reads and its two halves, and stops keeping rows at the budget as the TypeScript pass does", async () => {
   // 9 MiB: one thread, rows cut by its 4 MiB reads; 34 MiB: two threads,
   // one from each half, and a stack of many lines across the middle that
@@ -446,11 +469,13 @@ Deno.test("the native first pass leaves to the TypeScript pass what it cannot re
     [HEADER, mark(1, 'a""b'), mark(2, '"a""b"')],
     // A Device Id that is not ASCII.
     [HEADER, mark(1, "gerät")],
-    // A row longer than the native reader carries between reads.
+    // A row longer than the native reader carries between reads (8 MiB,
+    // and 4 more where the file ends; the TypeScript reader takes rows up
+    // to 16 MiB).
     [
       HEADER,
       mark(1),
-      mem("MALLOC", 2, "0x1000", `"{size:1,x:${"y".repeat(5 << 20)}}"`),
+      mem("MALLOC", 2, "0x1000", `"{size:1,x:${"y".repeat(13 << 20)}}"`),
     ],
   ];
   for (const rows of cases) {
