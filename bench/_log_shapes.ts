@@ -27,8 +27,13 @@ export interface LogShape {
   devices: number;
   /** interleaved: the devices' ops alternate; sequential: one after another. */
   layout: "interleaved" | "sequential";
-  /** ordered: IDs increase down the file; shuffled: rows out of ID order. */
-  ids: "ordered" | "shuffled";
+  /**
+   * ordered: IDs increase down the file; shuffled: rows out of ID order;
+   * at-free: as msMemScope writes its log, each MALLOC row just before the
+   * FREE row of its block (a long-lived block's far behind the IDs round
+   * it), those of blocks never freed at the end.
+   */
+  ids: "ordered" | "shuffled" | "at-free";
   /**
    * Memory rows carry a Python and a C call stack (msMemScope's call_stack
    * option), quoted, a frame a line: more newlines inside quotes than
@@ -228,6 +233,8 @@ class Device {
   slots = 0;
   nextHal: number;
   pending: string[] = [];
+  /** ids "at-free": MALLOC rows not yet written, by their block's Ptr. */
+  unfreed = new Map<number, string>();
   constructor(readonly k: number, readonly pid: number) {
     this.nextHal = 0x124000000000 + k * 0x10000000000;
   }
@@ -283,7 +290,7 @@ export function writeShapedLog(
   const out = (d: Device, row: string) => {
     total++;
     written[d.k]++;
-    if (shape.ids === "ordered") {
+    if (shape.ids !== "shuffled") {
       sink.add(row);
       return;
     }
@@ -318,14 +325,22 @@ export function writeShapedLog(
     const stacks = shape.stacks
       ? `${callStack("py", 4, site)},${callStack("c", 4, site)}`
       : ",";
-    out(
-      d,
-      `${event === "MALLOC" ? b.id : d.id++},${event},${
-        b.hal ? "HAL" : "PTA"
-      },N/A,${
-        d.stamp(500 + value(1000))
-      },${d.where()},${p},"${attr}",${stacks}\n`,
-    );
+    const row = `${event === "MALLOC" ? b.id : d.id++},${event},${
+      b.hal ? "HAL" : "PTA"
+    },N/A,${
+      d.stamp(500 + value(1000))
+    },${d.where()},${p},"${attr}",${stacks}\n`;
+    if (shape.ids !== "at-free") return out(d, row);
+    if (event === "MALLOC") {
+      total++;
+      written[d.k]++;
+      d.unfreed.set(b.ptr, row);
+      return;
+    }
+    const made = d.unfreed.get(b.ptr);
+    if (made !== undefined) sink.add(made);
+    d.unfreed.delete(b.ptr);
+    out(d, row);
   };
   const malloc = (d: Device, hal: boolean) => {
     const size = hal ? 2097152 * (1 + value(8)) : 512 * (1 + value(8192));
@@ -414,6 +429,7 @@ export function writeShapedLog(
     // Its blocks first, as an allocator gives a segment back.
     if (d.segment && !shape.before) memory(d, "FREE", d.segment);
     for (const row of d.pending) sink.add(row);
+    for (const row of d.unfreed.values()) sink.add(row);
   }
   sink.close();
   return { path, rows: total, bytes: sink.bytes, copies: 1 };

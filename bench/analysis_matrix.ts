@@ -301,7 +301,10 @@ async function wholeWindowRows(row: Row, dir: string): Promise<void> {
   // only as far back as the MALLOCs come (it was read in three parts).
   // 5M rows holding every block to the end, freed past the last mark: the
   // hostile tester's window that frees nothing (2026-11-27), whose blocks
-  // filled the replay's room again and again (nine reads of 1 GB).
+  // filled the replay's room again and again (nine reads of 1 GB). 7M
+  // rows holding 500,000 blocks, written as msMemScope writes its log (each
+  // MALLOC row at its block's free): MALLOCs come millions of IDs back, the
+  // replay's horizon is the whole window (22 s, 580 MB, until 2026-11-27).
   const logs = [
     [1_000_000, "ordered"],
     [2_700_000, "ordered"],
@@ -312,6 +315,7 @@ async function wholeWindowRows(row: Row, dir: string): Promise<void> {
     [7_000_000, "ordered", 1_600_000],
     [5_000_000, "shuffled", 10_000, 64],
     [5_000_000, "ordered", Infinity],
+    [7_000_000, "at-free", 500_000],
   ] as const;
   for (const [rows, ids, held, devices = 1] of logs) {
     const holding = held === Infinity
@@ -324,8 +328,12 @@ async function wholeWindowRows(row: Row, dir: string): Promise<void> {
     const shape: LogShape = {
       name: `memory 80%, ${
         devices > 1 ? `${devices} devices interleaved` : "1 device"
-      }, one window over every row${holding}, IDs ${
-        ids === "ordered" ? "in order" : "out of order"
+      }, one window over every row${holding}, ${
+        ids === "ordered"
+          ? "IDs in order"
+          : ids === "shuffled"
+          ? "IDs out of order"
+          : "rows written at each block's free"
       }`,
       mix: "memory",
       devices,

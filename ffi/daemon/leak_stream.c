@@ -215,6 +215,12 @@ static bool forgotten(const struct sw_leak_stream *s, uint32_t dev, double id) {
 
 #define MIN_SLOTS 4096u
 
+/* The parts a replay whose horizon is past DISORDER may split into: a
+ * 1 GB log written as msMemScope writes one, whose 3.7M FREEs each free a
+ * Ptr of its own, in 8 reads, 4-6 s, where the TypeScript passes took 25
+ * s and 600 MB. */
+#define WIDE_PARTS 8u
+
 /* The largest table that a rebuild makes four times as large (slots_for). */
 #define SMALL_BYTES ((uint64_t)2 << 20)
 
@@ -279,11 +285,13 @@ static bool rebuild(struct sw_leak_stream *s, struct table *t) {
   for (uint64_t i = 0; i <= t->mask; i++) live += t->slots[i].word != EMPTY_WORD && t->kept(s, &t->slots[i]);
   if (live > s->room / 6 * 5) {
     /* Past DISORDER (one MALLOC far back: two runs' logs joined, IDs
-     * that jump), such a table may hold every FREE or ID of the window,
-     * and parts would each be a read of the whole log (3,077 reads of a
-     * test log): the replay ends, as one that met a MALLOC that far back
-     * did, and the caller keeps the rows instead. */
-    if (!s->wide) s->at_room = true;
+     * that jump, a log written as msMemScope writes one, each MALLOC row
+     * at its block's free), the FREE table may hold a slot for each Ptr
+     * freed in the window, and each part is a read of the whole log
+     * (3,077 reads of a test log): WIDE_PARTS at most, then the replay
+     * ends, as one that met a MALLOC that far back did, and the caller
+     * keeps the rows instead. */
+    if (!s->wide || 2 * (uint64_t)s->parts <= WIDE_PARTS) s->at_room = true;
     return false;
   }
   uint64_t n = slots_for(live);
@@ -344,16 +352,23 @@ static bool free_kept(const struct sw_leak_stream *s, const struct slot *o) {
   return !forgotten(s, slot_dev(o), slot_max_free(o));
 }
 
-/* An ID's slot is needed while a later MALLOC may take the ID. Its block
- * may have gone since (made_for says so on use): reading each block here
- * would cost a cache miss a slot. */
-static bool id_kept(const struct sw_leak_stream *s, const struct slot *o) {
-  return slot_block(o) != NONE && !forgotten(s, slot_dev(o), o->key);
-}
-
 /* Whether block `b` is the live one device `dev` made for `id`. */
 static bool made_for(const struct sw_leak_stream *s, int32_t b, uint32_t dev, double id) {
   return b != NONE && s->blocks[b].alive && s->blocks[b].dev == dev && s->blocks[b].id == id;
+}
+
+/* An ID's slot is needed while a later MALLOC may take the ID from its
+ * block, which it no longer can once the block has gone (made_for says so
+ * on use: a later MALLOC with the ID then takes nothing). Within a horizon
+ * of DISORDER, the slots of gone blocks are kept until forgotten: reading
+ * each slot's block here would cost a cache miss a slot. Past it (a log
+ * written as msMemScope writes one: each MALLOC row at its block's free, a
+ * long-lived block's far back), they would be every ID of the window: past
+ * the room, the replay ended, and a 1 GB log took the TypeScript passes
+ * 24-33 s and 600 MB; its blocks read, 1.5 s. */
+static bool id_kept(const struct sw_leak_stream *s, const struct slot *o) {
+  const bool taken = s->wide ? !made_for(s, slot_block(o), slot_dev(o), o->key) : slot_block(o) == NONE;
+  return !taken && !forgotten(s, slot_dev(o), o->key);
 }
 
 static bool table_init(struct table *t, bool (*kept)(const struct sw_leak_stream *, const struct slot *)) {

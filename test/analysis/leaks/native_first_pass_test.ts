@@ -941,15 +941,45 @@ Deno.test("a replay as the rows are read takes a MALLOC more than 65,536 IDs beh
   assert.equal(leakCount, 21);
 });
 
-Deno.test("a replay whose MALLOCs come more than 65,536 IDs back ends where its FREEs pass its room, as it did at such a MALLOC, rather than read the log in parts", async () => {
+Deno.test("a replay whose MALLOCs come more than 65,536 IDs back ends where its FREEs pass its room in 8 parts, as it did at such a MALLOC, rather than read the log in more", async () => {
   // 4,000 blocks each freed at once, from ID 200,000, then one held about
   // 200,000 IDs back: every FREE is remembered, 4,000 of them, where a
   // budget of 400 rows gives room for 165 (counted at a rebuild, the first
-  // at 3,072).
+  // at 3,072): 32 parts.
   const { rows, id } = freedAtOnce(4000, { from: 200_000, step: 2 });
   rows.push(mem("MALLOC", 2, hexPtr(0x1000 * 10_000), '"{size:64}"'));
   const { parts, leakCount } = await oneWindowAtBudget(rows, id, 400);
   assert.equal(parts, undefined);
+  assert.equal(leakCount, 1);
+});
+
+Deno.test("a replay whose MALLOCs come more than 65,536 IDs back reads the log in up to 8 parts where its FREEs pass its room", async () => {
+  // As above, with a budget of 2,000 rows: room for 4,000 FREEs in a few
+  // parts.
+  const { rows, id } = freedAtOnce(4000, { from: 200_000, step: 2 });
+  rows.push(mem("MALLOC", 2, hexPtr(0x1000 * 10_000), '"{size:64}"'));
+  const { parts, leakCount } = await oneWindowAtBudget(rows, id, 2000);
+  assert.ok(parts !== undefined && parts >= 2 && parts <= 8, `${parts}`);
+  assert.equal(leakCount, 1);
+});
+
+Deno.test("a log written as msMemScope writes one, each MALLOC row just before its block's FREE and a long-lived block's far back, is replayed as read in one part: the IDs of blocks gone are not kept", async () => {
+  // 4,000 blocks at one address, each freed before the next, their rows
+  // written at each free; then a block made at ID 3 and freed last, and
+  // one made at ID 5 and never freed, whose rows come at the end. The
+  // FREEs are remembered at one Ptr's slot; the 4,000 IDs, kept until
+  // forgotten, had passed the room of 201 blocks and the replay ended.
+  const rows = [mark(1)];
+  let id = 200_000;
+  for (let n = 0; n < 4000; n++, id += 2) {
+    rows.push(mem("MALLOC", id, hexPtr(0x1000), '"{size:64}"'));
+    rows.push(mem("FREE", id + 1, hexPtr(0x1000), '"{size:64}"'));
+  }
+  rows.push(mem("MALLOC", 3, hexPtr(0x9000), '"{size:64}"'));
+  rows.push(mem("FREE", id++, hexPtr(0x9000), '"{size:64}"'));
+  rows.push(mem("MALLOC", 5, hexPtr(0xa000), '"{size:64}"'));
+  const { parts, leakCount } = await oneWindowAtBudget(rows, id, 400);
+  assert.equal(parts, 1);
   assert.equal(leakCount, 1);
 });
 
