@@ -929,8 +929,9 @@ export interface LeakScanInput {
   mstxInfo: string;
   /**
    * A pass after the first: the first pass's devices, in order (they keep
-   * their indices), each one's window as A, B, C (NaN: none) and its
-   * disorder as the first pass's `spans` give it (NaN: not known), in
+   * their indices), each one's window as A, B, C (NaN: none), its
+   * disorder and whether its IDs came once as the first pass's `spans` give
+   * them (NaN: not known; 1: once), in
    * `perDevice` (LEAK_WINDOW_VALUES values a device), and where the first
    * pass's rows ended; only memory rows inside a window are kept, and no
    * row from `end` on.
@@ -1012,7 +1013,8 @@ export interface LeakScanResult {
    * Each device's memory rows of the event type, kept or not, their
    * smallest and largest ID, and how far its MALLOC rows come behind the
    * largest MALLOC ID before them in the file (its disorder, which a
-   * streaming pass is given back): LEAK_SPAN_VALUES values a device, by
+   * streaming pass is given back), and 1 where the file's MALLOC IDs each
+   * came once (ids_seen.h), else 0: LEAK_SPAN_VALUES values a device, by
    * index (a streaming pass leaves them empty).
    */
   spans: Float64Array;
@@ -1055,10 +1057,13 @@ const LEAK_DEVICE_BYTES = 64;
 const LEAK_NAMES_AT = 256;
 /** leak_stream.h SW_LEAK_MAX_DEVICES: room for names, and for spans. */
 const LEAK_MAX_DEVICES = 256;
-/** leak_scan.c SPAN_VALUES: a device's rows, smallest and largest ID, disorder. */
-export const LEAK_SPAN_VALUES = 4;
-/** leak_scan.c WINDOW_VALUES: a device's A, B, C and disorder. */
-export const LEAK_WINDOW_VALUES = 4;
+/**
+ * leak_scan.c SPAN_VALUES: a device's rows, smallest and largest ID,
+ * disorder, IDs once.
+ */
+export const LEAK_SPAN_VALUES = 5;
+/** leak_scan.c WINDOW_VALUES: a device's A, B, C, disorder and IDs once. */
+export const LEAK_WINDOW_VALUES = 5;
 /** leak_scan.c's offset of `stream`, after the names. */
 const LEAK_STREAM_AT = LEAK_NAMES_AT + LEAK_MAX_DEVICES * LEAK_DEVICE_BYTES;
 /**

@@ -31,8 +31,8 @@ export interface FirstPass {
   summary: ReadSummary;
   /**
    * The native pass's count of each device's memory rows (kept or not),
-   * their smallest and largest ID and its MALLOCs' disorder, as
-   * `LeakScanResult.spans`.
+   * their smallest and largest ID, its MALLOCs' disorder and whether the
+   * file's MALLOC IDs each came once, as `LeakScanResult.spans`.
    */
   spans?: Float64Array;
   /**

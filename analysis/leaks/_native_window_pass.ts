@@ -73,8 +73,9 @@ async function windowScan(
   const perDevice = new Float64Array(devices.length * LEAK_WINDOW_VALUES)
     .fill(NaN);
   for (const [k, w] of windows) {
-    const disorder = first.spans?.[LEAK_SPAN_VALUES * k + 3] ?? NaN;
-    perDevice.set([w.a, w.b, w.c, disorder], LEAK_WINDOW_VALUES * k);
+    const at = LEAK_SPAN_VALUES * k;
+    const [disorder, once] = first.spans?.subarray(at + 3, at + 5) ?? [NaN, 0];
+    perDevice.set([w.a, w.b, w.c, disorder, once], LEAK_WINDOW_VALUES * k);
   }
   const resume = stream?.resume;
   // A part of more than one reads every row: none are kept for it.

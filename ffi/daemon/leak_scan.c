@@ -29,6 +29,7 @@
 
 #include "csv_frame.h"
 #include "digits.h"
+#include "ids_seen.h"
 #include "leak_freed.h"
 #include "leak_replay.h"
 #include "leak_stream.h"
@@ -315,10 +316,12 @@ struct span {
   double rows, min, max;
   double malloc_min, malloc_max, disorder;
 };
-/* Values a first pass gives of each device: rows, min, max, disorder. */
-#define SPAN_VALUES 4
-/* Values a window pass is given of each device: A, B, C, its disorder. */
-#define WINDOW_VALUES 4
+/* Values a first pass gives of each device: rows, min, max, disorder, and
+ * 1 where the file's MALLOC IDs each came once (ids_seen.h), else 0. */
+#define SPAN_VALUES 5
+/* Values a window pass is given of each device: A, B, C, its disorder, its
+ * IDs once (1) or not. */
+#define WINDOW_VALUES 5
 
 /*
  * What the first half of a split pass tells the second as it reads: its
@@ -377,6 +380,9 @@ struct pass {
   uint8_t device_len[MAX_DEVICES];
   struct bounds bounds[MAX_DEVICES];
   struct span spans[MAX_DEVICES];
+  /* A first pass's MALLOC IDs, of any device (`track_ids`). */
+  struct ids_seen ids;
+  bool track_ids;
   /* The last row's Device Id and its index: rows come in runs of one. */
   int last_device;
   size_t last_n;
@@ -608,6 +614,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
       if (id < span->malloc_min) span->malloc_min = id;
       if (id > span->malloc_max) span->malloc_max = id;
       else if (span->malloc_max - id > span->disorder) span->disorder = span->malloc_max - id;
+      if (p->track_ids) sw_ids_seen_add(&p->ids, id);
     }
     if (id > p->bounds[k].past[free_row]) return true;
     if (a->overflow) {
@@ -721,6 +728,7 @@ static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
   p->scan = (struct sw_csv_scan){.fd = a->fd, .take = take_row, .ctx = p, .limit = rows_end(a)};
   const bool first = !a->window_devices && !a->stream;
   if (first && a->freed && a->freed_bytes >= SW_LEAK_FREED_BYTES) p->freed = a->freed;
+  p->track_ids = first;
   if (a->event_type_len <= 8) memcpy(p->event_type, a->event_type, a->event_type_len);
 }
 
@@ -1231,6 +1239,7 @@ static int32_t stream_pass(struct pass *p) {
   for (uint32_t k = 0; p->stream && k < a->window_devices && k < MAX_DEVICES; k++) {
     sw_leak_stream_horizon(p->stream, k, a->windows[WINDOW_VALUES * k + 3]);
     sw_leak_stream_window_end(p->stream, k, a->windows[WINDOW_VALUES * k + 2]);
+    if (a->windows[WINDOW_VALUES * k + 4] == 1) sw_leak_stream_ids_once(p->stream, k);
   }
   /* The Ptrs freed, where the first pass saw every FREE. */
   if (p->stream && a->freed && a->unlisted && a->freed_bytes >= SW_LEAK_FREED_BYTES &&
@@ -1372,8 +1381,11 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
       result = scan_range(&p, s->next, s->next_line);
     }
     /* Its Ptrs freed join the first half's, whether its rows did or not
-     * (those read again are the same Ptrs). */
+     * (those read again are the same Ptrs); its IDs where its rows did
+     * (else the first thread read them again). */
     if (h->pass.freed_any) sw_leak_freed_merge(p.freed, h->pass.freed);
+    if (joined) sw_ids_seen_join(&p.ids, &h->pass.ids);
+    sw_ids_seen_free(&h->pass.ids);
     half_free(h);
     /* What the second half kept past the rows kept now (past the room, or
      * all of it where the first half stopped keeping) is given back: a
@@ -1398,6 +1410,8 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     to[1] = p.spans[k].min;
     to[2] = p.spans[k].max;
     to[3] = p.spans[k].disorder;
+    to[4] = p.track_ids && result == SW_LEAK_DONE && sw_ids_seen_once(&p.ids);
   }
+  sw_ids_seen_free(&p.ids);
   return result;
 }

@@ -29,7 +29,8 @@
  *
  * A MALLOC at a Ptr that no FREE of the file names (the first pass's Ptrs
  * freed, leak_freed.h) can only be cleared by a later MALLOC with its ID:
- * it waits in its device's queue only until its ID is past the horizon,
+ * it waits in its device's queue only until its ID is past the horizon
+ * (not at all where each MALLOC ID comes once: sw_leak_stream_ids_once),
  * then is counted, kept as a row only while among the first max_listed of
  * its bucket (struct listed_heap). So a window that frees little holds few
  * blocks, however many leak.
@@ -186,6 +187,8 @@ struct sw_leak_stream {
   double horizon[MAX_DEVICES];
   /* Each device's mark C (sw_leak_stream_window_end), +inf where not given. */
   double window_end[MAX_DEVICES];
+  /* Devices whose MALLOC IDs each come once (sw_leak_stream_ids_once). */
+  bool ids_once[MAX_DEVICES];
   /* Some device's horizon is past DISORDER (rebuild says what of it). */
   bool wide;
   /* Blocks of part `part` of `parts` alone, `parts` at most `max_parts`
@@ -211,6 +214,11 @@ struct sw_leak_stream {
 /* Whether a FREE ID is below every ID of device `dev` still to come. */
 static bool forgotten(const struct sw_leak_stream *s, uint32_t dev, double id) {
   return id <= s->max_id[dev] - s->horizon[dev];
+}
+
+/* Whether a MALLOC still to come may take device `dev`'s `id`. */
+static bool id_may_come(const struct sw_leak_stream *s, uint32_t dev, double id) {
+  return !s->ids_once[dev] && !forgotten(s, dev, id);
 }
 
 #define MIN_SLOTS 4096u
@@ -403,6 +411,10 @@ void sw_leak_stream_horizon(struct sw_leak_stream *s, uint32_t dev, double disor
   if (!(dev < MAX_DEVICES && disorder >= 0)) return;
   s->horizon[dev] = disorder + 1;
   if (disorder + 1 > DISORDER) s->wide = true;
+}
+
+void sw_leak_stream_ids_once(struct sw_leak_stream *s, uint32_t dev) {
+  if (dev < MAX_DEVICES) s->ids_once[dev] = true;
 }
 
 void sw_leak_stream_window_end(struct sw_leak_stream *s, uint32_t dev, double c) {
@@ -814,19 +826,23 @@ static bool replay_malloc(struct sw_leak_stream *s, const struct queued *q) {
   if (r->size != r->size) return false;
   if (!in_order(s, dev, id)) return false;
   if (s->freed && !settle_due(s, dev)) return false;
+  /* IDs each once: none to take, none to keep. */
+  const bool once = s->ids_once[dev];
   if (!mine_hash(s, q->ptr_hash)) {
     /* Another part's block, which takes the ID from any of this one. */
-    struct slot *same = slot_found(&s->ids, dev, id, q->id_hash);
+    struct slot *same = once ? NULL : slot_found(&s->ids, dev, id, q->id_hash);
     if (same) take_id(s, same, dev, id);
     return true;
   }
-  struct slot *same = slot_at(s, &s->ids, dev, id, q->id_hash);
-  if (!same) return false;
-  take_id(s, same, dev, id);
+  struct slot *same = once ? NULL : slot_at(s, &s->ids, dev, id, q->id_hash);
+  if (!once && !same) return false;
+  if (same) take_id(s, same, dev, id);
   const struct slot *freed = slot_found(&s->frees, dev, ptr, q->ptr_hash);
   if (freed && slot_max_free(freed) > id) return true; /* a FREE after it in ID order came first */
-  if (row_at_unfreed_ptr(s, r)) return queue_unfreed(s, r, same);
-  return pend(s, r, q->ptr_hash, same);
+  if (!row_at_unfreed_ptr(s, r)) return pend(s, r, q->ptr_hash, same);
+  if (!once) return queue_unfreed(s, r, same);
+  const struct block k = block_of(r);
+  return settled(s, &k, false);
 }
 
 static bool replay_free(struct sw_leak_stream *s, const struct queued *q) {
@@ -871,11 +887,11 @@ static bool pending_once(struct sw_leak_stream *s, const struct sw_leak_stream_r
   if (!mine(s, dev, r->ptr)) return true;
   /* Its ID's slot only while a MALLOC still to come may take the ID:
    * one further back ends the replay (in_order). */
-  const bool id_may_come = !forgotten(s, dev, r->id);
-  struct slot *same = id_may_come ? slot_of(s, &s->ids, dev, r->id) : NULL;
-  if (id_may_come && !same) return false;
+  const bool taken_later = id_may_come(s, dev, r->id);
+  struct slot *same = taken_later ? slot_of(s, &s->ids, dev, r->id) : NULL;
+  if (taken_later && !same) return false;
   if (!row_at_unfreed_ptr(s, r)) return pend(s, r, sw_leak_mix(r->ptr, dev), same);
-  if (id_may_come) return queue_unfreed(s, r, same);
+  if (taken_later) return queue_unfreed(s, r, same);
   const struct block k = block_of(r);
   return settled(s, &k, false);
 }
@@ -1009,7 +1025,8 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
         const struct queued *next = &q->rows[(tail + AHEAD) & (QUEUE_ROWS - 1)];
         __builtin_prefetch(sw_leak_ptrs_first_probe(&s->ptrs, next->ptr_hash));
         __builtin_prefetch(first_probe(&s->frees, next->ptr_hash));
-        if (next->row.malloc_row) __builtin_prefetch(first_probe(&s->ids, next->id_hash));
+        if (next->row.malloc_row && next->row.dev < MAX_DEVICES && !s->ids_once[next->row.dev])
+          __builtin_prefetch(first_probe(&s->ids, next->id_hash));
         if (next->row.malloc_row && s->freed)
           __builtin_prefetch(sw_leak_freed_at(s->freed, sw_leak_freed_key(next->row.ptr)));
       }

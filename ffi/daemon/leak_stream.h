@@ -33,6 +33,11 @@ void sw_leak_stream_horizon(struct sw_leak_stream *s, uint32_t dev, double disor
  * say which come only past it). Else none is taken to end. */
 void sw_leak_stream_window_end(struct sw_leak_stream *s, uint32_t dev, double c);
 
+/* Before the replay runs: no MALLOC of device `dev` has the ID of another
+ * (the first pass saw each come once, ids_seen.h), so none takes a block's
+ * ID: no ID is kept, and a block at a Ptr never freed is a leak at once. */
+void sw_leak_stream_ids_once(struct sw_leak_stream *s, uint32_t dev);
+
 /* Before the replay runs: replay only the blocks of part `part` of
  * `parts` (by device and Ptr; a Ptr's rows never touch another Ptr's
  * blocks), for windows with more blocks pending at once than the room. A

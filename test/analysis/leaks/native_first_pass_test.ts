@@ -983,15 +983,38 @@ Deno.test("a log written as msMemScope writes one, each MALLOC row just before i
   assert.equal(leakCount, 1);
 });
 
-Deno.test("the native first pass measures how far MALLOCs come behind the largest MALLOC ID before them, in each half of a large log and across the two", async () => {
+Deno.test("a window whose blocks are all freed at exit in any order, written as msMemScope writes them (each MALLOC row at its free), is replayed as read in one part: with each ID once, a block at a Ptr never freed in the window is a leak at once", async () => {
+  // 4,000 blocks, freed past the window's end in another order, each
+  // MALLOC row just before its FREE: every MALLOC up to 4,000 IDs behind
+  // the largest before it. A budget of 400 rows gives room for 201 blocks:
+  // held until no later MALLOC could take their IDs, they passed it. One
+  // leak listed (of each 64th of the Ptrs): those listed take room too.
+  const rows = [mark(1)];
+  const id = 8010;
+  const order = Array.from({ length: 4000 }, (_, n) => (n * 1543) % 4000);
+  for (const [k, n] of order.entries()) {
+    rows.push(
+      mem("MALLOC", 3 + 2 * n, hexPtr(0x1000 * (n + 1)), '"{size:64}"'),
+    );
+    rows.push(mem("FREE", id + 2 + k, hexPtr(0x1000 * (n + 1)), '"{size:64}"'));
+  }
+  const { parts, leakCount } = await oneWindowAtBudget(rows, id, 400, 1);
+  assert.equal(parts, 1);
+  assert.equal(leakCount, 4000);
+});
+
+/** Value `at` (LEAK_SPAN_VALUES) of device 0's span in a first pass over `rows`. */
+async function firstSpan(rows: string[], at: number) {
   const checked = checkOptions({ mstxInfo: "step", startIndex: 0 });
-  const disorder = async (rows: string[]) => {
-    const path = tempLog([HEADER, ...rows, ""].join("\n"));
-    using log = await openEventLog(path);
-    const first = (await nativeFirstPass(log, checked))!;
-    Deno.removeSync(path);
-    return first.spans?.[3];
-  };
+  const path = tempLog([HEADER, ...rows, ""].join("\n"));
+  using log = await openEventLog(path);
+  const first = (await nativeFirstPass(log, checked))!;
+  Deno.removeSync(path);
+  return first.spans?.[at];
+}
+
+Deno.test("the native first pass measures how far MALLOCs come behind the largest MALLOC ID before them, in each half of a large log and across the two", async () => {
+  const disorder = (rows: string[]) => firstSpan(rows, 3);
   const malloc = (id: number) =>
     mem("MALLOC", id, hexPtr(0x1000 * id), '"{size:8}"');
   // FREEs and other event types do not count; a MALLOC 18 back does.
@@ -1017,6 +1040,34 @@ Deno.test("the native first pass measures how far MALLOCs come behind the larges
   for (let n = 0; n < half; n++) rows.push(malloc(2_250_000 + n));
   for (let n = 0; n < half - 1; n++) rows.push(malloc(1_000_000 + n));
   assert.equal(await disorder(rows), 2_499_999 - 1_000_000);
+});
+
+Deno.test("the native first pass says whether the log's MALLOC IDs each came once, in each half of a large log and across the two", async () => {
+  const once = (rows: string[]) => firstSpan(rows, 4);
+  const malloc = (id: number | string, device = 0) =>
+    mem("MALLOC", id, hexPtr(0x1000 * (Number(id) || 1)), '"{size:8}"', device);
+  const free = mem("FREE", 20, hexPtr(0x1000), '"{size:8}"');
+  // FREEs do not count; a MALLOC ID twice does, on any device, however
+  // it is written.
+  assert.equal(await once([mark(1), malloc(20), free, malloc(5)]), 1);
+  assert.equal(await once([mark(1), malloc(20), malloc(5), malloc(20)]), 0);
+  assert.equal(await once([mark(1), malloc(20), malloc(20, 1)]), 0);
+  assert.equal(await once([mark(1), malloc(20), malloc("020")]), 0);
+  // IDs far apart (the bits grow down, then up, 2^27 at most).
+  assert.equal(
+    await once([mark(1), malloc(9e6), malloc(3), malloc(1.2e8), malloc(4)]),
+    1,
+  );
+  assert.equal(await once([mark(1), malloc(3), malloc(2 ** 28)]), 0);
+  // 37 MB, read by two threads (as in the test above): each half's IDs
+  // once, then one of the first half's again in the second.
+  const half = 250_000;
+  const rows = [mark(1)];
+  for (let n = 0; n < half; n++) rows.push(malloc(2_250_000 + n));
+  for (let n = 0; n < half - 1; n++) rows.push(malloc(1_000_000 + n));
+  assert.equal(await once(rows), 1);
+  rows[rows.length - 1] = malloc(2_250_000 + 7);
+  assert.equal(await once(rows), 0);
 });
 
 /**
