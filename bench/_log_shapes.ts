@@ -233,7 +233,7 @@ class Device {
   slots = 0;
   nextHal: number;
   pending: string[] = [];
-  /** ids "at-free": MALLOC rows not yet written, by their block's Ptr. */
+  /** ids "at-free": MALLOC rows not yet written, by their block's ID. */
   unfreed = new Map<number, string>();
   constructor(readonly k: number, readonly pid: number) {
     this.nextHal = 0x124000000000 + k * 0x10000000000;
@@ -334,12 +334,12 @@ export function writeShapedLog(
     if (event === "MALLOC") {
       total++;
       written[d.k]++;
-      d.unfreed.set(b.ptr, row);
+      d.unfreed.set(b.id, row);
       return;
     }
-    const made = d.unfreed.get(b.ptr);
+    const made = d.unfreed.get(b.id);
     if (made !== undefined) sink.add(made);
-    d.unfreed.delete(b.ptr);
+    d.unfreed.delete(b.id);
     out(d, row);
   };
   const malloc = (d: Device, hal: boolean) => {

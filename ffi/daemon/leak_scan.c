@@ -75,7 +75,8 @@ struct sw_leak_scan_args {
   /* A pass after the first, once the windows are known: the rows kept are
    * those of the first `window_devices` devices inside their window (A..B
    * for MALLOC, A..C for FREE): WINDOW_VALUES of `windows` for each, its
-   * A, B and C (NaN: none), then its disorder (struct span).
+   * A, B and C (NaN: none), then its disorder (struct span), then 1 where
+   * the first pass saw each MALLOC ID once (ids_seen.h).
    * Such a pass is given the first pass's devices in (`devices`, and their
    * names), so that each keeps its index. */
   uint32_t window_devices;
@@ -1289,7 +1290,8 @@ static int32_t stream_pass(struct pass *p) {
 /*
  * Runs the pass from a->offset to the end of a->fd, keeping rows and marks
  * in the arrays given, and each device's span (struct span: rows, smallest
- * and largest ID, disorder) in `spans`, room for MAX_DEVICES of them. Returns
+ * and largest ID, disorder; then 1 where each MALLOC ID of the file came
+ * once, else 0: SPAN_VALUES) in `spans`, room for MAX_DEVICES of them. Returns
  * SW_LEAK_DONE, SW_LEAK_FALLBACK, SW_SCAN_CUT or -EIO.
  */
 SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kind, uint32_t *device, double *id,

@@ -23,8 +23,10 @@
  * that of FREEs or IDs (16-byte slots, in tables at most half full,
  * rebuilt beside the old), the replay keeps the blocks of half the Ptrs
  * (by device and Ptr) and leaves the others to another read
- * (sw_leak_stream_split), 64 parts at most; past that, or where one Ptr
- * holds half the room, it ends, as it does at a MALLOC without a size,
+ * (sw_leak_stream_split), 64 parts at most (8 where the FREEs or IDs
+ * fill the room and the horizon is past DISORDER: WIDE_PARTS); past that,
+ * or where one Ptr holds half the room, it ends, as it does at a MALLOC
+ * without a size,
  * which the caller's replay reports (leak_replay.c).
  *
  * A MALLOC at a Ptr that no FREE of the file names (the first pass's Ptrs
@@ -223,10 +225,12 @@ static bool id_may_come(const struct sw_leak_stream *s, uint32_t dev, double id)
 
 #define MIN_SLOTS 4096u
 
-/* The parts a replay whose horizon is past DISORDER may split into: a
- * 1 GB log written as msMemScope writes one, whose 3.7M FREEs each free a
- * Ptr of its own, in 8 reads, 4-6 s, where the TypeScript passes took 25
- * s and 600 MB. */
+/* The parts a replay whose horizon is past DISORDER may split into where
+ * its FREEs or IDs fill the room (its pending blocks split it up to 64, as
+ * any replay's): a 1 GB log written as msMemScope writes one, whose 3.7M
+ * FREEs each free a Ptr of its own, 1.70 s in parts, where the TypeScript
+ * passes took 27 s and 650 MB. Past them, where more would be needed, a
+ * part is a read of the whole log each. */
 #define WIDE_PARTS 8u
 
 /* The largest table that a rebuild makes four times as large (slots_for). */
