@@ -211,6 +211,7 @@ int32_t sw_csv_scan_range(struct sw_csv_scan *sc, uint64_t from, uint32_t line) 
   /* A file that cannot be mapped (a filesystem without mmap): the
    * TypeScript pass reads it. */
   if (!sw_mapped_log_open(sc->fd, from, &m)) return SW_SCAN_FALLBACK;
+  if (sc->end && m.size > sc->end) m.size = sc->end > from ? sc->end : from;
   struct mapped_scan job = {.sc = sc, .m = &m, .line = line};
   enum sw_mapped_end end = sw_mapped_run(&m, scan_mapped, &job);
   sw_mapped_log_close(&m);

@@ -111,6 +111,10 @@ struct sw_csv_scan {
   void *ctx;
   /* Rows starting at or past this offset are left for another scan. */
   uint64_t limit;
+  /* The file taken to end here where it is longer (0: where it ends): a
+   * pass after a first one reads the bytes that one read, its last row
+   * cut where that one found it cut, however the file grew since. */
+  uint64_t end;
   /* Out: whether it stopped at `limit`, and where (a row start, its line). */
   bool stopped;
   uint64_t next;
@@ -124,8 +128,8 @@ struct sw_csv_scan {
  * the file, or to the first row starting at s->limit or later, handing each
  * to s->take, through a mapping of the file (reading/mapped_log.h).
  * Returns SW_SCAN_DONE, SW_SCAN_FALLBACK (take said so, a row runs on past
- * 1 MiB, or the file cannot be mapped), SW_SCAN_CUT, or -EIO (a page of the
- * file could not be read).
+ * 8 MiB of one step, or the file cannot be mapped), SW_SCAN_CUT, or -EIO (a
+ * page of the file could not be read).
  */
 int32_t sw_csv_scan_range(struct sw_csv_scan *s, uint64_t from, uint32_t line);
 

@@ -726,7 +726,10 @@ static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
    * keep their indices, in both halves. */
   for (uint32_t k = 0; k < a->devices && k < MAX_DEVICES; k++)
     p->device_len[k] = (uint8_t)strnlen((const char *)a->device_names + k * DEVICE_BYTES, DEVICE_BYTES - 1);
-  p->scan = (struct sw_csv_scan){.fd = a->fd, .take = take_row, .ctx = p, .limit = rows_end(a)};
+  /* A later pass reads the bytes the first read: a row the first saw half
+   * written (a log still being written) is read as it saw it, not as its
+   * writer finished it. */
+  p->scan = (struct sw_csv_scan){.fd = a->fd, .take = take_row, .ctx = p, .limit = rows_end(a), .end = a->end};
   const bool first = !a->window_devices && !a->stream;
   if (first && a->freed && a->freed_bytes >= SW_LEAK_FREED_BYTES) p->freed = a->freed;
   p->track_ids = first;

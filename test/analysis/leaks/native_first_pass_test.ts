@@ -521,6 +521,53 @@ Deno.test("the native pass over the windows reads a log as far as the first pass
   ]);
 });
 
+Deno.test("a replay as read of a log still being written takes its last row as the first pass saw it, half written: the same leaks as the log then", async () => {
+  // A block at 0xaaa0000 never freed, 3,000 blocks freed at once, a FREE
+  // at 0xccc0000, the marks, then a MALLOC far back (the horizon is wide)
+  // and a last row cut at "9,MAL": finished, it is a MALLOC inside the
+  // window never freed, a leak the first pass never saw (nor its ID).
+  const rows = [mark(1), mem("MALLOC", 7, hexPtr(0xaaa0000), '"{size:64}"')];
+  let id = 10;
+  for (let n = 1; n <= 3000; n++, id += 2) {
+    rows.push(mem("MALLOC", id, hexPtr(0x1000 * n), '"{size:64}"'));
+    rows.push(mem("FREE", id + 1, hexPtr(0x1000 * n), '"{size:64}"'));
+  }
+  rows.push(mem("FREE", 5001, hexPtr(0xccc0000), '"{size:64}"'));
+  const b = id++, c = id++;
+  rows.push(
+    mark(b),
+    mark(c),
+    mem("MALLOC", 2, hexPtr(0xbbb0000), '"{size:64}"'),
+  );
+  const last = mem("MALLOC", 9, hexPtr(0xddd0000), '"{size:64}"') + "\n";
+  const text = [HEADER, ...rows, ""].join("\n") + last.slice(0, 5);
+  const path = tempLog(text);
+  const options = { mstxInfo: "step", rowBudget: 400, maxLeaks: 100 };
+  const checked = checkOptions(options);
+  using log = await openEventLog(path);
+  const first = (await nativeFirstPass(log, checked))!;
+  Deno.writeTextFileSync(path, last.slice(5), { append: true });
+  const found = new FoundLeaks(Int32Array.from([0]), checked.maxLeaks);
+  const windows = new Map([[0, { a: 1, b, c }]]);
+  const stream = await nativeStream(log, checked, {
+    first,
+    windows,
+    resume: first.resume,
+    found,
+  });
+  assert.ok(stream.complete);
+  // The log as the first pass read it, in memory.
+  const then = await checkLeaksFile(tempLog(text), {
+    ...options,
+    rowBudget: Infinity,
+  });
+  const listed = found.listed();
+  assert.deepEqual(
+    [...listed.id.subarray(0, listed.length)],
+    then.devices[0].leaks.map((l) => Number(l.id)),
+  );
+});
+
 Deno.test("the native pass over the windows of a large log splits what the first pass read, not what the log grew to since", async () => {
   const path = bigLog(34);
   const checked = checkOptions({ mstxInfo: "step" });
