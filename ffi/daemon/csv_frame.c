@@ -160,10 +160,9 @@ static int64_t frame(struct sw_csv_scan *sc, const uint8_t *buf, size_t len, uin
  * reader, which takes rows up to 16 MiB (MAX_ROW_BYTES) and refuses
  * longer ones with a message of its own. The longest row taken here is
  * CARRY + CHUNK (one the last step ends), 12 MiB: never one it would
- * refuse. At 1 MiB, a log with a few
- * call stacks of 3 MiB was read by the TypeScript passes whole, five
- * times slower; a row over several steps is framed again from its start
- * at each, a few times for the longest. */
+ * refuse. At 1 MiB, a log with a few call stacks of 3 MiB was read by the
+ * TypeScript passes whole, five times slower; a row over several steps is
+ * framed again from its start at each, a few times for the longest. */
 #define CHUNK (4u << 20)
 #define CARRY (8u << 20)
 

@@ -40,26 +40,22 @@ static bool grown(struct ids_seen *s, uint64_t v) {
   return true;
 }
 
+/* Whether `s` has the word of ID `v`, or can be grown to. */
+static bool covers(struct ids_seen *s, uint64_t v) {
+  return (s->bits && v >= s->base && v - s->base < 64 * s->words) || grown(s, v);
+}
+
 void sw_ids_seen_add(struct ids_seen *s, double id) {
   if (s->maybe_twice) return;
-  if (!(id >= 0 && id < 9007199254740992.0 && (double)(uint64_t)id == id)) {
+  if (!sw_id_whole(id) || !covers(s, (uint64_t)id)) {
     says_nothing(s);
     return;
   }
   const uint64_t v = (uint64_t)id;
-  if ((!s->bits || v < s->base || v - s->base >= 64 * s->words) && !grown(s, v)) {
-    says_nothing(s);
-    return;
-  }
   uint64_t *word = &s->bits[(v - s->base) / 64];
   const uint64_t bit = UINT64_C(1) << ((v - s->base) % 64);
   if (*word & bit) says_nothing(s);
   else *word |= bit;
-}
-
-/* Whether `s` has the word of ID `v`, or can be grown to. */
-static bool covers(struct ids_seen *s, uint64_t v) {
-  return (s->bits && v >= s->base && v - s->base < 64 * s->words) || grown(s, v);
 }
 
 void sw_ids_seen_join(struct ids_seen *to, struct ids_seen *from) {
@@ -67,7 +63,7 @@ void sw_ids_seen_join(struct ids_seen *to, struct ids_seen *from) {
   if (!to->maybe_twice && from->bits) {
     /* Both ends of from's words in to's, then word by word. */
     const uint64_t top = from->base + 64 * from->words - 1;
-    if (!to->maybe_twice && !(covers(to, from->base) && covers(to, top))) says_nothing(to);
+    if (!(covers(to, from->base) && covers(to, top))) says_nothing(to);
     for (uint64_t w = 0; !to->maybe_twice && w < from->words; w++) {
       uint64_t *word = &to->bits[(from->base - to->base) / 64 + w];
       if (*word & from->bits[w]) says_nothing(to);

@@ -23,6 +23,10 @@
 
 #define IDS_SEEN_MAX_WORDS ((uint64_t)1 << 21)
 
+/* An ID that is a whole number below 2^53 (msMemScope writes no other):
+ * one a uint64_t holds exactly. */
+static inline bool sw_id_whole(double id) { return id >= 0 && id < 9007199254740992.0 && (double)(uint64_t)id == id; }
+
 /* Zeroed: no ID yet. */
 struct ids_seen {
   uint64_t *bits;

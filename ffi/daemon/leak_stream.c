@@ -48,6 +48,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "ids_seen.h"
 #include "leak_freed.h"
 #include "leak_ptrs.h"
 #include "leak_stream.h"
@@ -800,6 +801,18 @@ static bool queue_unfreed(struct sw_leak_stream *s, const struct sw_leak_stream_
   return true;
 }
 
+/* MALLOC row `r`'s block, not yet cleared: pending at its Ptr (whose mix
+ * is `ptr_hash`); at a Ptr never freed, held in its device's queue while a
+ * later MALLOC may take its ID (`taken_later`), else a leak at once. Its
+ * ID's slot `same`, if kept, names it. False past the room. */
+static bool hold(struct sw_leak_stream *s, const struct sw_leak_stream_row *r, uint64_t ptr_hash, struct slot *same,
+                 bool taken_later) {
+  if (!row_at_unfreed_ptr(s, r)) return pend(s, r, ptr_hash, same);
+  if (taken_later) return queue_unfreed(s, r, same);
+  const struct block k = block_of(r);
+  return settled(s, &k, false);
+}
+
 /* Device `dev`'s FREE at `ptr` (whose mix is `hash`) with `id`
  * remembered, its Ptr's largest FREE ID raised; false when memory is
  * short or past the room. */
@@ -843,10 +856,7 @@ static bool replay_malloc(struct sw_leak_stream *s, const struct queued *q) {
   if (same) take_id(s, same, dev, id);
   const struct slot *freed = slot_found(&s->frees, dev, ptr, q->ptr_hash);
   if (freed && slot_max_free(freed) > id) return true; /* a FREE after it in ID order came first */
-  if (!row_at_unfreed_ptr(s, r)) return pend(s, r, q->ptr_hash, same);
-  if (!once) return queue_unfreed(s, r, same);
-  const struct block k = block_of(r);
-  return settled(s, &k, false);
+  return hold(s, r, q->ptr_hash, same, !once);
 }
 
 static bool replay_free(struct sw_leak_stream *s, const struct queued *q) {
@@ -894,10 +904,7 @@ static bool pending_once(struct sw_leak_stream *s, const struct sw_leak_stream_r
   const bool taken_later = id_may_come(s, dev, r->id);
   struct slot *same = taken_later ? slot_of(s, &s->ids, dev, r->id) : NULL;
   if (taken_later && !same) return false;
-  if (!row_at_unfreed_ptr(s, r)) return pend(s, r, sw_leak_mix(r->ptr, dev), same);
-  if (taken_later) return queue_unfreed(s, r, same);
-  const struct block k = block_of(r);
-  return settled(s, &k, false);
+  return hold(s, r, sw_leak_mix(r->ptr, dev), same, taken_later);
 }
 
 bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
@@ -1090,7 +1097,7 @@ static bool one_word_keys(const struct block *blocks, uint64_t n, uint64_t *key,
   uint32_t dev_lo = UINT32_MAX, dev_hi = 0;
   for (uint64_t i = 0; i < n; i++) {
     const double id = blocks[i].id;
-    if (!(id >= 0 && id < 9007199254740992.0 && (double)(uint64_t)id == id)) return false;
+    if (!sw_id_whole(id)) return false;
     const uint64_t whole = (uint64_t)id;
     id_lo = whole < id_lo ? whole : id_lo;
     id_hi = whole > id_hi ? whole : id_hi;
