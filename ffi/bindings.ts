@@ -1067,8 +1067,8 @@ export const LEAK_WINDOW_VALUES = 5;
 /** leak_scan.c's offset of `stream`, after the names. */
 const LEAK_STREAM_AT = LEAK_NAMES_AT + LEAK_MAX_DEVICES * LEAK_DEVICE_BYTES;
 /**
- * leak_scan.c's offsets of `resume_offset`, `resume_line`, `resume_rows`,
- * then `half_at` and `first_row`.
+ * leak_scan.c's offsets of `resume_offset`, `resume_line`, `too_long_line`,
+ * `resume_rows`, then `half_at` and `first_row`.
  */
 const LEAK_RESUME_AT = LEAK_STREAM_AT + 8;
 const LEAK_HALF_AT = LEAK_RESUME_AT + 24;
@@ -1088,8 +1088,34 @@ const SCAN_CUT = 2;
 export const LOG_CUT_REASON =
   "it got shorter while it was read (cut by whoever writes it); run again once the log is complete";
 
-/** The error of a native pass that failed: SCAN_CUT, or -errno. */
-function scanFailure(status: number): Error {
+/**
+ * csv_frame.h SW_SCAN_TOO_LONG: a row runs on further than the TypeScript
+ * reader takes (ffi/reading/ts_row_room.h), which refuses the log.
+ */
+const SCAN_TOO_LONG = 3;
+
+/**
+ * A native pass met a row that the TypeScript reader refuses as running on
+ * too long, on line `line`: the caller words it as that reader does.
+ */
+export class RowRunsOnError extends Error {
+  override name = "RowRunsOnError";
+  constructor(readonly line: number) {
+    super(`the row at line ${line} runs on too long`);
+  }
+}
+
+/** Whether a native pass's status is a failure {@link scanFailure} words. */
+function scanFailed(status: number): boolean {
+  return status < 0 || status === SCAN_CUT || status === SCAN_TOO_LONG;
+}
+
+/**
+ * The error of a native pass that failed: SCAN_CUT, SCAN_TOO_LONG (the row
+ * on line `line`), or -errno.
+ */
+function scanFailure(status: number, line = 0): Error {
+  if (status === SCAN_TOO_LONG) return new RowRunsOnError(line);
   return new Error(status === SCAN_CUT ? LOG_CUT_REASON : systemText(-status));
 }
 
@@ -1174,7 +1200,9 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     freed,
     unlisted,
   );
-  if (status < 0 || status === SCAN_CUT) throw scanFailure(status);
+  if (scanFailed(status)) {
+    throw scanFailure(status, v.getUint32(LEAK_RESUME_AT + 12, true));
+  }
   const count = v.getUint32(212, true);
   const devices: string[] = [];
   for (let k = 0; k < count; k++) {
@@ -1716,22 +1744,26 @@ export async function compareRead(
   });
   v.setUint32(72, levels, true);
   const status = await callsOf(compareSymbols).stompwatch_compare_read(args);
-  if (status < 0 || status === SCAN_CUT) {
+  if (scanFailed(status)) {
+    const log = v.getUint32(76, true);
     throw new CompareReadError(
-      scanFailure(status).message,
-      v.getUint32(76, true),
+      scanFailure(status, v.getUint32(64 + 4 * log, true)),
+      log,
     );
   }
   return status === 0 ? new NativeComparison(args) : undefined;
 }
 
-/** One of {@link compareRead}'s logs could not be read: which, and why. */
+/**
+ * One of {@link compareRead}'s logs could not be read: which, and why (the
+ * cause: a {@link RowRunsOnError} or an Error with the reason).
+ */
 export class CompareReadError extends Error {
   override name = "CompareReadError";
   /** 0 for the base log, 1 for the other. */
   readonly log: number;
-  constructor(message: string, log: number) {
-    super(message);
+  constructor(cause: Error, log: number) {
+    super(cause.message, { cause });
     this.log = log;
   }
 }

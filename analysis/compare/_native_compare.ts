@@ -17,7 +17,12 @@ import {
   openEventLog,
   readMemscopeStart,
 } from "../memscope_csv/mod.ts";
-import { compareRead, CompareReadError } from "../../ffi/bindings.ts";
+import { rowRunsOn } from "../memscope_csv/read.ts";
+import {
+  compareRead,
+  CompareReadError,
+  RowRunsOnError,
+} from "../../ffi/bindings.ts";
 import { COMPARE_COLUMNS, type CompareLevel, type Framework } from "./_step.ts";
 import type { CompareColumns } from "./columns.ts";
 import { comparableFramework } from "./compare.ts";
@@ -85,6 +90,8 @@ export async function nativeCompare(
     );
   } catch (e) {
     const which = e instanceof CompareReadError ? [paths[e.log]] : paths;
+    const cause = e instanceof CompareReadError ? e.cause : e;
+    if (cause instanceof RowRunsOnError) throw rowRunsOn(cause.line, which[0]);
     throw new MemscopeCsvError(
       `Cannot read ${which.join(" or ")}: ${(e as Error).message}`,
     );

@@ -11,11 +11,13 @@ import { MemscopeCsvError } from "../memscope_csv/header.ts";
 import {
   type EventLogSource,
   readMemscopeStart,
+  rowRunsOn,
 } from "../memscope_csv/read.ts";
 import {
   leakScan,
   type LeakScanInput,
   type LeakScanResult,
+  RowRunsOnError,
 } from "../../ffi/bindings.ts";
 import { LEAK_COLUMNS, type LeakRows } from "./_leak_rows.ts";
 import type { CheckedOptions } from "./options.ts";
@@ -113,6 +115,7 @@ export async function scan(
         freed,
       });
     } catch (e) {
+      if (e instanceof RowRunsOnError) throw rowRunsOn(e.line, source.label);
       throw new MemscopeCsvError(
         `Cannot read ${source.label}: ${(e as Error).message}`,
       );

@@ -175,11 +175,9 @@ class RowFeed {
   /** Rewords a scanner limit for a person. */
   error(e: unknown): unknown {
     if (!(e instanceof ScanLimit)) return e;
-    const mib = MAX_ROW_BYTES >> 20;
+    if (e.kind !== "no-newline") return rowRunsOn(e.line, this.#label);
     return new MemscopeCsvError(
-      e.kind === "no-newline"
-        ? `Not a CSV file: ${this.#label} has no line break in its first MiB; pass an msMemScope event log (memscope_dump_*.csv)`
-        : `Row at line ${e.line} of ${this.#label} runs on for over ${mib} MiB (an unbalanced quote?); check the file is a complete msMemScope log`,
+      `Not a CSV file: ${this.#label} has no line break in its first MiB; pass an msMemScope event log (memscope_dump_*.csv)`,
     );
   }
 
@@ -459,6 +457,19 @@ export interface DataStart {
 }
 
 /** A row read back that does not end within MAX_ROW_BYTES. */
+/**
+ * The refusal of a row that runs on past MAX_ROW_BYTES at one of the reads,
+ * starting on line `line` of `label`: this reader's, and the native
+ * passes' that refuse the same rows (ffi/reading/ts_row_room.h).
+ */
+export function rowRunsOn(line: number, label: string): MemscopeCsvError {
+  return new MemscopeCsvError(
+    `Row at line ${line} of ${label} runs on for over ${
+      MAX_ROW_BYTES >> 20
+    } MiB (an unbalanced quote?); check the file is a complete msMemScope log`,
+  );
+}
+
 function rowTooLong(offset: number, label: string): MemscopeCsvError {
   return new MemscopeCsvError(
     `Row at byte ${offset} of ${label} runs on for over ${

@@ -20,6 +20,7 @@
 #include "csv_masks.h"
 #include "mapped_log.h"
 #include "row_start.h"
+#include "ts_row_room.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,9 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define TS_CHUNK (2u << 20)          /* the TypeScript reader's reads */
-#define TS_ROOM (16u << 20)          /* its room for a cut row */
-#define TS_HEADER_ROOM (1u << 20)    /* before the header: no line break */
+#define TS_HEADER_ROOM (1u << 20)    /* the TypeScript reader's, before the header */
 /* The steps the mapped log is framed in. */
 #define READ_SIZE (1u << 20)
 #define SPLIT_MIN (32u << 20) /* smaller files: one thread */
@@ -74,7 +73,7 @@ static uint64_t line_at(int fd, uint64_t s) {
  * reach `upto` (`eof`: the file ends there), is one the TypeScript reader
  * refuses. */
 static bool cut_too_long(struct reader *r, uint64_t s, uint64_t upto, bool eof) {
-    uint64_t b = eof ? upto : upto / TS_CHUNK * TS_CHUNK;
+    uint64_t b = eof ? upto : upto / SW_TS_CHUNK * SW_TS_CHUNK;
     if (b <= s) return false;
     if (!r->header && b - s > TS_HEADER_ROOM) {
         sw_fail(r->err, SW_ERR_CSV,
@@ -82,7 +81,7 @@ static bool cut_too_long(struct reader *r, uint64_t s, uint64_t upto, bool eof) 
                 r->label);
         return true;
     }
-    if (b - s > TS_ROOM) {
+    if (sw_ts_refuses_row(s, upto, eof)) {
         sw_fail(r->err, SW_ERR_CSV,
                 "Row at line %llu of %s runs on for over 16 MiB (an unbalanced quote?); check the file is a complete msMemScope log",
                 (unsigned long long)line_at(r->fd, s), r->label);

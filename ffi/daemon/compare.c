@@ -128,7 +128,8 @@ static void *read_log(void *arg) {
 }
 
 /* Reads both logs, each on a thread; the handle and counts into `a`.
- * SW_SCAN_DONE, SW_SCAN_FALLBACK, SW_SCAN_CUT or -errno. */
+ * SW_SCAN_DONE, SW_SCAN_FALLBACK, SW_SCAN_CUT, SW_SCAN_TOO_LONG (its line
+ * in the log's `line`) or -errno. */
 SW_EXPORT int32_t stompwatch_compare_read(struct sw_compare_args *a) {
   struct cmp_job *j = calloc(1, sizeof *j);
   if (!j) return -ENOMEM;
@@ -157,6 +158,7 @@ SW_EXPORT int32_t stompwatch_compare_read(struct sw_compare_args *a) {
     pthread_mutex_unlock(&jobs_lock);
   }
   if (result != SW_SCAN_DONE) {
+    a->line[failed] = j->log[failed].line;
     job_free(j);
     return result;
   }

@@ -320,7 +320,9 @@ int32_t cmp_log_read(struct cmp_log *L) {
   L->last_device = -3;
   L->last_event = -1;
   struct sw_csv_scan scan = {.fd = L->fd, .take = take_row, .ctx = L, .limit = UINT64_MAX};
-  return sw_csv_scan_range(&scan, L->offset, L->line);
+  int32_t result = sw_csv_scan_range(&scan, L->offset, L->line);
+  if (result == SW_SCAN_TOO_LONG) L->line = scan.next_line;
+  return result;
 }
 
 static bool before(const struct cmp_row *x, const struct cmp_row *y) {

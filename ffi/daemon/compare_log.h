@@ -76,7 +76,9 @@ struct cmp_log {
 };
 
 /* Reads the rows of L's file: SW_SCAN_DONE, SW_SCAN_FALLBACK (a row it
- * cannot read as the TypeScript reader would for certain), or -errno. */
+ * cannot read as the TypeScript reader would for certain), SW_SCAN_CUT,
+ * SW_SCAN_TOO_LONG (L->line then the line of the row that runs on), or
+ * -errno. */
 int32_t cmp_log_read(struct cmp_log *L);
 
 /* Sorts each device's rows by time, then ID, as _step.ts #order does. */

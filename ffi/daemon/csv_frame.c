@@ -6,6 +6,7 @@
 #include "csv_frame.h"
 #include "csv_masks.h"
 #include "mapped_log.h"
+#include "ts_row_room.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -76,6 +77,14 @@ static inline __attribute__((always_inline)) void take_seps(const uint8_t **sep,
   for (; m && *n < SW_CSV_MAX_SEPS; m &= m - 1) sep[(*n)++] = b + __builtin_ctzll(m);
 }
 
+/* A row the TypeScript reader refuses (ts_row_room.h), on line `line`:
+ * the scan ends with SW_SCAN_TOO_LONG. */
+static int64_t refuse(struct sw_csv_scan *sc, uint32_t line) {
+  sc->too_long = true;
+  sc->next_line = line;
+  return -1;
+}
+
 static inline __attribute__((always_inline)) int64_t frame_with(struct sw_csv_scan *sc, const uint8_t *buf,
                                                                 size_t len, uint64_t base, bool last,
                                                                 struct frame_state *st, const bool avx2) {
@@ -97,6 +106,10 @@ static inline __attribute__((always_inline)) int64_t frame_with(struct sw_csv_sc
       take_seps(r.sep, &nsep, b, end.seps);
       const uint8_t *pos = b + end.bit;
       line = block_line + (uint32_t)__builtin_popcountll(k.newline & end.through);
+      /* Longer than the TypeScript reader's room: maybe one it refuses. */
+      if (__builtin_expect(pos - start > SW_TS_ROOM, 0) &&
+          sw_ts_refuses_row(base + (uint64_t)(start - buf), base + (uint64_t)(pos - buf), false))
+        return refuse(sc, rowline);
       r.s = start;
       r.e = pos;
       r.nsep = nsep;
@@ -118,6 +131,7 @@ static inline __attribute__((always_inline)) int64_t frame_with(struct sw_csv_sc
   }
   r.nsep = nsep;
   if (last && start < buf + len) {
+    if (sw_ts_refuses_row(base + (uint64_t)(start - buf), base + len, true)) return refuse(sc, rowline);
     r.s = start;
     r.e = buf + len;
     if (r.e > r.s && r.e[-1] == '\r') r.e--;
@@ -155,16 +169,12 @@ static int64_t frame(struct sw_csv_scan *sc, const uint8_t *buf, size_t len, uin
   return frame_with(sc, buf, len, base, last, st, false);
 }
 
-/* The steps a log is framed in, and the longest row the native passes
- * carry from one step to the next: a longer one is left to the TypeScript
- * reader, which takes rows up to 16 MiB (MAX_ROW_BYTES) and refuses
- * longer ones with a message of its own. The longest row taken here is
- * CARRY + CHUNK (one the last step ends), 12 MiB: never one it would
- * refuse. At 1 MiB, a log with a few call stacks of 3 MiB was read by the
- * TypeScript passes whole, five times slower; a row over several steps is
- * framed again from its start at each, a few times for the longest. */
+/* The steps a log is framed in. A row over several steps is framed again
+ * from its start at each, a few times for the longest the TypeScript
+ * reader takes (18 MiB): the rows it refuses are refused here with its
+ * message. Left to it, a log of 1 GB refused for an unbalanced quote near
+ * its end took 13 s; rows over 8 MiB that it takes, as long. */
 #define CHUNK (4u << 20)
-#define CARRY (8u << 20)
 
 /* A scan over a mapped log, in CHUNK steps. */
 struct mapped_scan {
@@ -187,7 +197,7 @@ static void scan_mapped(void *arg) {
     int64_t used = frame(sc, m->bytes + (base - m->from), (size_t)(end - base), base, last, &st);
     if (end > sc->bytes) sc->bytes = end;
     if (used < 0) {
-      j->result = SW_SCAN_FALLBACK;
+      j->result = sc->too_long ? SW_SCAN_TOO_LONG : SW_SCAN_FALLBACK;
       return;
     }
     base += (uint64_t)used;
@@ -198,8 +208,9 @@ static void scan_mapped(void *arg) {
       return;
     }
     if (last) return;
-    if (end - base > CARRY) {
-      j->result = SW_SCAN_FALLBACK;
+    if (sw_ts_refuses_row(base, end, false)) {
+      refuse(sc, st.line);
+      j->result = SW_SCAN_TOO_LONG;
       return;
     }
   }
@@ -211,6 +222,12 @@ int32_t sw_csv_scan_range(struct sw_csv_scan *sc, uint64_t from, uint32_t line) 
    * TypeScript pass reads it. */
   if (!sw_mapped_log_open(sc->fd, from, &m)) return SW_SCAN_FALLBACK;
   if (sc->end && m.size > sc->end) m.size = sc->end > from ? sc->end : from;
+  /* Shorter than the first pass read: its last rows are gone, and the one
+   * it now ends in is cut (read as it stands, its device was ""). */
+  if (sc->end && m.size < sc->end) {
+    sw_mapped_log_close(&m);
+    return SW_SCAN_CUT;
+  }
   struct mapped_scan job = {.sc = sc, .m = &m, .line = line};
   enum sw_mapped_end end = sw_mapped_run(&m, scan_mapped, &job);
   sw_mapped_log_close(&m);

@@ -14,9 +14,11 @@
 #include <stdint.h>
 #include <string.h>
 
-/* What a pass answers: done, "let the TypeScript pass do it", or "the
- * file got shorter while it was read" (ffi/bindings.ts words that). */
-enum { SW_SCAN_DONE = 0, SW_SCAN_FALLBACK = 1, SW_SCAN_CUT = 2 };
+/* What a pass answers: done, "let the TypeScript pass do it", "the file
+ * got shorter while it was read", or "a row runs on further than the
+ * TypeScript reader takes" (ts_row_room.h; its line in `next_line`):
+ * ffi/bindings.ts words them. */
+enum { SW_SCAN_DONE = 0, SW_SCAN_FALLBACK = 1, SW_SCAN_CUT = 2, SW_SCAN_TOO_LONG = 3 };
 
 /* Separators kept per row: the twelve columns msMemScope writes. */
 #define SW_CSV_MAX_SEPS 12
@@ -113,7 +115,8 @@ struct sw_csv_scan {
   uint64_t limit;
   /* The file taken to end here where it is longer (0: where it ends): a
    * pass after a first one reads the bytes that one read, its last row
-   * cut where that one found it cut, however the file grew since. */
+   * cut where that one found it cut, however the file grew since; a file
+   * now shorter is SW_SCAN_CUT. */
   uint64_t end;
   /* Out: whether it stopped at `limit`, and where (a row start, its line). */
   bool stopped;
@@ -121,15 +124,18 @@ struct sw_csv_scan {
   uint32_t next_line;
   /* Out: the end of the furthest byte read. */
   uint64_t bytes;
+  /* Out: it ended at a row the TypeScript reader refuses (SW_SCAN_TOO_LONG,
+   * on line next_line). */
+  bool too_long;
 };
 
 /*
  * Frames the rows from `from` (a row start, on line `line`) to the end of
  * the file, or to the first row starting at s->limit or later, handing each
  * to s->take, through a mapping of the file (reading/mapped_log.h).
- * Returns SW_SCAN_DONE, SW_SCAN_FALLBACK (take said so, a row runs on past
- * 8 MiB of one step, or the file cannot be mapped), SW_SCAN_CUT, or -EIO (a
- * page of the file could not be read).
+ * Returns SW_SCAN_DONE, SW_SCAN_FALLBACK (take said so, or the file cannot
+ * be mapped), SW_SCAN_CUT, SW_SCAN_TOO_LONG, or -EIO (a page of the file
+ * could not be read).
  */
 int32_t sw_csv_scan_range(struct sw_csv_scan *s, uint64_t from, uint32_t line);
 

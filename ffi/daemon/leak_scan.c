@@ -113,7 +113,8 @@ struct sw_leak_scan_args {
    * the file's. */
   uint64_t resume_offset;
   uint32_t resume_line;
-  uint32_t pad;
+  /* Out, with SW_SCAN_TOO_LONG: the line of the row that runs on. */
+  uint32_t too_long_line;
   /* A streaming pass that reads on from a first pass's resume_offset (its
    * `offset` and `first_line`): the first `resume_rows` rows of the arrays
    * are that pass's rows, replayed before it reads (stream_pass). */
@@ -740,6 +741,7 @@ static void pass_init(struct pass *p, struct sw_leak_scan_args *a) {
  * sw_csv_scan_range. */
 static int32_t scan_range(struct pass *p, uint64_t from, uint32_t line) {
   int32_t result = sw_csv_scan_range(&p->scan, from, line);
+  if (result == SW_SCAN_TOO_LONG) p->a->too_long_line = p->scan.next_line;
   if (p->freed_n) freed_flush(p);
   if (p->scan.bytes > p->a->bytes) p->a->bytes = p->scan.bytes;
   return result;
@@ -1295,7 +1297,8 @@ static int32_t stream_pass(struct pass *p) {
  * in the arrays given, and each device's span (struct span: rows, smallest
  * and largest ID, disorder; then 1 where each MALLOC ID of the file came
  * once, else 0: SPAN_VALUES) in `spans`, room for MAX_DEVICES of them. Returns
- * SW_LEAK_DONE, SW_LEAK_FALLBACK, SW_SCAN_CUT or -EIO.
+ * SW_LEAK_DONE, SW_LEAK_FALLBACK, SW_SCAN_CUT, SW_SCAN_TOO_LONG (its line in
+ * too_long_line) or -EIO.
  */
 SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kind, uint32_t *device, double *id,
                                        double *ptr, double *size, double *row_offset, uint32_t *line,

@@ -1,0 +1,116 @@
+import assert from "node:assert/strict";
+import { nativeFirstPass } from "../../../analysis/leaks/_native_first_pass.ts";
+import { checkOptions } from "../../../analysis/leaks/options.ts";
+import { nativeCompare } from "../../../analysis/compare/_native_compare.ts";
+import {
+  MEMSCOPE_HEADER,
+  openEventLog,
+  readMemscopeCsv,
+} from "../../../analysis/memscope_csv/mod.ts";
+
+const MiB = 1 << 20;
+const HEADER = MEMSCOPE_HEADER.join(",");
+
+const mark = (id: number) => `${id},MSTX,Mark,"step",${id}000,10,11,0,N/A,,,`;
+const op = (id: number, at: string) =>
+  `${id},OP_LAUNCH,${at},torch._ops.aten.t.default,${id}000,10,11,0,N/A,,,`;
+
+/** A MALLOC row of exactly `length` bytes, its Attr padded. */
+function mallocOfLength(id: number, length: number): string {
+  const head = `${id},MALLOC,HAL,N/A,1000,10,11,0,0x${
+    (0x1000 * id).toString(16).padStart(16, "0")
+  },"{size:64,x:`;
+  const tail = `}",,`;
+  return head + "y".repeat(length - head.length - tail.length) + tail;
+}
+
+/**
+ * A log whose long row starts `from` bytes after a multiple of 2 MiB (the
+ * TypeScript reader's reads) and is `length` bytes long; `open`: it is the
+ * last, its quote never closed.
+ */
+function logWith(from: number, length: number, open = false): string {
+  const rows = [HEADER, mark(1), op(2, "ATEN_START"), op(3, "ATEN_END")];
+  let at = rows.join("\n").length + 1, id = 4;
+  for (; at < 3 * MiB; id++) {
+    const row = mallocOfLength(id, 200);
+    rows.push(row);
+    at += row.length + 1;
+  }
+  // A row that brings the long one to its place.
+  const want = (Math.ceil(at / (2 * MiB)) + 1) * 2 * MiB + from;
+  rows.push(mallocOfLength(id++, want - at - 1));
+  const long = mallocOfLength(id++, length);
+  if (open) return rows.join("\n") + "\n" + long.slice(0, -3);
+  rows.push(long, mark(id++), mark(id++));
+  for (let n = 0; n < 20_000; n++, id++) rows.push(mallocOfLength(id, 200));
+  return rows.join("\n") + "\n";
+}
+
+/** The TypeScript reader's refusal of the log at `path`, if any. */
+async function typescriptRefusal(path: string): Promise<string | undefined> {
+  try {
+    await readMemscopeCsv(path, () => {});
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+Deno.test("check-leaks' and compare's native passes refuse the rows the TypeScript reader refuses, with its message, and read every other natively", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_row_room_" });
+  const path = `${dir}/memscope_dump.csv`;
+  const cases: Array<[string, string, boolean]> = [
+    // Rows the native passes once left to the TypeScript reader (over 8 MiB
+    // carried from one of their reads to the next): 13 MiB, and 16 MiB and
+    // 1 KiB starting just past one of its reads, so that no read of its
+    // ends over 16 MiB into the row.
+    ["13 MiB", logWith(100, 13 * MiB), false],
+    [
+      "16 MiB + 1 KiB, no read ends past 16 MiB in it",
+      logWith(2048, 16 * MiB + 1024),
+      false,
+    ],
+    // The same length starting just before one of its reads: refused.
+    [
+      "16 MiB + 1 KiB, a read ends past 16 MiB in it",
+      logWith(2 * MiB - 100, 16 * MiB + 1024),
+      true,
+    ],
+    ["40 MiB (an unbalanced quote)", logWith(0, 40 * MiB), true],
+    // A quote left open to the end of the file.
+    ["15 MiB left open at the end", logWith(0, 15 * MiB, true), false],
+    ["17 MiB left open at the end", logWith(0, 17 * MiB, true), true],
+  ];
+  const checked = checkOptions({ mstxInfo: "step" });
+  for (const [name, text, refused] of cases) {
+    Deno.writeTextFileSync(path, text);
+    const refusal = await typescriptRefusal(path);
+    assert.equal(
+      refusal !== undefined,
+      refused,
+      `${name}: the TypeScript reader`,
+    );
+    if (refusal) {
+      assert.match(refusal, /^Row at line \d+ of .* runs on for over 16 MiB/);
+    }
+    using log = await openEventLog(path);
+    const leaks = await nativeFirstPass(log, checked).then(
+      (
+        first,
+      ) => (assert.ok(first, `${name}: check-leaks fell back`), undefined),
+      (e: Error) => e.message,
+    );
+    assert.equal(leaks, refusal, `${name}: check-leaks`);
+    const compared = await nativeCompare([path, path], ["op"]).then(
+      (
+        read,
+      ) => (assert.ok(read, `${name}: compare fell back`),
+        read[Symbol.dispose](),
+        undefined),
+      (e: Error) => e.message,
+    );
+    assert.equal(compared, refusal, `${name}: compare`);
+  }
+  Deno.removeSync(dir, { recursive: true });
+});
