@@ -924,8 +924,9 @@ export interface LeakScanInput {
   budget: number;
   markDevice: Uint32Array;
   markId: Float64Array;
-  /** ASCII, as the log spells them. */
+  /** ASCII, as the log spells it. */
   eventType: string;
+  /** As the log spells it; ASCII where it holds a quote. */
   mstxInfo: string;
   /**
    * A pass after the first: the first pass's devices, in order (they keep
@@ -1263,26 +1264,25 @@ export type RowsAtResult =
  * The bytes of the rows of the log open on `fd` that start at `offsets`
  * (ascending), each through the end of its first row that is not empty
  * (ffi/daemon/rows_at.c), in one call off the event loop per batch of 1 MiB
- * or one row. `{ tooLong: k }`: the row at offsets[k] runs on past
- * `maxRow` bytes; `{ unmapped }`: the file cannot be mapped (read it
- * yourself). Throws an Error with the reason when the file is cut or a
- * read fails.
+ * or one row. `{ tooLong: k }`: the row at offsets[k] runs on further than
+ * the TypeScript reader takes (ffi/reading/ts_row_room.h); `{ unmapped }`:
+ * the file cannot be mapped (read it yourself). An offset at or past the
+ * file's end copies nothing. Throws an Error with the reason when the file
+ * is cut while it is read or a read fails.
  *
  * @example
  * ```ts ignore
- * const r = await rowsAt(fd, Float64Array.of(120, 4096), 16 << 20);
+ * const r = await rowsAt(fd, Float64Array.of(120, 4096));
  * ```
  */
 export async function rowsAt(
   fd: number,
   offsets: Float64Array,
-  maxRow: number,
 ): Promise<RowsAtResult> {
-  const args = new Uint8Array(56);
+  const args = new Uint8Array(48);
   const v = new DataView(args.buffer);
   v.setInt32(0, fd, true);
   v.setBigUint64(8, BigInt(offsets.length), true);
-  v.setBigUint64(32, BigInt(maxRow), true);
   const batches: Array<{ bytes: Uint8Array; ends: Uint32Array }> = [];
   let room = 1 << 20;
   for (;;) {
@@ -1291,8 +1291,8 @@ export async function rowsAt(
     // Rows of a batch: a thousand or so fill 1 MiB; the rest wait.
     const ends = new Uint32Array(Math.min(offsets.length - first, 8192));
     v.setBigUint64(24, BigInt(room), true);
-    v.setBigUint64(40, 0n, true);
-    v.setBigUint64(48, BigInt(ends.length), true);
+    v.setBigUint64(32, 0n, true);
+    v.setBigUint64(40, BigInt(ends.length), true);
     const status = await callsOf(leakSymbols).stompwatch_rows_at(
       args,
       offsets,
@@ -1307,7 +1307,7 @@ export async function rowsAt(
     if (status === ROWS.UNMAPPED) return { unmapped: true };
     if (status === ROWS.TOO_LONG) return { tooLong: done };
     if (status !== ROWS.FULL) throw scanFailure(status);
-    room = Math.max(1 << 20, Number(v.getBigUint64(40, true)));
+    room = Math.max(1 << 20, Number(v.getBigUint64(32, true)));
   }
 }
 

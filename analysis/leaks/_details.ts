@@ -16,12 +16,13 @@ import type { Leak } from "./result.ts";
 /**
  * One {@link Leak} per row of `listed`, in its order, with the details read
  * from the log; for `"printed"`, only what a printed leak shows (ID and Ptr
- * as written), read only where the arrays cannot spell them.
+ * as written), read only where the arrays cannot spell them. `logBytes`:
+ * the bytes the passes read, a log now shorter refused as cut.
  */
 export async function leakDetails(
   source: EventLogSource,
   listed: LeakRows,
-  { detail = "all" }: { detail?: LeakDetail } = {},
+  { detail = "all", logBytes }: { detail?: LeakDetail; logBytes?: number } = {},
 ): Promise<Leak[]> {
   const n = listed.length;
   const leaks: Leak[] = new Array(n);
@@ -67,6 +68,7 @@ export async function leakDetails(
       const owner = row.owner;
       if (owner !== undefined) leak.owner = owner;
     },
+    { logBytes },
   );
   return leaks;
 }

@@ -180,7 +180,10 @@ export async function checkLeaksFile(
   }
 
   const listed = found.listed();
-  const leaks = await leakDetails(log, listed, { detail });
+  const leaks = await leakDetails(log, listed, {
+    detail,
+    logBytes: first.summary.bytes,
+  });
   leaks.forEach((leak, i) => results[listed.device[i]].leaks.push(leak));
   results.forEach((r, k) => {
     r.leakedBytes = found.bytes[k];

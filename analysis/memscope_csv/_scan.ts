@@ -27,6 +27,21 @@ const NUM_COLS_AT = MAPS_AT + 64;
 const NUM_OUT_AT = MAPS_AT + 128;
 /** Room in front of each chunk for a row cut by the previous chunk's end. */
 export const MAX_ROW_BYTES = 16 << 20;
+/** The reads a file is scanned in (read.ts), unless a caller asks otherwise. */
+export const READ_BYTES = 2 << 20;
+
+/**
+ * Whether a file's reader refuses the row starting at file offset `start`
+ * that is unfinished at offset `upto`, its newline not read yet (`eof`: the
+ * file ends there, the row with it): the row is cut by the end of a read of
+ * READ_BYTES over MAX_ROW_BYTES into it. So a row of 16 to 18 MiB is
+ * refused or not by where the reads end in it. The native readers refuse
+ * the same rows (ffi/reading/ts_row_room.h, this rule in C).
+ */
+export function refusesRow(start: number, upto: number, eof: boolean): boolean {
+  const b = eof ? upto : Math.floor(upto / READ_BYTES) * READ_BYTES;
+  return b > start && b - start > MAX_ROW_BYTES;
+}
 const PAGE = 65536;
 
 let compiled: WebAssembly.Module | undefined;

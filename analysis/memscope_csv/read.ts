@@ -29,6 +29,7 @@ import {
   ChunkLoop,
   giveScanner,
   MAX_ROW_BYTES,
+  READ_BYTES,
   REC_END,
   REC_LINE,
   REC_MAX_SEPS,
@@ -36,6 +37,7 @@ import {
   REC_SEP0,
   REC_SLOTS,
   REC_START,
+  refusesRow,
   type RowScanner,
   ScanLimit,
   takeScanner,
@@ -129,7 +131,7 @@ class RowFeed {
   ) {
     this.#label = label;
     const required = options.columns ?? DATA_COLUMNS;
-    const chunk = Math.min(options.bufferSize ?? 2 << 20, size + 1);
+    const chunk = Math.min(options.bufferSize ?? READ_BYTES, size + 1);
     const scanner = takeScanner(chunk, size < chunk ? 0 : MAX_ROW_BYTES);
     this.scanner = scanner;
     const { u8, i32 } = scanner;
@@ -315,7 +317,7 @@ export async function readMemscopeRowsAt(
   source: EventLogSource,
   offsets: readonly number[],
   onRow: (row: MemscopeRow) => void,
-  options: ReadOptions = {},
+  options: RowsAtOptions = {},
 ): Promise<void> {
   if (offsets.length === 0) return;
   const label = labelOf(source, options);
@@ -326,11 +328,25 @@ export async function readMemscopeRowsAt(
   // A log without data rows has no row to read back.
   if (start === undefined) return;
   const sorted = Float64Array.from(offsets).sort();
-  const fd = typeof source === "string" ? undefined : eventLogFd(source.file);
+  // Shorter than the rows asked for or than the read they came from: cut
+  // since, its rows past the cut gone and the one it ends in cut short.
+  const atLeast = Math.max(
+    sorted[sorted.length - 1] + 1,
+    options.logBytes ?? 0,
+  );
+  const cut = () =>
+    new MemscopeCsvError(`Cannot read ${label}: ${LOG_CUT_REASON}`);
+  using opened = await openSource(source);
+  const file = opened.file;
+  // Not file.stat(): Deno checks fstat against the link's target, which a
+  // caller granted only the link may not read; seeking needs no permission.
+  const sizeNow = () => file.seek(0, Deno.SeekMode.End);
+  const fd = eventLogFd(file);
   const copied = fd === undefined
     ? undefined
     : await copiedRows(fd, sorted, label);
   if (copied) {
+    if (await sizeNow() < atLeast) throw cut();
     // Each copy is framed as the file would be at its offset.
     const rec = new Int32Array(REC_SLOTS);
     let k = 0;
@@ -345,23 +361,22 @@ export async function readMemscopeRowsAt(
     }
     return;
   }
-  using opened = await openSource(source);
-  const file = opened.file;
-  // Not file.stat(): Deno checks fstat against the link's target, which a
-  // caller granted only the link may not read; seeking needs no permission.
-  const size = await file.seek(0, Deno.SeekMode.End);
+  const size = await sizeNow();
+  if (size < atLeast) throw cut();
   const rec = new Int32Array(REC_SLOTS);
   let buf = new Uint8Array(4096);
   let row = new MemscopeRow(start.columns, buf, rec);
+  // Past this a row is refused wherever the reads end in it.
+  const most = MAX_ROW_BYTES + READ_BYTES + 4096;
   for (const off of sorted) {
-    let framed: Framed = "more";
-    for (let want = buf.length;; want *= 4) {
+    let framed: Framed = "more", got = 0;
+    for (let want = buf.length;; want = Math.min(want * 4, most)) {
       if (want > buf.length) {
         buf = new Uint8Array(want);
         row = new MemscopeRow(start.columns, buf, rec);
       }
       await file.seek(off, Deno.SeekMode.Start);
-      let got = 0;
+      got = 0;
       while (got < want) {
         const n = await file.read(buf.subarray(got, want));
         if (n === null) break;
@@ -369,12 +384,28 @@ export async function readMemscopeRowsAt(
       }
       framed = frameOneRow(buf, [0, got], off + got >= size, rec);
       if (framed !== "more") break;
-      if (want >= MAX_ROW_BYTES) throw rowTooLong(off, label);
+      if (want === most) throw rowTooLong(off, label);
     }
     if (framed === "none") continue;
+    // Where its newline is, or the file's end.
+    const newline = rec[REC_END] + (buf[rec[REC_END]] === 13 ? 1 : 0);
+    const eof = newline >= got;
+    if (refusesRow(off + rec[REC_START], off + newline, eof)) {
+      throw rowTooLong(off, label);
+    }
     row._set(0, off);
     onRow(row);
   }
+  if (await sizeNow() < atLeast) throw cut();
+}
+
+/** {@link readMemscopeRowsAt}'s options. */
+export interface RowsAtOptions extends ReadOptions {
+  /**
+   * The bytes of the log when the offsets were read: a log now shorter is
+   * refused as cut ("it got shorter while it was read"), not read as it is.
+   */
+  logBytes?: number;
 }
 
 /**
@@ -388,7 +419,7 @@ async function copiedRows(
 ): Promise<Array<{ bytes: Uint8Array; ends: Uint32Array }> | undefined> {
   let copied: RowsAtResult;
   try {
-    copied = await rowsAt(fd, offsets, MAX_ROW_BYTES);
+    copied = await rowsAt(fd, offsets);
   } catch (e) {
     throw new MemscopeCsvError(
       `Cannot read ${label}: ${(e as Error).message}`,

@@ -63,7 +63,8 @@ struct sw_leak_scan_args {
   uint32_t *mark_device;
   double *mark_id;
   uint64_t mark_cap;
-  /* What to match, as the log spells it (ASCII). */
+  /* What to match, as the log spells it (the event type ASCII, the mark's
+   * name ASCII where it holds a quote). */
   const uint8_t *event_type;
   uint32_t event_type_len;
   const uint8_t *mstx;
@@ -1324,7 +1325,11 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
   for (int c = 0; c < C_COUNT; c++)
     if (a->col[c] >= SW_CSV_MAX_SEPS) return SW_LEAK_FALLBACK;
   if (a->bound_marks < 3 || a->bound_marks > MAX_BOUND_MARKS) a->bound_marks = 0;
-  if (!sw_csv_ascii(a->event_type, a->event_type + a->event_type_len) || !sw_csv_ascii(a->mstx, a->mstx + a->mstx_len))
+  /* A mark's name is compared as its bytes (nameEquals), but as decoded
+   * text where both hold a quote: the bytes tell that apart from a field
+   * that does not decode (U+FFFD) only in ASCII. */
+  if (!sw_csv_ascii(a->event_type, a->event_type + a->event_type_len) ||
+      (a->mstx_has_quote && !sw_csv_ascii(a->mstx, a->mstx + a->mstx_len)))
     return SW_LEAK_FALLBACK;
   struct pass p;
   pass_init(&p, a);

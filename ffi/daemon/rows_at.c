@@ -8,7 +8,9 @@
  * Each copy runs from its offset through the end of the first row that is
  * not empty (a newline outside quotes, a trailing \r allowed), or to the end
  * of the file: the TypeScript framer (analysis/memscope_csv/read.ts
- * frameOneRow) then frames the copy exactly as it would the file there.
+ * frameOneRow) then frames the copy exactly as it would the file there. A
+ * row the TypeScript reader refuses as running on (ts_row_room.h) is
+ * refused: every other is copied however long.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include "csv_frame.h"
 #include "mapped_log.h"
 #include "sw_common.h"
+#include "ts_row_room.h"
 
 /* What a call answers, beside SW_SCAN_FALLBACK (the file cannot be mapped:
  * the caller reads it itself), SW_SCAN_CUT and -EIO. */
@@ -32,14 +35,13 @@ struct sw_rows_at_args {
   uint64_t count;   /* offsets, ascending */
   uint64_t done;    /* in and out: rows copied by earlier calls, then this one */
   uint64_t cap;     /* bytes of out */
-  uint64_t max_row; /* a row longer than this answers ROWS_TOO_LONG */
   uint64_t need;    /* out, with ROWS_FULL and nothing copied: room the next row needs */
   uint64_t ends;    /* room in ends: rows one call copies at most */
 };
 
 _Static_assert(offsetof(struct sw_rows_at_args, done) == 16, "layout");
-_Static_assert(offsetof(struct sw_rows_at_args, need) == 40, "layout");
-_Static_assert(sizeof(struct sw_rows_at_args) == 56, "layout");
+_Static_assert(offsetof(struct sw_rows_at_args, need) == 32, "layout");
+_Static_assert(sizeof(struct sw_rows_at_args) == 48, "layout");
 
 struct copy_job {
   struct sw_rows_at_args *a;
@@ -49,22 +51,28 @@ struct copy_job {
   uint32_t *ends;
 };
 
-/* Where the copy of the row at `at` ends (a file offset), or 0 when it runs
- * on past max_row. */
-static uint64_t copy_end(const struct sw_mapped_log *m, uint64_t at, uint64_t max_row) {
+/* Where the copy of the row at `at` ends (a file offset), or 0 when the
+ * TypeScript reader refuses it. */
+static uint64_t copy_end(const struct sw_mapped_log *m, uint64_t at) {
   const uint8_t *p = m->bytes + (at - m->from), *end = m->bytes + (m->size - m->from);
-  const uint8_t *limit = end - p > (ptrdiff_t)max_row ? p + max_row : end;
   const uint8_t *s = p;
   bool quoted = false;
-  for (const uint8_t *q = p; q < limit; q++) {
+  for (const uint8_t *q = p; q < end; q++) {
     if (*q == '"') quoted = !quoted;
-    if (quoted || *q != '\n') continue;
+    if (quoted || *q != '\n') {
+      /* Past this, refused wherever the reads end in it. */
+      if ((uint64_t)(q - s) > SW_TS_ROOM + SW_TS_CHUNK) return 0;
+      continue;
+    }
     /* An empty row (nothing, or a lone \r) is skipped, as the framer does:
      * the quote state starts afresh with the next one. */
-    if (q > s && !(q == s + 1 && *s == '\r')) return at + (uint64_t)(q + 1 - p);
+    if (q > s && !(q == s + 1 && *s == '\r')) {
+      const uint64_t row = at + (uint64_t)(s - p);
+      return sw_ts_refuses_row(row, at + (uint64_t)(q - p), false) ? 0 : at + (uint64_t)(q + 1 - p);
+    }
     s = q + 1;
   }
-  return limit == end ? m->size : 0;
+  return sw_ts_refuses_row(at + (uint64_t)(s - p), m->size, true) ? 0 : m->size;
 }
 
 static void copy_rows(void *arg) {
@@ -78,7 +86,7 @@ static void copy_rows(void *arg) {
       a->status = -EINVAL;
       return;
     }
-    uint64_t end = at < j->m->size ? copy_end(j->m, at, a->max_row) : at;
+    uint64_t end = at < j->m->size ? copy_end(j->m, at) : at;
     if (at < j->m->size && end == 0) {
       a->status = ROWS_TOO_LONG;
       return;

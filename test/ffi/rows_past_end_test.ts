@@ -23,7 +23,7 @@ using log = await openEventLog(path);
 const fd = eventLogFd(log.file);
 const keep = Array.from({ length: 64 }, () => new Uint8Array(2 << 20).fill(0xaa));
 for (let k = 0; k < 20; k++) {
-  const r = await rowsAt(fd, Float64Array.of(0, 3e6 + k * 1e6), 1 << 20);
+  const r = await rowsAt(fd, Float64Array.of(0, 3e6 + k * 1e6));
   if (!("batches" in r) || r.batches.length !== 1) throw new Error("rows: " + JSON.stringify(r));
 }
 let zeroed = 0;

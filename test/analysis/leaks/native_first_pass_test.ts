@@ -202,6 +202,38 @@ Deno.test("the native first pass reads quotes, CRLF, empty lines, stacks over li
   }
 });
 
+Deno.test("the native first pass finds marks named in any language as the TypeScript pass does, their bytes against the name's", async () => {
+  const name = "训练步";
+  const enc = new TextEncoder();
+  const text = [
+    HEADER,
+    mark(1, 0, name),
+    mark(2, 0, `"${name}"`),
+    mark(3, 0, `"${name} "`),
+    mem("MALLOC", 4, hexPtr(0x1000), '"{size:8}"'),
+    mark(5, 0, name),
+    "",
+  ].join("\n");
+  // A name that does not decode (a lone 0xff before the same text), and
+  // the last mark.
+  const path = tempLog("");
+  Deno.writeFileSync(
+    path,
+    Uint8Array.from([
+      ...enc.encode(text + '6,MSTX,Mark,"'),
+      0xff,
+      ...enc.encode(`${name}",6000,10,11,0,N/A,,,\n${mark(7, 0, name)}\n`),
+    ]),
+  );
+  const { native, typescript } = await bothPasses(path, { mstxInfo: name });
+  assert.ok(native, "the native pass fell back");
+  assert.deepEqual(native, typescript);
+  assert.deepEqual(typescript.marks, [[1, 2, 5, 7]]);
+  // A name holding a quote is compared as decoded text: left to TypeScript.
+  const quoted = await bothPasses(path, { mstxInfo: `训"练` });
+  assert.equal(quoted.native, undefined);
+});
+
 /**
  * A log of `mib` MiB: memory rows of three devices, a stack over two lines
  * every 997th row, marks at both ends; with `stackInMiddle`, one row holds

@@ -6,6 +6,7 @@ import {
   MEMSCOPE_HEADER,
   openEventLog,
   readMemscopeCsv,
+  readMemscopeRowsAt,
 } from "../../../analysis/memscope_csv/mod.ts";
 
 const MiB = 1 << 20;
@@ -29,7 +30,11 @@ function mallocOfLength(id: number, length: number): string {
  * TypeScript reader's reads) and is `length` bytes long; `open`: it is the
  * last, its quote never closed.
  */
-function logWith(from: number, length: number, open = false): string {
+function logWith(
+  from: number,
+  length: number,
+  open = false,
+): { text: string; at: number } {
   const rows = [HEADER, mark(1), op(2, "ATEN_START"), op(3, "ATEN_END")];
   let at = rows.join("\n").length + 1, id = 4;
   for (; at < 3 * MiB; id++) {
@@ -41,30 +46,21 @@ function logWith(from: number, length: number, open = false): string {
   const want = (Math.ceil(at / (2 * MiB)) + 1) * 2 * MiB + from;
   rows.push(mallocOfLength(id++, want - at - 1));
   const long = mallocOfLength(id++, length);
-  if (open) return rows.join("\n") + "\n" + long.slice(0, -3);
+  if (open) {
+    return { text: rows.join("\n") + "\n" + long.slice(0, -3), at: want };
+  }
   rows.push(long, mark(id++), mark(id++));
   for (let n = 0; n < 20_000; n++, id++) rows.push(mallocOfLength(id, 200));
-  return rows.join("\n") + "\n";
+  return { text: rows.join("\n") + "\n", at: want };
 }
 
-/** The TypeScript reader's refusal of the log at `path`, if any. */
-async function typescriptRefusal(path: string): Promise<string | undefined> {
-  try {
-    await readMemscopeCsv(path, () => {});
-    return undefined;
-  } catch (e) {
-    return (e as Error).message;
-  }
-}
-
-Deno.test("check-leaks' and compare's native passes refuse the rows the TypeScript reader refuses, with its message, and read every other natively", async () => {
-  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_row_room_" });
-  const path = `${dir}/memscope_dump.csv`;
-  const cases: Array<[string, string, boolean]> = [
-    // Rows the native passes once left to the TypeScript reader (over 8 MiB
-    // carried from one of their reads to the next): 13 MiB, and 16 MiB and
-    // 1 KiB starting just past one of its reads, so that no read of its
-    // ends over 16 MiB into the row.
+/** The logs of long rows, and whether the TypeScript reader refuses each. */
+function longRowLogs(): Array<[string, { text: string; at: number }, boolean]> {
+  return [
+    // Rows the native passes once left to the TypeScript reader (over 8
+    // MiB carried from one of their reads to the next): 13 MiB, and 16 MiB
+    // and 1 KiB starting just past one of its reads, so that no read of
+    // its ends over 16 MiB into the row.
     ["13 MiB", logWith(100, 13 * MiB), false],
     [
       "16 MiB + 1 KiB, no read ends past 16 MiB in it",
@@ -82,8 +78,23 @@ Deno.test("check-leaks' and compare's native passes refuse the rows the TypeScri
     ["15 MiB left open at the end", logWith(0, 15 * MiB, true), false],
     ["17 MiB left open at the end", logWith(0, 17 * MiB, true), true],
   ];
+}
+
+/** The TypeScript reader's refusal of the log at `path`, if any. */
+async function typescriptRefusal(path: string): Promise<string | undefined> {
+  try {
+    await readMemscopeCsv(path, () => {});
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+Deno.test("check-leaks' and compare's native passes refuse the rows the TypeScript reader refuses, with its message, and read every other natively", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_row_room_" });
+  const path = `${dir}/memscope_dump.csv`;
   const checked = checkOptions({ mstxInfo: "step" });
-  for (const [name, text, refused] of cases) {
+  for (const [name, { text }, refused] of longRowLogs()) {
     Deno.writeTextFileSync(path, text);
     const refusal = await typescriptRefusal(path);
     assert.equal(
@@ -111,6 +122,65 @@ Deno.test("check-leaks' and compare's native passes refuse the rows the TypeScri
       (e: Error) => e.message,
     );
     assert.equal(compared, refusal, `${name}: compare`);
+  }
+  Deno.removeSync(dir, { recursive: true });
+});
+
+Deno.test("a row read back by its offset is refused where the TypeScript reader refuses it and read however long else, from an opened log (natively) and from a path", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_row_room_" });
+  const path = `${dir}/memscope_dump.csv`;
+  for (const [name, { text, at }, refused] of longRowLogs()) {
+    Deno.writeTextFileSync(path, text);
+    using log = await openEventLog(path);
+    for (const source of [log, path]) {
+      const lengths: number[] = [];
+      const back = readMemscopeRowsAt(
+        source,
+        [at],
+        (r) => lengths.push(r.attr.length),
+      );
+      if (refused) {
+        await assert.rejects(
+          back,
+          /^MemscopeCsvError: Row at byte \d+ of .* runs on for over 16 MiB/,
+          name,
+        );
+      } else {
+        await back;
+        assert.equal(lengths.length, 1, name);
+        assert.ok(lengths[0] > 12 * MiB, name);
+      }
+    }
+  }
+  Deno.removeSync(dir, { recursive: true });
+});
+
+Deno.test("rows read back from a log now shorter than the read they came from are refused as cut, not read as it stands", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_row_room_" });
+  const path = `${dir}/memscope_dump.csv`;
+  const rows = [HEADER, mark(1)];
+  for (let id = 2; id < 200; id++) rows.push(mallocOfLength(id, 100));
+  const text = rows.join("\n") + "\n";
+  Deno.writeTextFileSync(path, text);
+  const offsets: number[] = [];
+  await readMemscopeCsv(path, (r) => offsets.push(r.offset));
+  // Cut inside the last row: the row is there, but short of its end.
+  Deno.truncateSync(path, text.length - 50);
+  using log = await openEventLog(path);
+  for (const source of [log, path]) {
+    const last = offsets.slice(-1);
+    await assert.rejects(
+      readMemscopeRowsAt(source, last, () => {}, { logBytes: text.length }),
+      /got shorter while it was read/,
+    );
+    // Rows past the end: gone.
+    Deno.truncateSync(path, text.length - 500);
+    await assert.rejects(
+      readMemscopeRowsAt(source, offsets, () => {}),
+      /got shorter while it was read/,
+    );
+    Deno.writeTextFileSync(path, text);
+    Deno.truncateSync(path, text.length - 50);
   }
   Deno.removeSync(dir, { recursive: true });
 });
