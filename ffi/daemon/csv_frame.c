@@ -106,10 +106,6 @@ static inline __attribute__((always_inline)) int64_t frame_with(struct sw_csv_sc
       take_seps(r.sep, &nsep, b, end.seps);
       const uint8_t *pos = b + end.bit;
       line = block_line + (uint32_t)__builtin_popcountll(k.newline & end.through);
-      /* Longer than the TypeScript reader's room: maybe one it refuses. */
-      if (__builtin_expect(pos - start > SW_TS_ROOM, 0) &&
-          sw_ts_refuses_row(base + (uint64_t)(start - buf), base + (uint64_t)(pos - buf), false))
-        return refuse(sc, rowline);
       r.s = start;
       r.e = pos;
       r.nsep = nsep;
@@ -176,6 +172,20 @@ static int64_t frame(struct sw_csv_scan *sc, const uint8_t *buf, size_t len, uin
  * its end took 13 s; rows over 8 MiB that it takes, as long. */
 #define CHUNK (4u << 20)
 
+/* Whether the TypeScript reader refuses the row at `from` (a row start,
+ * outside quotes, unfinished CHUNK bytes before `to`) that ends before
+ * `to`. Only such a row, carried from one step to the next, can be over
+ * 16 MiB in a step: asked here, once a step, rather than of every row. */
+static bool refuses_carried(const struct sw_mapped_log *m, uint64_t from, uint64_t to) {
+  const uint8_t *p = m->bytes + (from - m->from);
+  bool quoted = false;
+  for (uint64_t at = from; at < to; at++, p++) {
+    if (*p == '"') quoted = !quoted;
+    if (!quoted && *p == '\n') return sw_ts_refuses_row(from, at, false);
+  }
+  return false; /* unfinished: asked at the step's end */
+}
+
 /* A scan over a mapped log, in CHUNK steps. */
 struct mapped_scan {
   struct sw_csv_scan *sc;
@@ -194,6 +204,11 @@ static void scan_mapped(void *arg) {
   for (;;) {
     end = m->size - end < CHUNK ? m->size : end + CHUNK;
     bool last = end == m->size;
+    if (end - base > SW_TS_ROOM && refuses_carried(m, base, end)) {
+      refuse(sc, st.line);
+      j->result = SW_SCAN_TOO_LONG;
+      return;
+    }
     int64_t used = frame(sc, m->bytes + (base - m->from), (size_t)(end - base), base, last, &st);
     if (end > sc->bytes) sc->bytes = end;
     if (used < 0) {
