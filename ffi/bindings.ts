@@ -1266,9 +1266,10 @@ export type RowsAtResult =
  * (ffi/daemon/rows_at.c), in one call off the event loop per batch of 1 MiB
  * or one row. `{ tooLong: k }`: the row at offsets[k] runs on further than
  * the TypeScript reader takes (ffi/reading/ts_row_room.h); `{ unmapped }`:
- * the file cannot be mapped (read it yourself). An offset at or past the
- * file's end copies nothing. Throws an Error with the reason when the file
- * is cut while it is read or a read fails.
+ * the file cannot be mapped (read it yourself). The file is taken to end at
+ * `end` where it is longer (0: where it ends); an offset at or past its end
+ * copies nothing. Throws an Error with the reason when the file is cut
+ * while it is read or a read fails.
  *
  * @example
  * ```ts ignore
@@ -1278,11 +1279,13 @@ export type RowsAtResult =
 export async function rowsAt(
   fd: number,
   offsets: Float64Array,
+  end = 0,
 ): Promise<RowsAtResult> {
-  const args = new Uint8Array(48);
+  const args = new Uint8Array(56);
   const v = new DataView(args.buffer);
   v.setInt32(0, fd, true);
   v.setBigUint64(8, BigInt(offsets.length), true);
+  v.setBigUint64(48, BigInt(end), true);
   const batches: Array<{ bytes: Uint8Array; ends: Uint32Array }> = [];
   let room = 1 << 20;
   for (;;) {

@@ -62,8 +62,9 @@ export async function nativeCompare(
   levels: readonly CompareLevel[],
 ): Promise<NativeCompare | undefined> {
   // One log after the other, as readStep reads them: the same first error.
-  // Reads of 64 KiB find the first row: 2 MiB ones took 20 ms more.
-  const header = { columns: COMPARE_COLUMNS, bufferSize: 64 << 10 };
+  // The reader's own reads (READ_BYTES), where a first row too long for
+  // its first 64 KiB is scanned: smaller ones refuse other long rows.
+  const header = { columns: COMPARE_COLUMNS };
   using base = await openEventLog(paths[0]);
   const baseStart = await readMemscopeStart(base, header);
   using next = await openEventLog(paths[1]);

@@ -29,6 +29,8 @@ const NUM_OUT_AT = MAPS_AT + 128;
 export const MAX_ROW_BYTES = 16 << 20;
 /** The reads a file is scanned in (read.ts), unless a caller asks otherwise. */
 export const READ_BYTES = 2 << 20;
+/** No row longer is taken, wherever the reads end in it (refusesRow). */
+export const LONGEST_ROW = MAX_ROW_BYTES + READ_BYTES;
 
 /**
  * Whether a file's reader refuses the row starting at file offset `start`
@@ -36,7 +38,8 @@ export const READ_BYTES = 2 << 20;
  * file ends there, the row with it): the row is cut by the end of a read of
  * READ_BYTES over MAX_ROW_BYTES into it. So a row of 16 to 18 MiB is
  * refused or not by where the reads end in it. The native readers refuse
- * the same rows (ffi/reading/ts_row_room.h, this rule in C).
+ * the same rows (ffi/reading/ts_row_room.h, this rule and LONGEST_ROW in
+ * C).
  */
 export function refusesRow(start: number, upto: number, eof: boolean): boolean {
   const b = eof ? upto : Math.floor(upto / READ_BYTES) * READ_BYTES;

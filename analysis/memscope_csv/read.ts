@@ -28,6 +28,7 @@
 import {
   ChunkLoop,
   giveScanner,
+  LONGEST_ROW,
   MAX_ROW_BYTES,
   READ_BYTES,
   REC_END,
@@ -86,7 +87,10 @@ async function openSource(
 export interface ReadOptions {
   /** Columns that must be in the header; default {@link DATA_COLUMNS}. */
   columns?: readonly MemscopeColumn[];
-  /** Read size in bytes; default 2 MiB. Rows up to 16 MiB are accepted. */
+  /**
+   * Read size in bytes; default READ_BYTES (2 MiB), the size the native
+   * readers' refusals of long rows assume (_scan.ts refusesRow).
+   */
   bufferSize?: number;
   /** Shown in error messages instead of the path. */
   label?: string;
@@ -344,7 +348,7 @@ export async function readMemscopeRowsAt(
   const fd = eventLogFd(file);
   const copied = fd === undefined
     ? undefined
-    : await copiedRows(fd, sorted, label);
+    : await copiedRows(fd, sorted, label, options.logBytes);
   if (copied) {
     if (await sizeNow() < atLeast) throw cut();
     // Each copy is framed as the file would be at its offset.
@@ -361,36 +365,36 @@ export async function readMemscopeRowsAt(
     }
     return;
   }
-  const size = await sizeNow();
+  // The log as the passes read it: one that grew since is read no further.
+  const size = Math.min(await sizeNow(), options.logBytes ?? Infinity);
   if (size < atLeast) throw cut();
   const rec = new Int32Array(REC_SLOTS);
   let buf = new Uint8Array(4096);
   let row = new MemscopeRow(start.columns, buf, rec);
-  // Past this a row is refused wherever the reads end in it.
-  const most = MAX_ROW_BYTES + READ_BYTES + 4096;
   for (const off of sorted) {
     let framed: Framed = "more", got = 0;
-    for (let want = buf.length;; want = Math.min(want * 4, most)) {
+    for (let want = 4096;; want = Math.min(want * 4, LONGEST_ROW + 4096)) {
       if (want > buf.length) {
         buf = new Uint8Array(want);
         row = new MemscopeRow(start.columns, buf, rec);
       }
       await file.seek(off, Deno.SeekMode.Start);
+      const upto = Math.min(want, size - off);
       got = 0;
-      while (got < want) {
-        const n = await file.read(buf.subarray(got, want));
-        if (n === null) break;
+      while (got < upto) {
+        const n = await file.read(buf.subarray(got, upto));
+        if (n === null) throw cut(); // shorter than it was a moment ago
         got += n;
       }
       framed = frameOneRow(buf, [0, got], off + got >= size, rec);
       if (framed !== "more") break;
-      if (want === most) throw rowTooLong(off, label);
+      if (want > LONGEST_ROW) throw rowTooLong(off, label);
     }
     if (framed === "none") continue;
-    // Where its newline is, or the file's end.
-    const newline = rec[REC_END] + (buf[rec[REC_END]] === 13 ? 1 : 0);
-    const eof = newline >= got;
-    if (refusesRow(off + rec[REC_START], off + newline, eof)) {
+    // Where its newline is; none where the row ends the log.
+    const end = rec[REC_END];
+    const newline = end < got && buf[end] === 13 ? end + 1 : end;
+    if (refusesRow(off + rec[REC_START], off + newline, newline >= got)) {
       throw rowTooLong(off, label);
     }
     row._set(0, off);
@@ -403,7 +407,9 @@ export async function readMemscopeRowsAt(
 export interface RowsAtOptions extends ReadOptions {
   /**
    * The bytes of the log when the offsets were read: a log now shorter is
-   * refused as cut ("it got shorter while it was read"), not read as it is.
+   * refused as cut ("it got shorter while it was read"), not read as it is;
+   * one that grew is read no further, so that a row then half written is
+   * read back as it was read.
    */
   logBytes?: number;
 }
@@ -416,10 +422,11 @@ async function copiedRows(
   fd: number,
   offsets: Float64Array,
   label: string,
+  logBytes: number | undefined,
 ): Promise<Array<{ bytes: Uint8Array; ends: Uint32Array }> | undefined> {
   let copied: RowsAtResult;
   try {
-    copied = await rowsAt(fd, offsets);
+    copied = await rowsAt(fd, offsets, logBytes ?? 0);
   } catch (e) {
     throw new MemscopeCsvError(
       `Cannot read ${label}: ${(e as Error).message}`,
@@ -487,7 +494,6 @@ export interface DataStart {
   line: number;
 }
 
-/** A row read back that does not end within MAX_ROW_BYTES. */
 /**
  * The refusal of a row that runs on past MAX_ROW_BYTES at one of the reads,
  * starting on line `line` of `label`: this reader's, and the native
@@ -501,6 +507,7 @@ export function rowRunsOn(line: number, label: string): MemscopeCsvError {
   );
 }
 
+/** {@link rowRunsOn} for a row read back, known by its offset. */
 function rowTooLong(offset: number, label: string): MemscopeCsvError {
   return new MemscopeCsvError(
     `Row at byte ${offset} of ${label} runs on for over ${

@@ -142,7 +142,12 @@ SW_EXPORT int32_t stompwatch_compare_read(struct sw_compare_args *a) {
     L->levels = a->levels;
   }
   sw_on_both(read_log, &j->log[0], &j->log[1]);
-  int failed = j->log[0].fd != SW_SCAN_DONE ? 0 : 1;
+  /* The first log refused (cut, a row that runs on, unreadable), as the
+   * TypeScript reader takes them one after the other, before one left to
+   * it: that reader would only read the other whole to refuse it too. */
+  const bool refused[2] = {j->log[0].fd != SW_SCAN_DONE && j->log[0].fd != SW_SCAN_FALLBACK,
+                           j->log[1].fd != SW_SCAN_DONE && j->log[1].fd != SW_SCAN_FALLBACK};
+  int failed = refused[0] ? 0 : refused[1] ? 1 : j->log[0].fd != SW_SCAN_DONE ? 0 : 1;
   int32_t result = j->log[failed].fd;
   a->handle = (uint32_t)failed;
   if (result == SW_SCAN_DONE) {

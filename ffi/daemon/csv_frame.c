@@ -167,9 +167,8 @@ static int64_t frame(struct sw_csv_scan *sc, const uint8_t *buf, size_t len, uin
 
 /* The steps a log is framed in. A row over several steps is framed again
  * from its start at each, a few times for the longest the TypeScript
- * reader takes (18 MiB): the rows it refuses are refused here with its
- * message. Left to it, a log of 1 GB refused for an unbalanced quote near
- * its end took 13 s; rows over 8 MiB that it takes, as long. */
+ * reader takes (SW_TS_LONGEST_ROW); the rows it refuses are refused here
+ * with its message, not left to it (3-6 s to read a 1 GB log). */
 #define CHUNK (4u << 20)
 
 /* Whether the TypeScript reader refuses the row at `from` (a row start,

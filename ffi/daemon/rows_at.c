@@ -25,7 +25,8 @@
 #include "ts_row_room.h"
 
 /* What a call answers, beside SW_SCAN_FALLBACK (the file cannot be mapped:
- * the caller reads it itself), SW_SCAN_CUT and -EIO. */
+ * the caller reads it itself), SW_SCAN_CUT and -EIO: numbers of its own
+ * (ROWS_FULL is csv_frame.h's SW_SCAN_TOO_LONG, which it never answers). */
 enum { ROWS_DONE = 0, ROWS_FULL = 3, ROWS_TOO_LONG = 4 };
 
 /* Shared with ffi/bindings.ts rowsAt, field for field. */
@@ -37,11 +38,15 @@ struct sw_rows_at_args {
   uint64_t cap;     /* bytes of out */
   uint64_t need;    /* out, with ROWS_FULL and nothing copied: room the next row needs */
   uint64_t ends;    /* room in ends: rows one call copies at most */
+  /* The log taken to end here where it is longer (0: where it ends): the
+   * bytes the offsets were read from, a row then half written copied as
+   * it was. */
+  uint64_t end;
 };
 
 _Static_assert(offsetof(struct sw_rows_at_args, done) == 16, "layout");
 _Static_assert(offsetof(struct sw_rows_at_args, need) == 32, "layout");
-_Static_assert(sizeof(struct sw_rows_at_args) == 48, "layout");
+_Static_assert(sizeof(struct sw_rows_at_args) == 56, "layout");
 
 struct copy_job {
   struct sw_rows_at_args *a;
@@ -61,7 +66,7 @@ static uint64_t copy_end(const struct sw_mapped_log *m, uint64_t at) {
     if (*q == '"') quoted = !quoted;
     if (quoted || *q != '\n') {
       /* Past this, refused wherever the reads end in it. */
-      if ((uint64_t)(q - s) > SW_TS_ROOM + SW_TS_CHUNK) return 0;
+      if ((uint64_t)(q - s) > SW_TS_LONGEST_ROW) return 0;
       continue;
     }
     /* An empty row (nothing, or a lone \r) is skipped, as the framer does:
@@ -116,6 +121,7 @@ SW_EXPORT int32_t stompwatch_rows_at(struct sw_rows_at_args *a, const double *of
   if (a->cap > UINT32_MAX) a->cap = UINT32_MAX;
   struct sw_mapped_log m;
   if (!sw_mapped_log_open(a->fd, (uint64_t)offsets[a->done], &m)) return SW_SCAN_FALLBACK;
+  if (a->end && m.size > a->end) m.size = a->end > m.from ? a->end : m.from;
   struct copy_job job = {a, &m, offsets, out, ends};
   enum sw_mapped_end end = sw_mapped_run(&m, copy_rows, &job);
   sw_mapped_log_close(&m);

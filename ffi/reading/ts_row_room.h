@@ -15,6 +15,8 @@
 
 #define SW_TS_CHUNK (2u << 20) /* read.ts: the default bufferSize */
 #define SW_TS_ROOM (16u << 20) /* _scan.ts: MAX_ROW_BYTES */
+/* _scan.ts LONGEST_ROW: no row longer is taken, wherever the reads end. */
+#define SW_TS_LONGEST_ROW (SW_TS_ROOM + SW_TS_CHUNK)
 
 /* Whether the TypeScript reader refuses the row starting at file offset
  * `s` that is unfinished at offset `upto`, its newline not read yet (`eof`:

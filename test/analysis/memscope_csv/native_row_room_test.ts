@@ -37,6 +37,12 @@ function logWith(
 ): { text: string; at: number } {
   const rows = [HEADER, mark(1), op(2, "ATEN_START"), op(3, "ATEN_END")];
   let at = rows.join("\n").length + 1, id = 4;
+  if (from < 0) {
+    // The first data row.
+    const long = mallocOfLength(id++, length);
+    rows.splice(1, 0, long);
+    return { text: rows.join("\n") + "\n", at: HEADER.length + 1 };
+  }
   for (; at < 3 * MiB; id++) {
     const row = mallocOfLength(id, 200);
     rows.push(row);
@@ -73,9 +79,25 @@ function longRowLogs(): Array<[string, { text: string; at: number }, boolean]> {
       logWith(2 * MiB - 100, 16 * MiB + 1024),
       true,
     ],
-    ["40 MiB (an unbalanced quote)", logWith(0, 40 * MiB), true],
+    // A read ends 16 MiB + 1 byte into the row: refused where that read
+    // stops short of its newline, taken where the newline ends the read.
+    [
+      "16 MiB + 1, its newline where a read ends",
+      logWith(2 * MiB - 1, 16 * MiB + 1),
+      true,
+    ],
+    [
+      "16 MiB, its newline last in a read",
+      logWith(2 * MiB - 1, 16 * MiB),
+      false,
+    ],
+    // Past 18 MiB: refused wherever it lies (and read in two halves).
+    ["40 MiB", logWith(0, 40 * MiB), true],
     // A quote left open to the end of the file.
     ["15 MiB left open at the end", logWith(0, 15 * MiB, true), false],
+    // The first data row, where a reader that finds it with reads of its
+    // own must read as the reader does.
+    ["the first data row, 16.5 MiB", logWith(-1, 16.5 * MiB), false],
     ["17 MiB left open at the end", logWith(0, 17 * MiB, true), true],
   ];
 }
@@ -92,7 +114,8 @@ async function typescriptRefusal(path: string): Promise<string | undefined> {
 
 Deno.test("check-leaks' and compare's native passes refuse the rows the TypeScript reader refuses, with its message, and read every other natively", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "stompwatch_row_room_" });
-  const path = `${dir}/memscope_dump.csv`;
+  const path = `${dir}/memscope_dump.csv`, plain = `${dir}/plain.csv`;
+  Deno.writeTextFileSync(plain, logWith(0, 1000).text);
   const checked = checkOptions({ mstxInfo: "step" });
   for (const [name, { text }, refused] of longRowLogs()) {
     Deno.writeTextFileSync(path, text);
@@ -113,15 +136,18 @@ Deno.test("check-leaks' and compare's native passes refuse the rows the TypeScri
       (e: Error) => e.message,
     );
     assert.equal(leaks, refusal, `${name}: check-leaks`);
-    const compared = await nativeCompare([path, path], ["op"]).then(
-      (
-        read,
-      ) => (assert.ok(read, `${name}: compare fell back`),
-        read[Symbol.dispose](),
-        undefined),
-      (e: Error) => e.message,
-    );
-    assert.equal(compared, refusal, `${name}: compare`);
+    // The log compared with a plain one, either side.
+    for (const pair of [[path, plain], [plain, path]] as const) {
+      const compared = await nativeCompare(pair, ["op"]).then(
+        (
+          read,
+        ) => (assert.ok(read, `${name}: compare fell back`),
+          read[Symbol.dispose](),
+          undefined),
+        (e: Error) => e.message,
+      );
+      assert.equal(compared, refusal, `${name}: compare ${pair}`);
+    }
   }
   Deno.removeSync(dir, { recursive: true });
 });
@@ -181,6 +207,38 @@ Deno.test("rows read back from a log now shorter than the read they came from ar
     );
     Deno.writeTextFileSync(path, text);
     Deno.truncateSync(path, text.length - 50);
+  }
+  // Cut while its rows are read back (the first row's callback cuts it).
+  Deno.writeTextFileSync(path, text);
+  await assert.rejects(
+    readMemscopeRowsAt(path, offsets, (r) => {
+      if (r.offset === offsets[0]) Deno.truncateSync(path, offsets[1]);
+    }),
+    /got shorter while it was read/,
+  );
+  Deno.removeSync(dir, { recursive: true });
+});
+
+Deno.test("rows read back from a log that grew since its offsets were read are read as they were: a last row then half written, half written", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "stompwatch_row_room_" });
+  const path = `${dir}/memscope_dump.csv`;
+  const text = [HEADER, mark(1), mallocOfLength(2, 100)].join("\n");
+  const half = text.slice(0, -40);
+  Deno.writeTextFileSync(path, half);
+  const offsets: number[] = [], attrs: string[] = [];
+  await readMemscopeCsv(path, (r) => {
+    offsets.push(r.offset);
+    attrs.push(r.attr);
+  });
+  Deno.writeTextFileSync(path, text.slice(-40) + "\n", { append: true });
+  using log = await openEventLog(path);
+  for (const source of [log, path]) {
+    const back: string[] = [];
+    await readMemscopeRowsAt(source, offsets, (r) => back.push(r.attr), {
+      logBytes: half.length,
+    });
+    assert.deepEqual(back, attrs);
+    assert.ok(!attrs[1].endsWith("}"), "the row read back half written");
   }
   Deno.removeSync(dir, { recursive: true });
 });
