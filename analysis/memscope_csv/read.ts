@@ -500,17 +500,18 @@ export interface DataStart {
  * passes' that refuse the same rows (ffi/reading/ts_row_room.h).
  */
 export function rowRunsOn(line: number, label: string): MemscopeCsvError {
-  return new MemscopeCsvError(
-    `Row at line ${line} of ${label} runs on for over ${
-      MAX_ROW_BYTES >> 20
-    } MiB (an unbalanced quote?); check the file is a complete msMemScope log`,
-  );
+  return runsOn(`line ${line}`, label);
 }
 
 /** {@link rowRunsOn} for a row read back, known by its offset. */
 function rowTooLong(offset: number, label: string): MemscopeCsvError {
+  return runsOn(`byte ${offset}`, label);
+}
+
+/** A row at `where` (`line N`, `byte N`) of `label` that runs on. */
+function runsOn(where: string, label: string): MemscopeCsvError {
   return new MemscopeCsvError(
-    `Row at byte ${offset} of ${label} runs on for over ${
+    `Row at ${where} of ${label} runs on for over ${
       MAX_ROW_BYTES >> 20
     } MiB (an unbalanced quote?); check the file is a complete msMemScope log`,
   );

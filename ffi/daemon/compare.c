@@ -127,6 +127,9 @@ static void *read_log(void *arg) {
   return NULL;
 }
 
+/* Whether a log's read ended in a refusal, not done nor left to TypeScript. */
+static bool refused(int32_t result) { return result != SW_SCAN_DONE && result != SW_SCAN_FALLBACK; }
+
 /* Reads both logs, each on a thread; the handle and counts into `a`.
  * SW_SCAN_DONE, SW_SCAN_FALLBACK, SW_SCAN_CUT, SW_SCAN_TOO_LONG (its line
  * in the log's `line`) or -errno. */
@@ -142,12 +145,12 @@ SW_EXPORT int32_t stompwatch_compare_read(struct sw_compare_args *a) {
     L->levels = a->levels;
   }
   sw_on_both(read_log, &j->log[0], &j->log[1]);
-  /* The first log refused (cut, a row that runs on, unreadable), as the
-   * TypeScript reader takes them one after the other, before one left to
-   * it: that reader would only read the other whole to refuse it too. */
-  const bool refused[2] = {j->log[0].fd != SW_SCAN_DONE && j->log[0].fd != SW_SCAN_FALLBACK,
-                           j->log[1].fd != SW_SCAN_DONE && j->log[1].fd != SW_SCAN_FALLBACK};
-  int failed = refused[0] ? 0 : refused[1] ? 1 : j->log[0].fd != SW_SCAN_DONE ? 0 : 1;
+  /* The first log that failed, as the TypeScript reader takes them one
+   * after the other; but a log refused (cut, a row that runs on,
+   * unreadable) before one left to that reader, which would only read the
+   * other whole to refuse it too. */
+  int failed = j->log[0].fd != SW_SCAN_DONE ? 0 : 1;
+  if (refused(j->log[1].fd) && !refused(j->log[0].fd)) failed = 1;
   int32_t result = j->log[failed].fd;
   a->handle = (uint32_t)failed;
   if (result == SW_SCAN_DONE) {

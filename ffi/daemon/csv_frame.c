@@ -77,12 +77,13 @@ static inline __attribute__((always_inline)) void take_seps(const uint8_t **sep,
   for (; m && *n < SW_CSV_MAX_SEPS; m &= m - 1) sep[(*n)++] = b + __builtin_ctzll(m);
 }
 
-/* A row the TypeScript reader refuses (ts_row_room.h), on line `line`:
- * the scan ends with SW_SCAN_TOO_LONG. */
+/* frame's answer for a row the TypeScript reader refuses (ts_row_room.h),
+ * beside -1 for a row `take` refused: the scan ends with SW_SCAN_TOO_LONG,
+ * the row's line in next_line. */
+#define REFUSED (-2)
 static int64_t refuse(struct sw_csv_scan *sc, uint32_t line) {
-  sc->too_long = true;
   sc->next_line = line;
-  return -1;
+  return REFUSED;
 }
 
 static inline __attribute__((always_inline)) int64_t frame_with(struct sw_csv_scan *sc, const uint8_t *buf,
@@ -176,13 +177,10 @@ static int64_t frame(struct sw_csv_scan *sc, const uint8_t *buf, size_t len, uin
  * `to`. Only such a row, carried from one step to the next, can be over
  * 16 MiB in a step: asked here, once a step, rather than of every row. */
 static bool refuses_carried(const struct sw_mapped_log *m, uint64_t from, uint64_t to) {
-  const uint8_t *p = m->bytes + (from - m->from);
-  bool quoted = false;
-  for (uint64_t at = from; at < to; at++, p++) {
-    if (*p == '"') quoted = !quoted;
-    if (!quoted && *p == '\n') return sw_ts_refuses_row(from, at, false);
-  }
-  return false; /* unfinished: asked at the step's end */
+  const uint8_t *p = m->bytes + (from - m->from), *e = p + (to - from);
+  const uint8_t *newline = sw_csv_row_end(p, e);
+  /* Unfinished: asked at the step's end. */
+  return newline < e && sw_ts_refuses_row(from, from + (uint64_t)(newline - p), false);
 }
 
 /* A scan over a mapped log, in CHUNK steps. */
@@ -203,15 +201,12 @@ static void scan_mapped(void *arg) {
   for (;;) {
     end = m->size - end < CHUNK ? m->size : end + CHUNK;
     bool last = end == m->size;
-    if (end - base > SW_TS_ROOM && refuses_carried(m, base, end)) {
-      refuse(sc, st.line);
-      j->result = SW_SCAN_TOO_LONG;
-      return;
-    }
-    int64_t used = frame(sc, m->bytes + (base - m->from), (size_t)(end - base), base, last, &st);
+    int64_t used = end - base > SW_TS_ROOM && refuses_carried(m, base, end)
+                       ? refuse(sc, st.line)
+                       : frame(sc, m->bytes + (base - m->from), (size_t)(end - base), base, last, &st);
     if (end > sc->bytes) sc->bytes = end;
     if (used < 0) {
-      j->result = sc->too_long ? SW_SCAN_TOO_LONG : SW_SCAN_FALLBACK;
+      j->result = used == REFUSED ? SW_SCAN_TOO_LONG : SW_SCAN_FALLBACK;
       return;
     }
     base += (uint64_t)used;
@@ -235,7 +230,7 @@ int32_t sw_csv_scan_range(struct sw_csv_scan *sc, uint64_t from, uint32_t line) 
   /* A file that cannot be mapped (a filesystem without mmap): the
    * TypeScript pass reads it. */
   if (!sw_mapped_log_open(sc->fd, from, &m)) return SW_SCAN_FALLBACK;
-  if (sc->end && m.size > sc->end) m.size = sc->end > from ? sc->end : from;
+  sw_mapped_log_end_at(&m, sc->end);
   /* Shorter than the first pass read: its last rows are gone, and the one
    * it now ends in is cut (read as it stands, its device was ""). */
   if (sc->end && m.size < sc->end) {

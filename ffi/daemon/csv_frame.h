@@ -35,6 +35,18 @@ struct sw_csv_row {
   const uint8_t *sep[SW_CSV_MAX_SEPS];
 };
 
+/* The first newline outside quotes in [s, e), s a row start (outside
+ * quotes), or e: where the framer ends that row, found byte by byte for a
+ * row looked at alone (one carried over steps, one read back). */
+static inline const uint8_t *sw_csv_row_end(const uint8_t *s, const uint8_t *e) {
+  bool quoted = false;
+  for (; s < e; s++) {
+    if (*s == '"') quoted = !quoted;
+    else if (!quoted && *s == '\n') return s;
+  }
+  return e;
+}
+
 /* Field `col` of a row, as MemscopeRow locates it (absent: !present). */
 static inline struct sw_csv_field sw_csv_field_of(const struct sw_csv_row *r, int col) {
   struct sw_csv_field f = {0};
@@ -118,15 +130,13 @@ struct sw_csv_scan {
    * cut where that one found it cut, however the file grew since; a file
    * now shorter is SW_SCAN_CUT. */
   uint64_t end;
-  /* Out: whether it stopped at `limit`, and where (a row start, its line). */
+  /* Out: whether it stopped at `limit`, and where (a row start, its line);
+   * with SW_SCAN_TOO_LONG, next_line is the refused row's line. */
   bool stopped;
   uint64_t next;
   uint32_t next_line;
   /* Out: the end of the furthest byte read. */
   uint64_t bytes;
-  /* Out: it ended at a row the TypeScript reader refuses (SW_SCAN_TOO_LONG,
-   * on line next_line). */
-  bool too_long;
 };
 
 /*

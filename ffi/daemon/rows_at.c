@@ -60,24 +60,20 @@ struct copy_job {
  * TypeScript reader refuses it. */
 static uint64_t copy_end(const struct sw_mapped_log *m, uint64_t at) {
   const uint8_t *p = m->bytes + (at - m->from), *end = m->bytes + (m->size - m->from);
-  const uint8_t *s = p;
-  bool quoted = false;
-  for (const uint8_t *q = p; q < end; q++) {
-    if (*q == '"') quoted = !quoted;
-    if (quoted || *q != '\n') {
-      /* Past this, refused wherever the reads end in it. */
-      if ((uint64_t)(q - s) > SW_TS_LONGEST_ROW) return 0;
-      continue;
-    }
+  for (const uint8_t *s = p;;) {
+    /* A row with no newline within SW_TS_LONGEST_ROW bytes is refused
+     * wherever the reads end in it: looked for no further. */
+    const uint8_t *limit = end - s > (ptrdiff_t)SW_TS_LONGEST_ROW ? s + SW_TS_LONGEST_ROW + 1 : end;
+    const uint8_t *q = sw_csv_row_end(s, limit);
+    if (q == limit && limit < end) return 0;
+    const uint64_t row = at + (uint64_t)(s - p);
+    if (q == end) return sw_ts_refuses_row(row, m->size, true) ? 0 : m->size;
     /* An empty row (nothing, or a lone \r) is skipped, as the framer does:
      * the quote state starts afresh with the next one. */
-    if (q > s && !(q == s + 1 && *s == '\r')) {
-      const uint64_t row = at + (uint64_t)(s - p);
+    if (q > s && !(q == s + 1 && *s == '\r'))
       return sw_ts_refuses_row(row, at + (uint64_t)(q - p), false) ? 0 : at + (uint64_t)(q + 1 - p);
-    }
     s = q + 1;
   }
-  return sw_ts_refuses_row(at + (uint64_t)(s - p), m->size, true) ? 0 : m->size;
 }
 
 static void copy_rows(void *arg) {
@@ -121,7 +117,7 @@ SW_EXPORT int32_t stompwatch_rows_at(struct sw_rows_at_args *a, const double *of
   if (a->cap > UINT32_MAX) a->cap = UINT32_MAX;
   struct sw_mapped_log m;
   if (!sw_mapped_log_open(a->fd, (uint64_t)offsets[a->done], &m)) return SW_SCAN_FALLBACK;
-  if (a->end && m.size > a->end) m.size = a->end > m.from ? a->end : m.from;
+  sw_mapped_log_end_at(&m, a->end);
   struct copy_job job = {a, &m, offsets, out, ends};
   enum sw_mapped_end end = sw_mapped_run(&m, copy_rows, &job);
   sw_mapped_log_close(&m);

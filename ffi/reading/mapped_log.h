@@ -34,6 +34,13 @@ struct sw_mapped_log {
  * nothing and is true. */
 bool sw_mapped_log_open(int fd, uint64_t from, struct sw_mapped_log *m);
 void sw_mapped_log_close(struct sw_mapped_log *m);
+/* Takes the log to end at file offset `end` where it is longer now (0:
+ * where it ends): a read after an earlier one reads the bytes that one
+ * read, a row it found half written as it found it, however the file grew
+ * since. */
+static inline void sw_mapped_log_end_at(struct sw_mapped_log *m, uint64_t end) {
+    if (end && m->size > end) m->size = end > m->from ? end : m->from;
+}
 /* Lets go of the pages before file offset `upto`, read and not to be read
  * again: mapped pages count in the process's memory (its RSS) until then,
  * which on a 1 GB log would be the whole log. */
