@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "myers_step.h"
 #include "sw_common.h"
 
 typedef int64_t i64;
@@ -86,13 +87,14 @@ static i64 probe(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 u, int32_
   for (i64 d = 0; d <= u && d <= n + m; d++) {
     i64 lo, hi;
     if (!band(d, delta, u, &lo, &hi)) return -1;
-    for (i64 k = lo; k <= hi; k += 2) {
-      if (left && (*left)-- == 0) return TOO_LONG;
-      i64 x = step_x(v, off, d, k), y = x - k;
-      while (x < n && y < m && a[x] == b[y]) x++, y++;
-      v[off + k] = (int32_t)x;
-      if (x >= n && y >= m) return d;
+    /* The steps run out at a cell of this step: the cells before it are
+     * searched, as one at a time, for one that reaches the end. */
+    const uint64_t cells = (uint64_t)((hi - lo) / 2 + 1);
+    if (left && *left < cells) {
+      return *left && sw_myers_step(a, n, b, m, v, off, d, lo, lo + 2 * (i64)(*left - 1), NULL) >= 0 ? d : TOO_LONG;
     }
+    if (left) *left -= cells;
+    if (sw_myers_step(a, n, b, m, v, off, d, lo, hi, NULL) >= 0) return d;
   }
   return -1;
 }
@@ -213,13 +215,8 @@ static i64 trace_of(const int32_t *a, i64 n, const int32_t *b, i64 m, i64 d_max,
     t->lo[d] = l;
     t->start[d] = (i64)at;
     t->steps = d + 1;
-    for (i64 k = l; k <= h; k += 2) {
-      i64 x = step_x(v, off, d, k), y = x - k;
-      while (x < n && y < m && a[x] == b[y]) x++, y++;
-      v[off + k] = (int32_t)x;
-      t->x[at++] = (int32_t)x;
-      if (x >= n && y >= m) return d;
-    }
+    if (sw_myers_step(a, n, b, m, v, off, d, l, h, t->x + at) >= 0) return d;
+    at += (size_t)((h - l) / 2 + 1);
   }
   return -1;
 }
