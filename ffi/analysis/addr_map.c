@@ -24,6 +24,8 @@ static void alloc_slots(struct sw_addr_map *m, unsigned bits) {
 
 void sw_addr_init(struct sw_addr_map *m) { alloc_slots(m, 8); }
 
+void sw_addr_prefetch(const struct sw_addr_map *m, uint64_t key) { __builtin_prefetch(&m->slots[home(m, key)]); }
+
 void sw_addr_free(struct sw_addr_map *m) {
     free(m->slots);
     memset(m, 0, sizeof *m);

@@ -15,11 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 4 KiB of addresses: a move within one stays in the cache. */
-#define CHUNK_MAX 512u
+/* 64 addresses, 512 bytes: a look-up reads few cache lines of one, and
+ * the replay fetches a chunk ahead whole (sw_addr_set_prefetch). */
+#define CHUNK_MAX 64u
+
+/* An address and its value. */
+#define ENTRY_BYTES (sizeof(double) + sizeof(uint32_t))
 
 static struct sw_addr_chunk *chunk_new(uint32_t cap) {
-    struct sw_addr_chunk *c = malloc(sizeof *c + cap * sizeof *c->a);
+    struct sw_addr_chunk *c = malloc(sizeof *c + cap * ENTRY_BYTES);
     if (!c) abort();
     c->n = 0;
     c->cap = cap;
@@ -69,6 +73,12 @@ static uint32_t lower_in(const struct sw_addr_chunk *c, double v) {
     return (uint32_t)(base - c->a) + (*base < v);
 }
 
+void sw_addr_set_prefetch(const struct sw_addr_set *s, double v) {
+    if (!s->n) return;
+    const struct sw_addr_chunk *c = s->chunks[chunk_for(s, v)].c;
+    for (uint32_t i = 0; i < c->n; i += 8) __builtin_prefetch(c->a + i);
+}
+
 /* Room for one more chunk pointer after chunk `k`, the chunk put there. */
 static void chunk_insert(struct sw_addr_set *s, uint32_t k, struct sw_addr_chunk *c) {
     if (s->nchunks == s->cap) {
@@ -81,15 +91,17 @@ static void chunk_insert(struct sw_addr_set *s, uint32_t k, struct sw_addr_chunk
     s->nchunks++;
 }
 
-void sw_addr_set_insert_at(struct sw_addr_set *s, struct sw_addr_at at, double v) {
+void sw_addr_set_insert_at(struct sw_addr_set *s, struct sw_addr_at at, double v, uint32_t value) {
     if (!s->nchunks) chunk_insert(s, 0, chunk_new(4));
     /* The end of the set is the end of its last chunk. */
     uint32_t k = at.c < s->nchunks ? at.c : s->nchunks - 1;
     struct sw_addr_chunk *c = s->chunks[k].c;
     uint32_t i = at.c < s->nchunks ? at.i : c->n;
     if (c->n == c->cap && c->cap < CHUNK_MAX) {
-        c = realloc(c, sizeof *c + 2 * c->cap * sizeof *c->a);
+        c = realloc(c, sizeof *c + 2 * c->cap * ENTRY_BYTES);
         if (!c) abort();
+        /* The values move up past the addresses' new room. */
+        memmove(c->a + 2 * c->cap, c->a + c->cap, c->n * sizeof(uint32_t));
         c->cap *= 2;
         s->chunks[k].c = c;
     } else if (c->n == c->cap) {
@@ -98,6 +110,7 @@ void sw_addr_set_insert_at(struct sw_addr_set *s, struct sw_addr_at at, double v
         upper->n = c->n / 2;
         c->n -= upper->n;
         memcpy(upper->a, c->a + c->n, upper->n * sizeof *c->a);
+        memcpy(sw_addr_chunk_values(upper), sw_addr_chunk_values(c) + c->n, upper->n * sizeof(uint32_t));
         chunk_insert(s, k + 1, upper);
         s->chunks[k].last = c->a[c->n - 1];
         if (i > c->n) {
@@ -105,15 +118,18 @@ void sw_addr_set_insert_at(struct sw_addr_set *s, struct sw_addr_at at, double v
             c = s->chunks[++k].c;
         }
     }
+    uint32_t *values = sw_addr_chunk_values(c);
     memmove(c->a + i + 1, c->a + i, (c->n - i) * sizeof *c->a);
+    memmove(values + i + 1, values + i, (c->n - i) * sizeof *values);
     c->a[i] = v;
+    values[i] = value;
     c->n++;
     s->chunks[k].last = c->a[c->n - 1];
     s->n++;
 }
 
-void sw_addr_set_insert(struct sw_addr_set *s, double v) {
-    sw_addr_set_insert_at(s, sw_addr_set_lower(s, v), v);
+void sw_addr_set_insert(struct sw_addr_set *s, double v, uint32_t value) {
+    sw_addr_set_insert_at(s, sw_addr_set_lower(s, v), v, value);
 }
 
 struct sw_addr_at sw_addr_set_lower(const struct sw_addr_set *s, double v) {
@@ -140,7 +156,9 @@ void sw_addr_set_erase(struct sw_addr_set *s, double v) {
     struct sw_addr_at at = sw_addr_set_lower(s, v);
     if (!sw_addr_set_valid(s, at) || sw_addr_set_get(s, at) != v) return;
     struct sw_addr_chunk *c = s->chunks[at.c].c;
+    uint32_t *values = sw_addr_chunk_values(c);
     memmove(c->a + at.i, c->a + at.i + 1, (c->n - at.i - 1) * sizeof *c->a);
+    memmove(values + at.i, values + at.i + 1, (c->n - at.i - 1) * sizeof *values);
     c->n--;
     s->n--;
     if (c->n) s->chunks[at.c].last = c->a[c->n - 1];

@@ -106,14 +106,18 @@ void sw_addr_free(struct sw_addr_map *m);
 uint32_t *sw_addr_get(const struct sw_addr_map *m, uint64_t key);
 void sw_addr_put(struct sw_addr_map *m, uint64_t key, uint32_t val);
 void sw_addr_del(struct sw_addr_map *m, uint64_t key);
+/* The slot a look-up of `key` reads first, fetched into the cache. */
+void sw_addr_prefetch(const struct sw_addr_map *m, uint64_t key);
 
-/* A segment's live block addresses, ascending (addr_set.c): sorted
- * chunks, so that a segment holding tens of thousands of blocks takes one
- * in or out without moving the rest. Zeroed: empty. */
+/* A segment's live block addresses, ascending (addr_set.c), each with a
+ * value (the block's or segment's index): sorted chunks, so that a segment
+ * holding tens of thousands of blocks takes one in or out without moving
+ * the rest. Zeroed: empty. */
 struct sw_addr_chunk {
     uint32_t n, cap;
-    double a[];
+    double a[]; /* cap addresses, then cap values (sw_addr_chunk_values) */
 };
+static inline uint32_t *sw_addr_chunk_values(const struct sw_addr_chunk *c) { return (uint32_t *)(c->a + c->cap); }
 
 /* A chunk and its last address. */
 struct sw_addr_run {
@@ -132,14 +136,16 @@ struct sw_addr_at {
     uint32_t c, i;
 };
 
+/* The addresses a look-up of `v` reads, fetched into the cache. */
+void sw_addr_set_prefetch(const struct sw_addr_set *s, double v);
 void sw_addr_set_free(struct sw_addr_set *s);
 /* Empty, keeping room for the set's next use. */
 void sw_addr_set_clear(struct sw_addr_set *s);
-/* Adds `v` (not in the set). */
-void sw_addr_set_insert(struct sw_addr_set *s, double v);
-/* Adds `v` (not in the set) at `at`, the place sw_addr_set_lower gave
- * for it with no change to the set since. */
-void sw_addr_set_insert_at(struct sw_addr_set *s, struct sw_addr_at at, double v);
+/* Adds `v` (not in the set) with its value. */
+void sw_addr_set_insert(struct sw_addr_set *s, double v, uint32_t value);
+/* Adds `v` (not in the set) with its value at `at`, the place
+ * sw_addr_set_lower gave for it with no change to the set since. */
+void sw_addr_set_insert_at(struct sw_addr_set *s, struct sw_addr_at at, double v, uint32_t value);
 /* Takes `v` out, when it is in. */
 void sw_addr_set_erase(struct sw_addr_set *s, double v);
 /* The place of the first address that is `v` or more. */
@@ -151,6 +157,9 @@ static inline bool sw_addr_set_valid(const struct sw_addr_set *s, struct sw_addr
 }
 static inline double sw_addr_set_get(const struct sw_addr_set *s, struct sw_addr_at at) {
     return s->chunks[at.c].c->a[at.i];
+}
+static inline uint32_t sw_addr_set_value(const struct sw_addr_set *s, struct sw_addr_at at) {
+    return sw_addr_chunk_values(s->chunks[at.c].c)[at.i];
 }
 static inline void sw_addr_set_next(const struct sw_addr_set *s, struct sw_addr_at *at) {
     if (++at->i == s->chunks[at->c].c->n) {

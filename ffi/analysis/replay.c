@@ -43,6 +43,10 @@ struct state {
 
 #define KEY(a) ((uint64_t)(a))
 
+/* Rows ahead of the replay whose look-ups are fetched (sw_row_in_order
+ * fetches the rows themselves further ahead). */
+#define AHEAD 8
+
 static void emit(struct state *st, int action, double addr, double size, int32_t stack, double t) {
     st->sink(st->ctx, action, addr, size, stack, t, 0);
 }
@@ -64,7 +68,7 @@ static int64_t containing(const struct state *st, double addr, double size) {
     for (int k = 0; k < WALK_BACK; k++) {
         /* None that starts this far below addr reaches it. */
         if (sw_addr_set_get(set, at) + st->widest <= addr) return -1;
-        uint32_t si = *sw_addr_get(&st->seg_at, KEY(sw_addr_set_get(set, at)));
+        uint32_t si = sw_addr_set_value(set, at);
         const struct seg *s = &st->segs[si];
         if (addr < s->addr + s->size) return addr + size <= s->addr + s->size ? (int64_t)si : -1;
         if (!sw_addr_set_prev(set, &at)) return -1;
@@ -120,7 +124,7 @@ static void free_segment(struct state *st, uint32_t si, int32_t stack, double t)
     /* Lowest first, then the set emptied at once. */
     for (struct sw_addr_at at = {0, 0}; sw_addr_set_valid(&s->blocks, at); sw_addr_set_next(&s->blocks, &at)) {
         double addr = sw_addr_set_get(&s->blocks, at);
-        release_block(st, addr, *sw_addr_get(&st->blk_at, KEY(addr)), stack, t);
+        release_block(st, addr, sw_addr_set_value(&s->blocks, at), stack, t);
     }
     sw_addr_set_clear(&s->blocks);
     emit(st, A_SEG_FREE, s->addr, s->size, stack, t);
@@ -140,7 +144,7 @@ static void alloc_segment(struct state *st, uint32_t si, double t) {
     }
     sw_addr_put(&st->seg_at, KEY(s->addr), si);
     if (!s->whole) {
-        sw_addr_set_insert(&st->live_segs, s->addr);
+        sw_addr_set_insert(&st->live_segs, s->addr, si);
         if (s->size > st->widest) st->widest = s->size;
     }
     emit(st, A_SEG_ALLOC, s->addr, s->size, s->stack, t);
@@ -166,7 +170,7 @@ static void add_block(struct state *st, uint32_t si, double addr, double size, i
     }
     st->blks[b] = (struct blk){size, stack, si};
     sw_addr_put(&st->blk_at, KEY(addr), b);
-    sw_addr_set_insert_at(&st->segs[si].blocks, place, addr);
+    sw_addr_set_insert_at(&st->segs[si].blocks, place, addr, b);
 }
 
 static void block_alloc(struct state *st, double addr, double size, int32_t stack, double t) {
@@ -185,7 +189,7 @@ static void block_alloc(struct state *st, double addr, double size, int32_t stac
         struct sw_addr_at at = sw_addr_set_lower(set, addr), before = at;
         place = at;
         if (sw_addr_set_prev(set, &before) &&
-            sw_addr_set_get(set, before) + st->blks[*sw_addr_get(&st->blk_at, KEY(sw_addr_set_get(set, before)))].size > addr)
+            sw_addr_set_get(set, before) + st->blks[sw_addr_set_value(set, before)].size > addr)
             at = before;
         /* Each free takes its address out of the set: the next is looked
          * up again (a lost free is rare), and the block's place once they
@@ -193,7 +197,7 @@ static void block_alloc(struct state *st, double addr, double size, int32_t stac
         bool freed = false;
         while (sw_addr_set_valid(set, at) && sw_addr_set_get(set, at) < addr + size) {
             double over = sw_addr_set_get(set, at);
-            uint32_t b = *sw_addr_get(&st->blk_at, KEY(over));
+            uint32_t b = sw_addr_set_value(set, at);
             st->lost_frees++;
             free_block(st, over, b, st->blks[b].stack, t);
             at = sw_addr_set_lower(set, over);
@@ -262,7 +266,7 @@ static void end_state(struct state *st, struct sw_replayed *out) {
             double at = s->addr, end = s->addr + s->size;
             for (struct sw_addr_at pos = {0, 0}; sw_addr_set_valid(&s->blocks, pos); sw_addr_set_next(&s->blocks, &pos)) {
                 double addr = sw_addr_set_get(&s->blocks, pos);
-                const struct blk *b = &st->blks[*sw_addr_get(&st->blk_at, KEY(addr))];
+                const struct blk *b = &st->blks[sw_addr_set_value(&s->blocks, pos)];
                 /* Overlapping blocks (a log that lost a free) cannot both
                  * be drawn: the later one is cut to what is left. */
                 double from = addr > at ? addr : at;
@@ -286,6 +290,15 @@ void sw_replay_device(const struct sw_rows *rows, const uint32_t *order, size_t 
     sw_addr_init(&st.blk_at);
     for (size_t k = 0; k < n; k++) {
         const struct sw_row *r = sw_row_in_order(rows, order, k, n);
+        /* What the row eight on will look up, fetched now: at random
+         * addresses each look-up waited for memory (a log holding 50,000
+         * blocks in segments of their own: 1.1 s, 0.55 with this). */
+        if (k + AHEAD < n) {
+            const double ahead = sw_row_at(rows, order[k + AHEAD])->addr;
+            sw_addr_prefetch(&st.blk_at, KEY(ahead));
+            sw_addr_prefetch(&st.seg_at, KEY(ahead));
+            sw_addr_set_prefetch(&st.live_segs, ahead);
+        }
         if (sw_row_device(r) != device) continue;
         double addr = r->addr, size = r->size, t = r->t;
         int32_t stack = r->stack;
