@@ -228,6 +228,23 @@ const leakSymbols = {
     // Off the event loop: the devices' windows are replayed at once.
     nonblocking: true,
   },
+  // Several devices' windows at once, on two threads.
+  stompwatch_leak_replay_windows: {
+    parameters: [
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "f64",
+      "buffer",
+      "f64",
+      "buffer",
+      "buffer",
+    ],
+    result: "i32",
+    nonblocking: true,
+  },
   // The listed leaks' rows, read back for their details.
   stompwatch_rows_at: {
     parameters: ["buffer", "buffer", "buffer", "buffer"],
@@ -1322,11 +1339,22 @@ export interface LeakReplayWindow {
   c: number;
 }
 
+/** The kept rows' columns a replay reads. */
+type ReplayedRows = Pick<
+  LeakScanInput["rows"],
+  "kind" | "device" | "id" | "ptr" | "size"
+>;
+
+/**
+ * What a replay of a window found: the indices of the blocks left pending,
+ * by ID; or, as `{ noSize }`, the first MALLOC row of the window without
+ * a size.
+ */
+export type LeakReplayed = Uint32Array | { noSize: number };
+
 /**
  * check_leaks' replay of one device's window (ffi/daemon/leak_replay.c)
- * over the kept rows (the first `count`, or the `count` that `only` lists,
- * in file order): the indices of the blocks left pending, by ID; or, as
- * `{ noSize }`, the first MALLOC row of the window without a size.
+ * over the first `count` kept rows.
  *
  * @example
  * ```ts ignore
@@ -1334,11 +1362,10 @@ export interface LeakReplayWindow {
  * ```
  */
 export async function leakReplay(
-  rows: Pick<LeakScanInput["rows"], "kind" | "device" | "id" | "ptr" | "size">,
+  rows: ReplayedRows,
   count: number,
   w: LeakReplayWindow,
-  only?: Uint32Array,
-): Promise<Uint32Array | { noSize: number }> {
+): Promise<LeakReplayed> {
   const args = new Uint8Array(96);
   const v = new DataView(args.buffer);
   v.setBigUint64(40, BigInt(count), true);
@@ -1355,13 +1382,58 @@ export async function leakReplay(
       rows.id,
       rows.ptr,
       rows.size,
-      only ?? null,
+      null,
       out,
     ),
   );
+  return replayed(out, 0, n);
+}
+
+/** A replay's answer (leak_replay.c), its leaks from `out[from]`. */
+function replayed(out: Uint32Array, from: number, n: number): LeakReplayed {
   if (n === -1) throw new Error("Cannot check leaks: out of memory");
   if (n < -1) return { noSize: -2 - n };
-  return out.subarray(0, n);
+  return out.subarray(from, from + n);
+}
+
+/**
+ * The windows of several devices over the first `count` kept rows, each
+ * as {@linkcode leakReplay} replays it, in one call (the rows are listed
+ * by device natively, and the windows replayed on two threads): what each
+ * found, in the order of `windows`.
+ *
+ * @example
+ * ```ts ignore
+ * const [first, second] = await leakReplayWindows(rows, rows.length, [
+ *   { device: 0, a: 1, b: 5, c: 9 },
+ *   { device: 1, a: 2, b: 6, c: 8 },
+ * ]);
+ * ```
+ */
+export async function leakReplayWindows(
+  rows: ReplayedRows,
+  count: number,
+  windows: LeakReplayWindow[],
+): Promise<LeakReplayed[]> {
+  const table = new Float64Array(
+    windows.flatMap(({ device, a, b, c }) => [device, a, b, c]),
+  );
+  const out = new Uint32Array(Math.max(1, count));
+  const found = new Float64Array(2 * Math.max(1, windows.length));
+  const status = await callsOf(leakSymbols).stompwatch_leak_replay_windows(
+    rows.kind,
+    rows.device,
+    rows.id,
+    rows.ptr,
+    rows.size,
+    count,
+    table,
+    windows.length,
+    out,
+    found,
+  );
+  if (status !== 0) throw new Error("Cannot check leaks: out of memory");
+  return windows.map((_, k) => replayed(out, found[2 * k], found[2 * k + 1]));
 }
 
 /** sw_snapshot_convert's parameters, the same for both ways of calling it. */

@@ -10,7 +10,7 @@ import {
   LeakRows,
   MALLOC,
   replayWindow,
-  rowsByDevice,
+  replayWindows,
   type Window,
 } from "./_leak_rows.ts";
 
@@ -54,26 +54,18 @@ export class FoundLeaks {
   }
 
   /**
-   * Replays each device's window over `rows` and keeps what leaked. The
-   * windows are replayed at once, on Deno's threads (each replay's memory
-   * is new pages, a fault each), each over its own device's rows where
-   * there are several; an error is the first device's, in the order of
-   * `windows`, as one at a time would meet it.
+   * Replays each device's window over `rows` and keeps what leaked: one
+   * window over every row (on two threads where it is large), several at
+   * once (replayWindows).
    */
   async collect(rows: LeakRows, windows: Map<number, Window>): Promise<void> {
-    const byDevice = windows.size > 1
-      ? rowsByDevice(rows, Math.max(...windows.keys()) + 1)
-      : undefined;
-    const own = (k: number) =>
-      byDevice?.listed.subarray(byDevice.from[k], byDevice.from[k + 1]);
-    const replays = await Promise.allSettled(
-      [...windows].map(([k, w]) => replayWindow(rows, k, w, own(k))),
-    );
-    for (const [j, k] of [...windows.keys()].entries()) {
-      const replay = replays[j];
-      if (replay.status === "rejected") throw replay.reason;
-      this.#keep(rows, k, replay.value);
-    }
+    const devices = [...windows.keys()];
+    const leaked = devices.length > 1
+      ? await replayWindows(rows, windows)
+      : await Promise.all(
+        devices.map((k) => replayWindow(rows, k, windows.get(k)!)),
+      );
+    devices.forEach((k, j) => this.#keep(rows, k, leaked[j]));
     this.#rows.textsFromValues &&= rows.textsFromValues;
   }
 

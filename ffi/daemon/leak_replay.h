@@ -31,4 +31,9 @@ int64_t stompwatch_leak_replay(struct sw_leak_replay_args *a, const uint8_t *kin
                                const double *id, const double *ptr, const double *size, const uint32_t *only,
                                uint32_t *out);
 
+/* The windows of several devices at once (leak_replay.c says how). */
+int32_t stompwatch_leak_replay_windows(const uint8_t *kind, const uint32_t *device, const double *id,
+                                       const double *ptr, const double *size, double rows, const double *windows,
+                                       double count, uint32_t *out, double *found);
+
 #endif

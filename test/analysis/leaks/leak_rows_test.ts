@@ -3,7 +3,7 @@ import {
   LeakRows,
   PtrKeys,
   replayWindow,
-  rowsByDevice,
+  replayWindows,
 } from "../../../analysis/leaks/_leak_rows.ts";
 
 Deno.test("a Ptr key made from 16 hex digits is spelled back as those digits, at every byte's edge", () => {
@@ -46,30 +46,43 @@ Deno.test("rows reserved at once hold what is pushed, and never more than the bu
   assert.equal(near.length, 5000);
 });
 
-Deno.test("each device's rows listed once (rowsByDevice) replay to what a replay reading every row finds", async () => {
+Deno.test("several devices' windows replayed in one call find what each window replayed alone finds, and the first device's broken row is the one refused", async () => {
   const rows = new LeakRows(10_000, 64);
-  // Three devices interleaved (device 1 has none), each MALLOC at a Ptr
-  // of its own, every third freed at once, IDs counted per device.
-  const devices = [0, 2, 3, 2, 0, 3, 3];
-  const next = [1, 1, 1, 1];
+  // Three devices interleaved (device 1 has none; device 4 rows but no
+  // window), each MALLOC at a Ptr of its own, every third freed at once,
+  // IDs counted per device.
+  const devices = [0, 2, 3, 2, 0, 3, 3, 4];
+  const next = [1, 1, 1, 1, 1];
   for (let i = 0; i < 3000; i++) {
     const k = devices[i % devices.length];
     const id = next[k]++;
     rows.push(1, k, id, 0x1000 * (i + 1), 64, i, i + 2);
     if (i % 3 === 0) rows.push(2, k, next[k]++, 0x1000 * (i + 1), 0, i, i + 2);
   }
-  const { listed, from } = rowsByDevice(rows);
-  assert.equal(from[from.length - 1], rows.length);
-  for (let k = 0; k < 4; k++) {
-    const own = listed.subarray(from[k], from[k + 1]);
-    assert.ok(
-      own.every((i, j) => rows.device[i] === k && (j === 0 || own[j - 1] < i)),
-    );
-    const w = { a: 1, b: 1500, c: 1600 };
-    assert.deepEqual(
-      await replayWindow(rows, k, w, own),
-      await replayWindow(rows, k, w),
-    );
-  }
-  assert.equal(from[2] - from[1], 0);
+  const windows = new Map([
+    [3, { a: 1, b: 500, c: 700 }],
+    [0, { a: 1, b: 1500, c: 1600 }],
+    [1, { a: 1, b: 10, c: 20 }],
+    [2, { a: 100, b: 200, c: 100_000 }],
+  ]);
+  const together = await replayWindows(rows, windows);
+  const alone = [];
+  for (const [k, w] of windows) alone.push(await replayWindow(rows, k, w));
+  assert.deepEqual(together, alone);
+  assert.ok(together[1].length > 0 && together[2].length === 0);
+  // A MALLOC without a size in two windows: the first window's is named.
+  const line = (k: number) => {
+    for (let i = rows.length - 1; i >= 0; i--) {
+      if (rows.device[i] === k && rows.kind[i] === 1 && rows.id[i] < 400) {
+        rows.size[i] = NaN;
+        return rows.line[i];
+      }
+    }
+  };
+  const second = line(0), first = line(3);
+  await assert.rejects(
+    () => replayWindows(rows, windows),
+    new RegExp(`line ${first} `),
+  );
+  assert.notEqual(first, second);
 });
