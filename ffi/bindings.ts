@@ -1348,9 +1348,12 @@ type ReplayedRows = Pick<
 /**
  * What a replay of a window found: the indices of the blocks left pending,
  * by ID; or, as `{ noSize }`, the first MALLOC row of the window without
- * a size.
+ * a size; or that memory ran out.
  */
-export type LeakReplayed = Uint32Array | { noSize: number };
+export type LeakReplayed =
+  | Uint32Array
+  | { noSize: number }
+  | { outOfMemory: true };
 
 /**
  * check_leaks' replay of one device's window (ffi/daemon/leak_replay.c)
@@ -1389,9 +1392,12 @@ export async function leakReplay(
   return replayed(out, 0, n);
 }
 
-/** A replay's answer (leak_replay.c), its leaks from `out[from]`. */
+/**
+ * A replay's answer (leak_replay.c), its leaks from `out[from]`: answers,
+ * not errors, so that the caller meets several windows' in their order.
+ */
 function replayed(out: Uint32Array, from: number, n: number): LeakReplayed {
-  if (n === -1) throw new Error("Cannot check leaks: out of memory");
+  if (n === -1) return { outOfMemory: true };
   if (n < -1) return { noSize: -2 - n };
   return out.subarray(from, from + n);
 }
@@ -1432,7 +1438,8 @@ export async function leakReplayWindows(
     out,
     found,
   );
-  if (status !== 0) throw new Error("Cannot check leaks: out of memory");
+  if (status === -1) throw new Error("Cannot check leaks: out of memory");
+  if (status !== 0) throw new RangeError("a device's window given twice");
   return windows.map((_, k) => replayed(out, found[2 * k], found[2 * k + 1]));
 }
 

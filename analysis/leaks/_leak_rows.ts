@@ -248,9 +248,12 @@ export async function replayWindows(
   return found.map((f) => leakedOrThrow(rows, f));
 }
 
-/** A replay's blocks, or its refusal of a MALLOC without a size, thrown. */
+/** A replay's blocks, or why it had none, thrown. */
 function leakedOrThrow(rows: LeakRows, found: LeakReplayed): Uint32Array {
-  if (!("noSize" in found)) return found;
+  if (found instanceof Uint32Array) return found;
+  if ("outOfMemory" in found) {
+    throw new Error("Cannot check leaks: out of memory");
+  }
   const i = found.noSize;
   // msMemScope's analyser stops on such a row ("input data may broken").
   throw new MemscopeCsvError(

@@ -41,6 +41,9 @@ struct state {
     double freed_before_log, lost_frees;
 };
 
+/* An address's key in the tables. Addresses are whole numbers below 2^53
+ * (memory_row.c address), so that the key is the address itself, and a
+ * segment's list, which holds the addresses, agrees with the tables. */
 #define KEY(a) ((uint64_t)(a))
 
 /* Rows ahead of the replay whose look-ups are fetched (sw_row_in_order

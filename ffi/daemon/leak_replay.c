@@ -357,15 +357,31 @@ static void *replay_windows(void *arg) {
  * rows are listed by device here, and the windows shared by two threads:
  * one call a device from JavaScript, each on a thread of its own, with
  * the listing there, took 20-60 ms of a 200-device log's check.
- * Returns 0, or -1 when memory was short.
+ * Returns 0, -1 when memory was short, or -2 for a device index that is
+ * not one (not a whole number below 2^32 - 1) or is named twice.
  */
 SW_EXPORT int32_t stompwatch_leak_replay_windows(const uint8_t *kind, const uint32_t *device, const double *id,
                                                  const double *ptr, const double *size, double rows,
                                                  const double *windows, double count, uint32_t *out, double *found) {
   const uint64_t n = (uint64_t)rows;
   uint32_t devices = 0;
-  for (uint32_t k = 0; k < (uint32_t)count; k++)
-    if ((uint32_t)windows[4 * k] + 1 > devices) devices = (uint32_t)windows[4 * k] + 1;
+  for (uint32_t k = 0; k < (uint32_t)count; k++) {
+    const double d = windows[4 * k];
+    if (!(d >= 0 && d < UINT32_MAX)) return -2;
+    if ((uint32_t)d + 1 > devices) devices = (uint32_t)d + 1;
+  }
+  /* Each device once: two windows of one would write one part of `out`
+   * at once. */
+  uint8_t *named = calloc(devices ? devices : 1, 1);
+  if (!named) return -1;
+  bool twice = false;
+  for (uint32_t k = 0; k < (uint32_t)count && !twice; k++) {
+    const uint32_t d = (uint32_t)windows[4 * k];
+    twice = named[d];
+    named[d] = 1;
+  }
+  free(named);
+  if (twice) return -2;
   uint64_t *from = calloc((size_t)devices + 1, sizeof *from);
   uint32_t *listed = malloc((n ? n : 1) * sizeof *listed);
   if (!from || !listed) {

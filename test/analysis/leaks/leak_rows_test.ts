@@ -5,6 +5,7 @@ import {
   replayWindow,
   replayWindows,
 } from "../../../analysis/leaks/_leak_rows.ts";
+import { leakReplayWindows } from "../../../ffi/bindings.ts";
 
 Deno.test("a Ptr key made from 16 hex digits is spelled back as those digits, at every byte's edge", () => {
   const keys = [0, 1, 0xff, 0x100, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32];
@@ -79,6 +80,15 @@ Deno.test("several devices' windows replayed in one call find what each window r
       }
     }
   };
+  // A device's window twice would write one part of the output twice.
+  await assert.rejects(
+    () =>
+      leakReplayWindows(rows, rows.length, [
+        { device: 0, a: 1, b: 2, c: 3 },
+        { device: 0, a: 1, b: 2, c: 3 },
+      ]),
+    RangeError,
+  );
   const second = line(0), first = line(3);
   await assert.rejects(
     () => replayWindows(rows, windows),
