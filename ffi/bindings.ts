@@ -213,22 +213,7 @@ const logSymbols = {
 
 /** check_leaks' native passes. */
 const leakSymbols = {
-  stompwatch_leak_replay: {
-    parameters: [
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer", // the rows to read (null: every row up to count)
-      "buffer",
-    ],
-    result: "i64",
-    // Off the event loop: the devices' windows are replayed at once.
-    nonblocking: true,
-  },
-  // Several devices' windows at once, on two threads.
+  // The devices' windows at once, on two threads; off the event loop.
   stompwatch_leak_replay_windows: {
     parameters: [
       "buffer",
@@ -1331,7 +1316,7 @@ export async function rowsAt(
   }
 }
 
-/** One device's window for {@link leakReplay}: IDs of its marks A, B, C. */
+/** One device's window for {@link leakReplayWindows}: IDs of its marks A, B, C. */
 export interface LeakReplayWindow {
   device: number;
   a: number;
@@ -1339,16 +1324,11 @@ export interface LeakReplayWindow {
   c: number;
 }
 
-/** The kept rows' columns a replay reads. */
-type ReplayedRows = Pick<
-  LeakScanInput["rows"],
-  "kind" | "device" | "id" | "ptr" | "size"
->;
-
 /**
- * What a replay of a window found: the indices of the blocks left pending,
- * by ID; or, as `{ noSize }`, the first MALLOC row of the window without
- * a size; or that memory ran out.
+ * What the replay of a window found: the indices of the blocks left
+ * pending, by ID; or, as `{ noSize }`, the first MALLOC row of the window
+ * without a size; or that memory ran out. Answers, not errors, so that the
+ * caller meets several windows' in their order.
  */
 export type LeakReplayed =
   | Uint32Array
@@ -1356,57 +1336,11 @@ export type LeakReplayed =
   | { outOfMemory: true };
 
 /**
- * check_leaks' replay of one device's window (ffi/daemon/leak_replay.c)
- * over the first `count` kept rows.
- *
- * @example
- * ```ts ignore
- * const found = await leakReplay(rows, rows.length, { device: 0, a: 1, b: 5, c: 9 });
- * ```
- */
-export async function leakReplay(
-  rows: ReplayedRows,
-  count: number,
-  w: LeakReplayWindow,
-): Promise<LeakReplayed> {
-  const args = new Uint8Array(96);
-  const v = new DataView(args.buffer);
-  v.setBigUint64(40, BigInt(count), true);
-  v.setFloat64(48, w.a, true);
-  v.setFloat64(56, w.b, true);
-  v.setFloat64(64, w.c, true);
-  v.setUint32(72, w.device, true);
-  const out = new Uint32Array(Math.max(1, count));
-  const n = Number(
-    await callsOf(leakSymbols).stompwatch_leak_replay(
-      args,
-      rows.kind,
-      rows.device,
-      rows.id,
-      rows.ptr,
-      rows.size,
-      null,
-      out,
-    ),
-  );
-  return replayed(out, 0, n);
-}
-
-/**
- * A replay's answer (leak_replay.c), its leaks from `out[from]`: answers,
- * not errors, so that the caller meets several windows' in their order.
- */
-function replayed(out: Uint32Array, from: number, n: number): LeakReplayed {
-  if (n === -1) return { outOfMemory: true };
-  if (n < -1) return { noSize: -2 - n };
-  return out.subarray(from, from + n);
-}
-
-/**
- * The windows of several devices over the first `count` kept rows, each
- * as {@linkcode leakReplay} replays it, in one call (the rows are listed
- * by device natively, and the windows replayed on two threads): what each
- * found, in the order of `windows`.
+ * check_leaks' replay of each device's window (ffi/daemon/leak_replay.c)
+ * over the first `count` kept rows, in one call (each device's rows listed
+ * natively where several have a window, the windows replayed on two
+ * threads): what each found, in the order of `windows`. A device may have
+ * one window.
  *
  * @example
  * ```ts ignore
@@ -1417,15 +1351,21 @@ function replayed(out: Uint32Array, from: number, n: number): LeakReplayed {
  * ```
  */
 export async function leakReplayWindows(
-  rows: ReplayedRows,
+  rows: Pick<LeakScanInput["rows"], "kind" | "device" | "id" | "ptr" | "size">,
   count: number,
   windows: LeakReplayWindow[],
 ): Promise<LeakReplayed[]> {
-  const table = new Float64Array(
-    windows.flatMap(({ device, a, b, c }) => [device, a, b, c]),
-  );
+  // A, B, C by device index, NaN where a device has no window.
+  const devices = Math.max(0, ...windows.map((w) => w.device + 1));
+  const table = new Float64Array(3 * devices).fill(NaN);
+  for (const { device, a, b, c } of windows) {
+    if (table[3 * device] === table[3 * device]) {
+      throw new RangeError(`device ${device}'s window given twice`);
+    }
+    table.set([a, b, c], 3 * device);
+  }
   const out = new Uint32Array(Math.max(1, count));
-  const found = new Float64Array(2 * Math.max(1, windows.length));
+  const found = new Float64Array(2 * Math.max(1, devices));
   const status = await callsOf(leakSymbols).stompwatch_leak_replay_windows(
     rows.kind,
     rows.device,
@@ -1434,13 +1374,17 @@ export async function leakReplayWindows(
     rows.size,
     count,
     table,
-    windows.length,
+    devices,
     out,
     found,
   );
-  if (status === -1) throw new Error("Cannot check leaks: out of memory");
-  if (status !== 0) throw new RangeError("a device's window given twice");
-  return windows.map((_, k) => replayed(out, found[2 * k], found[2 * k + 1]));
+  if (status !== 0) throw new Error("Cannot check leaks: out of memory");
+  return windows.map(({ device }): LeakReplayed => {
+    const from = found[2 * device], n = found[2 * device + 1];
+    if (n === -1) return { outOfMemory: true };
+    if (n < -1) return { noSize: -2 - n };
+    return out.subarray(from, from + n);
+  });
 }
 
 /** sw_snapshot_convert's parameters, the same for both ways of calling it. */

@@ -6,13 +6,7 @@
  *
  * @module
  */
-import {
-  LeakRows,
-  MALLOC,
-  replayWindow,
-  replayWindows,
-  type Window,
-} from "./_leak_rows.ts";
+import { LeakRows, MALLOC, replayWindows, type Window } from "./_leak_rows.ts";
 
 /** Leaks collected from the rows of one or more passes. */
 export class FoundLeaks {
@@ -53,19 +47,10 @@ export class FoundLeaks {
     this.#exact.clear();
   }
 
-  /**
-   * Replays each device's window over `rows` and keeps what leaked: one
-   * window over every row (on two threads where it is large), several at
-   * once (replayWindows).
-   */
+  /** Replays each device's window over `rows` and keeps what leaked. */
   async collect(rows: LeakRows, windows: Map<number, Window>): Promise<void> {
-    const devices = [...windows.keys()];
-    const leaked = devices.length > 1
-      ? await replayWindows(rows, windows)
-      : await Promise.all(
-        devices.map((k) => replayWindow(rows, k, windows.get(k)!)),
-      );
-    devices.forEach((k, j) => this.#keep(rows, k, leaked[j]));
+    const leaked = await replayWindows(rows, windows);
+    [...windows.keys()].forEach((k, j) => this.#keep(rows, k, leaked[j]));
     this.#rows.textsFromValues &&= rows.textsFromValues;
   }
 

@@ -12,11 +12,7 @@ import {
   MemscopeCsvError,
 } from "../memscope_csv/header.ts";
 import type { MemscopeRow } from "../memscope_csv/row.ts";
-import {
-  leakReplay,
-  type LeakReplayed,
-  leakReplayWindows,
-} from "../../ffi/bindings.ts";
+import { type LeakReplayed, leakReplayWindows } from "../../ffi/bindings.ts";
 
 const MALLOC = 1, FREE = 2;
 export { FREE, MALLOC };
@@ -207,34 +203,19 @@ export function mixKey(key: number): number {
 }
 
 /**
- * Replays one device's rows in ID order (file order among equal IDs), as
- * msMemScope's analyser does, and returns the indices of the blocks still
- * pending, ordered by ID:
+ * Replays each device's rows of `windows` in ID order (file order among
+ * equal IDs), as msMemScope's analyser does, and returns, in the order of
+ * `windows`, the indices of the blocks each leaves pending, ordered by ID:
  * - a MALLOC with A <= ID <= B becomes pending; pending blocks are keyed by
  *   ID, so a later MALLOC with the same ID replaces the earlier one;
  * - a FREE with A <= ID <= C clears every pending block at its Ptr.
  *
  * The replay itself is native (`ffi/daemon/leak_replay.c`): over a million
- * rows it took a quarter of the whole command in JavaScript.
- */
-export async function replayWindow(
-  rows: LeakRows,
-  device: number,
-  w: Window,
-): Promise<Uint32Array> {
-  return leakedOrThrow(
-    rows,
-    await leakReplay(rows, rows.length, { device, ...w }),
-  );
-}
-
-/**
- * Each device's window of `windows` replayed as {@linkcode replayWindow}
- * replays it, all in one native call (each device's rows listed once, the
- * windows shared by two threads: a call each, with the listing in
- * JavaScript, took 20-60 ms of a 200-device log's check): the blocks
- * pending, in the order of `windows`. An error is the first device's in
- * that order, as one replay at a time would meet it.
+ * rows it took a quarter of the whole command in JavaScript. All windows
+ * go in one call (each device's rows listed once there, the windows shared
+ * by two threads): a call each, with the listing in JavaScript, took 20-60
+ * ms of a 200-device log's check. An error is the first device's in the
+ * order of `windows`, as one replay at a time would meet it.
  */
 export async function replayWindows(
   rows: LeakRows,

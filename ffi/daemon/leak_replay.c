@@ -24,9 +24,6 @@
 
 enum { MALLOC = 1, FREE = 2 };
 
-_Static_assert(offsetof(struct sw_leak_replay_args, a) == 48, "layout");
-_Static_assert(offsetof(struct sw_leak_replay_args, dev) == 72, "layout");
-_Static_assert(offsetof(struct sw_leak_replay_args, out) == 80, "layout");
 
 /* Rows are picked by index alone (4 bytes, their IDs read where they lie):
  * the replay's memory is fresh pages, and a page fault cost 2.5 us on a
@@ -320,94 +317,94 @@ done:
   return result;
 }
 
-/* The windows of several devices, shared by two threads a window at a
- * time (stompwatch_leak_replay_windows). */
-struct windows_job {
+/* The devices' windows, taken in turn by two threads
+ * (sw_leak_replay_devices). */
+struct devices_job {
   const uint8_t *kind;
   const uint32_t *device;
   const double *id, *ptr, *size;
-  const double *windows; /* device, A, B, C of each */
-  uint32_t count;
-  const uint32_t *listed;  /* the rows' indices by device, file order within */
-  const uint64_t *from;    /* device d's are listed[from[d], from[d + 1]) */
-  uint32_t *out;           /* device d's leaks go from out + from[d] */
-  double *found;           /* per window: where its leaks start, and how many */
+  uint64_t rows;
+  const double *windows;
+  uint32_t stride, devices;
+  const uint32_t *listed; /* NULL: every row; else device k's are listed[start[k] .. start[k + 1]) */
+  const uint64_t *start;
+  uint32_t *out;
+  int64_t *left;
   _Atomic uint32_t next;
 };
 
-static void *replay_windows(void *arg) {
-  struct windows_job *j = arg;
-  for (uint32_t k; (k = atomic_fetch_add(&j->next, 1)) < j->count;) {
-    const double *w = j->windows + 4 * k;
-    const uint32_t d = (uint32_t)w[0];
-    struct sw_leak_replay_args a = {.rows = j->from[d + 1] - j->from[d], .a = w[1], .b = w[2], .c = w[3], .dev = d};
-    const int64_t n = stompwatch_leak_replay(&a, j->kind, j->device, j->id, j->ptr, j->size, j->listed + j->from[d],
-                                             j->out + j->from[d]);
-    j->found[2 * k] = (double)j->from[d];
-    j->found[2 * k + 1] = (double)n;
+static void *replay_devices(void *arg) {
+  struct devices_job *j = arg;
+  for (uint32_t k; (k = atomic_fetch_add(&j->next, 1)) < j->devices;) {
+    const double *w = j->windows + (size_t)j->stride * k;
+    j->left[k] = 0;
+    if (w[0] != w[0]) continue; /* no window */
+    const uint64_t rows = j->listed ? j->start[k + 1] - j->start[k] : j->rows;
+    struct sw_leak_replay_args a = {.rows = rows, .a = w[0], .b = w[1], .c = w[2], .dev = k};
+    j->left[k] = stompwatch_leak_replay(&a, j->kind, j->device, j->id, j->ptr, j->size,
+                                        j->listed ? j->listed + j->start[k] : NULL, j->out + j->start[k]);
   }
   return NULL;
 }
 
+bool sw_leak_replay_devices(const uint8_t *kind, const uint32_t *device, const double *id, const double *ptr,
+                            const double *size, uint64_t rows, const double *windows, uint32_t stride,
+                            uint32_t devices, uint32_t *out, uint64_t *start, int64_t *left) {
+  uint32_t windowed = 0;
+  for (uint32_t k = 0; k < devices; k++) windowed += windows[(size_t)stride * k] == windows[(size_t)stride * k];
+  memset(start, 0, ((size_t)devices + 1) * sizeof *start);
+  struct devices_job job = {.kind = kind, .device = device, .id = id, .ptr = ptr, .size = size, .rows = rows,
+                            .windows = windows, .stride = stride, .devices = devices, .start = start, .out = out,
+                            .left = left};
+  if (windowed <= 1) {
+    /* One window reads every row (its replay splits over two threads). */
+    replay_devices(&job);
+    return true;
+  }
+  /* Each device's rows listed once (a counting sort, stable), for its
+   * window's replay alone: reading every row for each device's window
+   * took a log of 64 devices seconds. */
+  uint32_t *listed = malloc((rows ? rows : 1) * sizeof *listed);
+  uint64_t *at = malloc(((size_t)devices + 1) * sizeof *at);
+  if (!listed || !at) {
+    free(listed);
+    free(at);
+    return false;
+  }
+  for (uint64_t i = 0; i < rows; i++)
+    if (device[i] < devices) start[device[i] + 1]++;
+  for (uint32_t k = 0; k < devices; k++) start[k + 1] += start[k];
+  memcpy(at, start, ((size_t)devices + 1) * sizeof *at);
+  for (uint64_t i = 0; i < rows; i++)
+    if (device[i] < devices) listed[at[device[i]]++] = (uint32_t)i;
+  free(at);
+  job.listed = listed;
+  sw_on_both(replay_devices, &job, &job);
+  free(listed);
+  return true;
+}
+
 /*
- * The windows of `count` devices (device, A, B, C each, in `windows`) over
- * the `rows` rows of the arrays, as stompwatch_leak_replay replays each:
- * window k's leaks into `out` (room for `rows`) from found[2k], their count
- * in found[2k + 1] (-1: memory was short; -(2 + i): row i as there). The
- * rows are listed by device here, and the windows shared by two threads:
- * one call a device from JavaScript, each on a thread of its own, with
- * the listing there, took 20-60 ms of a 200-device log's check.
- * Returns 0, -1 when memory was short, or -2 for a device index that is
- * not one (not a whole number below 2^32 - 1) or is named twice.
+ * sw_leak_replay_devices for ffi/bindings.ts leakReplayWindows: device k's
+ * window A, B, C at windows[3k] (A NaN: none), its leaks into `out` (room
+ * for `rows`) from found[2k], their count (or stompwatch_leak_replay's
+ * error) in found[2k + 1]. A call a device from JavaScript, each on a
+ * thread of Deno's, with the rows listed there, took 20-60 ms of a
+ * 200-device log's check. Returns 0, or -1 when memory was short.
  */
 SW_EXPORT int32_t stompwatch_leak_replay_windows(const uint8_t *kind, const uint32_t *device, const double *id,
                                                  const double *ptr, const double *size, double rows,
-                                                 const double *windows, double count, uint32_t *out, double *found) {
-  const uint64_t n = (uint64_t)rows;
-  uint32_t devices = 0;
-  for (uint32_t k = 0; k < (uint32_t)count; k++) {
-    const double d = windows[4 * k];
-    if (!(d >= 0 && d < UINT32_MAX)) return -2;
-    if ((uint32_t)d + 1 > devices) devices = (uint32_t)d + 1;
+                                                 const double *windows, double devices, uint32_t *out, double *found) {
+  const uint32_t n = (uint32_t)devices;
+  uint64_t *start = malloc(((size_t)n + 1) * sizeof *start);
+  int64_t *left = malloc(((size_t)n + 1) * sizeof *left);
+  bool ok = start && left &&
+            sw_leak_replay_devices(kind, device, id, ptr, size, (uint64_t)rows, windows, 3, n, out, start, left);
+  for (uint32_t k = 0; ok && k < n; k++) {
+    found[2 * k] = (double)start[k];
+    found[2 * k + 1] = (double)left[k];
   }
-  /* Each device once: two windows of one would write one part of `out`
-   * at once. */
-  uint8_t *named = calloc(devices ? devices : 1, 1);
-  if (!named) return -1;
-  bool twice = false;
-  for (uint32_t k = 0; k < (uint32_t)count && !twice; k++) {
-    const uint32_t d = (uint32_t)windows[4 * k];
-    twice = named[d];
-    named[d] = 1;
-  }
-  free(named);
-  if (twice) return -2;
-  uint64_t *from = calloc((size_t)devices + 1, sizeof *from);
-  uint32_t *listed = malloc((n ? n : 1) * sizeof *listed);
-  if (!from || !listed) {
-    free(from);
-    free(listed);
-    return -1;
-  }
-  /* Counted into place; rows of a device without a window are left out. */
-  for (uint64_t i = 0; i < n; i++)
-    if (device[i] < devices) from[device[i] + 1]++;
-  for (uint32_t d = 0; d < devices; d++) from[d + 1] += from[d];
-  uint64_t *place = malloc(((size_t)devices + 1) * sizeof *place);
-  if (!place) {
-    free(from);
-    free(listed);
-    return -1;
-  }
-  memcpy(place, from, (size_t)devices * sizeof *place);
-  for (uint64_t i = 0; i < n; i++)
-    if (device[i] < devices) listed[place[device[i]]++] = (uint32_t)i;
-  free(place);
-  struct windows_job job = {.kind = kind, .device = device, .id = id, .ptr = ptr, .size = size, .windows = windows,
-                            .count = (uint32_t)count, .listed = listed, .from = from, .out = out, .found = found};
-  if (job.count > 1) sw_on_both(replay_windows, &job, &job);
-  else replay_windows(&job);
-  free(from);
-  free(listed);
-  return 0;
+  free(start);
+  free(left);
+  return ok ? 0 : -1;
 }

@@ -36,7 +36,6 @@
 #include "pages.h"
 #include "row_start.h"
 #include "sw_common.h"
-#include "two_threads.h"
 
 enum { SW_LEAK_DONE = SW_SCAN_DONE, SW_LEAK_FALLBACK = SW_SCAN_FALLBACK };
 
@@ -1041,50 +1040,6 @@ static bool split_kept(struct sw_leak_stream *s, struct handover *h, bool *full)
   return true;
 }
 
-/* The first `n` rows' indices by device (a counting sort, stable): device
- * k's are listed[from[k] .. from[k + 1]); NULL when memory is short. */
-static uint32_t *by_device(const uint32_t *device, uint64_t n, uint64_t from[MAX_DEVICES + 1]) {
-  memset(from, 0, (MAX_DEVICES + 1) * sizeof *from);
-  for (uint64_t i = 0; i < n; i++)
-    if (device[i] < MAX_DEVICES) from[device[i] + 1]++;
-  for (int k = 0; k < MAX_DEVICES; k++) from[k + 1] += from[k];
-  uint32_t *listed = malloc((n ? n : 1) * sizeof *listed);
-  if (!listed) return NULL;
-  uint64_t at[MAX_DEVICES];
-  memcpy(at, from, sizeof at);
-  for (uint64_t i = 0; i < n; i++)
-    if (device[i] < MAX_DEVICES) listed[at[device[i]]++] = (uint32_t)i;
-  return listed;
-}
-
-/* The kept rows' windows, one device's at a time (stompwatch_leak_replay),
- * by two threads taking the devices in turn: where there are many, each
- * window is too small for the replay's own two threads, and a log of 64
- * devices spent 420-530 ms replaying them one after another on one. */
-struct kept_windows {
-  const struct sw_leak_scan_args *a;
-  const uint32_t *listed; /* device k's rows: listed[from[k] .. from[k + 1]) */
-  const uint64_t *from;
-  uint32_t *left_at; /* device k's blocks left pending from left_at[from[k]] */
-  int64_t *left;     /* how many (none without a window), or stompwatch_leak_replay's error */
-  _Atomic uint32_t next;
-};
-
-static void *replay_windows(void *v) {
-  struct kept_windows *r = v;
-  const struct sw_leak_scan_args *a = r->a;
-  for (uint32_t k; (k = atomic_fetch_add(&r->next, 1)) < a->window_devices && k < MAX_DEVICES;) {
-    const double *w = a->windows + WINDOW_VALUES * k;
-    r->left[k] = 0;
-    if (w[0] != w[0]) continue; /* no window */
-    const uint64_t rows = r->listed ? r->from[k + 1] - r->from[k] : a->resume_rows;
-    struct sw_leak_replay_args args = {.rows = rows, .a = w[0], .b = w[1], .c = w[2], .dev = k};
-    r->left[k] = stompwatch_leak_replay(&args, a->kind, a->device, a->id, a->ptr, a->size,
-                                        r->listed ? r->listed + r->from[k] : NULL, r->left_at + r->from[k]);
-  }
-  return NULL;
-}
-
 /* Pending blocks ahead whose rows' values are fetched (FREED_AHEAD
  * further ahead), then their word of the Ptrs freed (hand_left). */
 #define FREED_AHEAD 16
@@ -1162,16 +1117,10 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
   if (n > a->cap || n > UINT32_MAX) return false;
   const uint32_t devices = a->window_devices < MAX_DEVICES ? a->window_devices : MAX_DEVICES;
   uint32_t *left_at = malloc((n ? n : 1) * sizeof *left_at);
-  /* Each device's rows listed once, where there are several, for its
-   * window's replay: reading every row for each device's window took a
-   * log of 64 devices seconds. One device reads them all. */
-  uint64_t from[MAX_DEVICES + 1] = {0};
-  uint32_t *listed = devices > 1 ? by_device(a->device, n, from) : NULL;
-  bool ok = left_at != NULL && (devices <= 1 || listed != NULL);
+  uint64_t from[MAX_DEVICES + 1];
   int64_t lefts[MAX_DEVICES];
-  struct kept_windows windows = {.a = a, .listed = listed, .from = from, .left_at = left_at, .left = lefts};
-  if (ok && listed) sw_on_both(replay_windows, &windows, &windows);
-  else if (ok) replay_windows(&windows);
+  bool ok = left_at != NULL && sw_leak_replay_devices(a->kind, a->device, a->id, a->ptr, a->size, n, a->windows,
+                                                      WINDOW_VALUES, devices, left_at, from, lefts);
   /* Each device's largest MALLOC ID in its window in one read of the rows
    * in file order (and the FREEs the stream needs in another, below): each
    * device's rows read on their own strode through every array, 64
@@ -1214,7 +1163,6 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
     if (ok) (h->frees = more)[h->n_frees++] = (struct kept_free){.ptr = a->ptr[i], .id = id, .dev = k};
   }
   free(left_at);
-  free(listed);
   return ok;
 }
 
