@@ -685,12 +685,19 @@ Deno.test("the native first pass joins of its second half only the rows inside t
   Deno.removeSync(path);
 });
 
-Deno.test("the native first pass tells 250 interleaved devices apart as the TypeScript pass does, names that begin others' included, in either half", async () => {
-  // leak_scan.c finds a name by its hash: "1", "10" and "100" are three
-  // devices, "host" and "cpu" two more, N/A none; each row's device
-  // differs from the last one's, so no row is answered by the last name.
+Deno.test("the native first pass tells 250 interleaved devices apart as the TypeScript pass does, names that begin others' included, numbers with leading zeros too, in either half", async () => {
+  // leak_scan.c finds a number below 1000 by its value, any other name by
+  // its hash: "1", "10" and "100" are three devices, "0", "00" and "000"
+  // three more (the analyser compares the text), "1000" and "007" others,
+  // "host" and "cpu" two more, N/A none; each row's device differs from
+  // the last one's, so no row is answered by the last name.
   const names = [
-    ...Array.from({ length: 248 }, (_, k) => String(k)),
+    ...Array.from({ length: 243 }, (_, k) => String(k)),
+    "00",
+    "000",
+    "01",
+    "007",
+    "1000",
     "host",
     "cpu",
   ];
