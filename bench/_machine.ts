@@ -2,7 +2,8 @@
  * The machine a bench ran on, measured once up front so that figures from
  * two machines can be read side by side: CPU model, cores, kernel, the
  * kernel's CPU vulnerability mitigations (they change the cost of every
- * system call and context switch), and the memcpy and dd rates the watch
+ * system call and context switch), what a second thread adds (before the
+ * first row and after the last), and the memcpy and dd rates the watch
  * rows are judged against (the same two measurements: `bench_dump`'s
  * memcpy of 256 MiB, dd of 256 MiB into the bench's directory).
  *
@@ -24,6 +25,28 @@ export interface Machine {
   /** dd if=/dev/zero of 256 MiB in 1 MiB blocks, GiB/s. */
   ddGiBs: number;
   deno: string;
+  /** What a second thread added before the first row (undefined: unbuilt). */
+  parallel?: Parallel;
+  /** The same after the last row, where the bench measured it again. */
+  parallelAtEnd?: Parallel;
+}
+
+/**
+ * What a second thread adds (`bench_cores`): a loop run for `ms` on one
+ * thread, then on two at once, `rounds` times. A VM's second vCPU can be
+ * a whole core one moment and next to nothing the next, and its pace can
+ * halve (the 2-vCPU EPYC VM of 2026-11-28: 1.02x to 2.0x in one minute):
+ * the rows that use two threads move with it.
+ */
+export interface Parallel {
+  /** Two threads' work over one's: the median round's, the lowest, the highest. */
+  ratio: number;
+  low: number;
+  high: number;
+  /** One thread's slowest round over its fastest (1: a steady pace). */
+  pace: number;
+  rounds: number;
+  ms: number;
 }
 
 /**
@@ -96,6 +119,55 @@ async function memcpyRate(): Promise<{ rate: number; by: string }> {
   }
 }
 
+/**
+ * What a second thread adds now (see {@link Parallel}); undefined where
+ * `bench_cores` is not built.
+ *
+ * @example
+ * ```ts ignore
+ * const p = await parallelWork();
+ * ```
+ */
+export async function parallelWork(
+  rounds = 5,
+  ms = 200,
+): Promise<Parallel | undefined> {
+  const bin = workload("bench_cores");
+  try {
+    Deno.statSync(bin);
+  } catch {
+    return undefined;
+  }
+  const { stdout } = await timeJob(undefined, bin, [
+    String(rounds),
+    String(ms),
+  ]);
+  const pairs = [...stdout.matchAll(/^round (\d+) (\d+)$/gm)].map((m) =>
+    [Number(m[1]), Number(m[2])] as const
+  );
+  const ratios = pairs.map(([one, two]) => two / one);
+  const ones = pairs.map(([one]) => one);
+  return {
+    ratio: median(ratios),
+    low: Math.min(...ratios),
+    high: Math.max(...ratios),
+    pace: Math.min(...ones) / Math.max(...ones),
+    rounds,
+    ms,
+  };
+}
+
+/** A Parallel as the line machineLines prints. */
+function parallelLine(when: string, p: Parallel): string {
+  return `${when}: two threads did ${
+    p.ratio.toFixed(2)
+  }x one thread's work (median of ${p.rounds} rounds of ${p.ms} ms, ${
+    p.low.toFixed(2)
+  }-${p.high.toFixed(2)}x); one thread's slowest round ran at ${
+    p.pace.toFixed(2)
+  }x its fastest`;
+}
+
 async function ddRate(dir: string): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < 3; i++) {
@@ -132,6 +204,7 @@ export async function machine(dir: string): Promise<Machine> {
     memcpyBy: memcpy.by,
     ddGiBs: await ddRate(dir),
     deno: Deno.version.deno,
+    parallel: await parallelWork(),
   };
 }
 
@@ -150,6 +223,10 @@ export function machineLines(m: Machine): string[] {
     `memcpy ${m.memcpyGiBs.toFixed(2)} GiB/s (${m.memcpyBy}, 256 MiB); dd ${
       m.ddGiBs.toFixed(2)
     } GiB/s (256 MiB of zeros into the bench directory)`,
+    ...(m.parallel ? [parallelLine("before the first row", m.parallel)] : []),
+    ...(m.parallelAtEnd
+      ? [parallelLine("after the last row", m.parallelAtEnd)]
+      : []),
     "CPU vulnerabilities (/sys/devices/system/cpu/vulnerabilities):",
     ...groups.map(([text, names]) => `  ${names.join(", ")}: ${text}`),
   ];

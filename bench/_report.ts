@@ -8,7 +8,12 @@
  */
 import { fileStamp } from "../analysis/files.ts";
 import { type BenchRow, benchTable, type Row } from "./_jobs.ts";
-import { type Machine, machine, machineLines } from "./_machine.ts";
+import {
+  type Machine,
+  machine,
+  machineLines,
+  parallelWork,
+} from "./_machine.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -80,5 +85,6 @@ export async function runAlone(
   Deno.removeSync(ddDir, { recursive: true });
   const table = benchTable();
   await rows(table.row);
+  facts.parallelAtEnd = await parallelWork();
   printReport(table, facts, { started, path: reportPath(Deno.args, started) });
 }

@@ -15,7 +15,7 @@ import { benchWatchSampling } from "./watch_sampling.ts";
 import { benchPythonClient } from "./python_client.ts";
 import { benchAnalysisMatrix } from "./analysis_matrix.ts";
 import { benchCsvParsers } from "./csv_parsers.ts";
-import { machine } from "./_machine.ts";
+import { machine, parallelWork } from "./_machine.ts";
 import { printReport, reportPath } from "./_report.ts";
 
 function countLines(path: string): number {
@@ -135,4 +135,6 @@ await benchPythonClient(daemon, row);
 
 await daemon.stop();
 Deno.removeSync(out, { recursive: true });
+// Again after the last row: how far the machine's pace moved during the run.
+facts.parallelAtEnd = await parallelWork();
 printReport(table, facts, { started, path: reportPath(Deno.args, started) });
