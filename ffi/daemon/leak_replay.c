@@ -1,8 +1,8 @@
 /*
- * leak_replay.c: check_leaks' replay of one device's window (the rule of
- * analysis/leaks/_leak_rows.ts replayWindow, which calls this): the rows of
- * the window in ID order (file order among equal IDs), as msMemScope's
- * analyser walks them:
+ * leak_replay.c: check_leaks' replay of each device's window (the rule of
+ * analysis/leaks/_leak_rows.ts replayWindows, which calls this through
+ * stompwatch_leak_replay_windows): the rows of the window in ID order (file
+ * order among equal IDs), as msMemScope's analyser walks them:
  * - a MALLOC with A <= ID <= B becomes pending; a later MALLOC with the same
  *   ID (next to it in this order) replaces it;
  * - a FREE with A <= ID <= C clears every pending block at its Ptr.
@@ -23,6 +23,22 @@
 #include "sw_common.h"
 
 enum { MALLOC = 1, FREE = 2 };
+
+/* One device's window over the rows. */
+struct sw_leak_replay_args {
+  const uint8_t *kind;
+  const uint32_t *device;
+  const double *id, *ptr, *size;
+  uint64_t rows;
+  double a, b, c;
+  uint32_t dev;
+  uint32_t *out; /* room for `rows` indices */
+  /* NULL: rows 0 .. rows - 1; else the `rows` rows to read, in file order
+   * (a caller with many devices lists each one's rows once: reading every
+   * row for each device took a 200-device window most of a second). */
+  const uint32_t *only;
+};
+
 
 
 /* Rows are picked by index alone (4 bytes, their IDs read where they lie):
@@ -264,22 +280,13 @@ done:
 }
 
 /*
- * Writes the indices of the blocks still pending after the window into
- * a->out, ordered by ID; returns how many, -1 when out of memory, or
- * -(2 + i) for row i, the first (in file order) MALLOC of the window with no
- * size, which msMemScope's analyser stops on.
+ * Writes the indices of device a->dev's blocks still pending after its
+ * window A, B, C into a->out, ordered by ID; returns how many, -1 when out
+ * of memory, or -(2 + i) for row i, the first (in file order) MALLOC of the
+ * window with no size, which msMemScope's analyser stops on.
  */
-SW_EXPORT int64_t stompwatch_leak_replay(struct sw_leak_replay_args *a, const uint8_t *kind, const uint32_t *device,
-                                         const double *id, const double *ptr, const double *size,
-                                         const uint32_t *only, uint32_t *out) {
-  /* Arrays come as arguments: a grant of this library alone may pass them. */
-  a->kind = kind;
-  a->device = device;
-  a->id = id;
-  a->ptr = ptr;
-  a->size = size;
-  a->out = out;
-  a->only = only;
+static int64_t replay_window(const struct sw_leak_replay_args *a) {
+  const uint32_t *only = a->only;
   /* Room for every row: only the pages the window's rows fill are touched. */
   uint32_t *order = malloc((a->rows ? a->rows : 1) * sizeof *order);
   if (!order) return -1;
@@ -339,10 +346,11 @@ static void *replay_devices(void *arg) {
     const double *w = j->windows + (size_t)j->stride * k;
     j->left[k] = 0;
     if (w[0] != w[0]) continue; /* no window */
-    const uint64_t rows = j->listed ? j->start[k + 1] - j->start[k] : j->rows;
-    struct sw_leak_replay_args a = {.rows = rows, .a = w[0], .b = w[1], .c = w[2], .dev = k};
-    j->left[k] = stompwatch_leak_replay(&a, j->kind, j->device, j->id, j->ptr, j->size,
-                                        j->listed ? j->listed + j->start[k] : NULL, j->out + j->start[k]);
+    const struct sw_leak_replay_args a = {
+        .kind = j->kind, .device = j->device, .id = j->id, .ptr = j->ptr, .size = j->size,
+        .rows = j->listed ? j->start[k + 1] - j->start[k] : j->rows, .a = w[0], .b = w[1], .c = w[2], .dev = k,
+        .out = j->out + j->start[k], .only = j->listed ? j->listed + j->start[k] : NULL};
+    j->left[k] = replay_window(&a);
   }
   return NULL;
 }
@@ -387,7 +395,7 @@ bool sw_leak_replay_devices(const uint8_t *kind, const uint32_t *device, const d
 /*
  * sw_leak_replay_devices for ffi/bindings.ts leakReplayWindows: device k's
  * window A, B, C at windows[3k] (A NaN: none), its leaks into `out` (room
- * for `rows`) from found[2k], their count (or stompwatch_leak_replay's
+ * for `rows`) from found[2k], their count (or replay_window's
  * error) in found[2k + 1]. A call a device from JavaScript, each on a
  * thread of Deno's, with the rows listed there, took 20-60 ms of a
  * 200-device log's check. Returns 0, or -1 when memory was short.
