@@ -1027,6 +1027,11 @@ export interface LeakScanResult {
    */
   marksFull: boolean;
   /**
+   * The memory rows kept passed the room `rows` has, below the budget,
+   * which alone made the pass fall back: more room, and it can run again.
+   */
+  rowsFull: boolean;
+  /**
    * With `overflow`: where the rows kept end, a prefix of the file's (every
    * row before `offset` a window may hold is kept, none from there on);
    * undefined when they are no such prefix.
@@ -1233,7 +1238,8 @@ export async function leakScan(input: LeakScanInput): Promise<LeakScanResult> {
     oddIds: Number(v.getBigUint64(240, true)),
     halves: Number(v.getBigUint64(248, true)),
     spans: spans.subarray(0, LEAK_SPAN_VALUES * count),
-    marksFull: v.getUint32(LEAK_STREAM_AT + 4, true) !== 0,
+    marksFull: (v.getUint32(LEAK_STREAM_AT + 4, true) & 1) !== 0,
+    rowsFull: (v.getUint32(LEAK_STREAM_AT + 4, true) & 2) !== 0,
     resume: resumeOf(v),
     firstRow: Number(v.getBigUint64(LEAK_HALF_AT + 8, true)),
     streamFull: v.getUint32(LEAK_PART_AT + 8, true) !== 0,

@@ -250,22 +250,45 @@ const HEX_BYTE = Array.from(
   (_, b) => b.toString(16).padStart(2, "0"),
 );
 
+/** `0x` or `0X`, then 16 hex digits or 1 to 13 without a leading zero. */
+const HEX_PTR = /^0([xX])([0-9a-fA-F]{16}|0|[1-9a-fA-F][0-9a-fA-F]{0,12})$/;
+
+/**
+ * A Ptr's key when written as `HEX_PTR` after `0X` or in capitals (its
+ * letters of one case), below 2^50; else NaN (msMemScope's own two
+ * spellings are the caller's).
+ */
+function spelledHexKey(text: string): number {
+  const m = HEX_PTR.exec(text);
+  if (!m) return NaN;
+  const [, x, digits] = m;
+  const upper = /[A-F]/.test(digits), lower = /[a-f]/.test(digits);
+  const value = parseInt(digits, 16);
+  if ((upper && lower) || (x === "x" && !upper) || value >= 2 ** 50) {
+    return NaN;
+  }
+  return value + (digits.length < 16 ? 0.5 : 0) + (x === "X" ? 0.125 : 0) +
+    (upper ? 0.25 : 0);
+}
+
 /**
  * Ptr keys for the typed arrays. msMemScope's analyser matches a FREE to
  * its blocks by the Ptr text, so two keys are equal exactly when the texts
  * are: a Ptr written as msMemScope writes it (`0x` and 16 lowercase hex
  * digits) is its own value; one in `0x` and up to 13 digits without a
- * leading zero (Python's `hex()`) is value + 0.5; one in plain decimal (old
- * files) is -(value + 1); any other text (N/A, other spellings, values past
- * 2^53) gets a key of its own, -(n + 0.5), the same one in every pass over
- * the file. leak_scan.c keys the first three alike.
+ * leading zero (Python's `hex()`) is value + 0.5; the same two forms after
+ * `0X` or in capitals (below 2^50) are value + 1/8 for `0X` and + 1/4 for
+ * capitals besides; one in plain decimal (old files) is -(value + 1); any
+ * other text (N/A, other spellings, values past them) gets a key of its
+ * own, -(n + 0.5), the same one in every pass over the file. leak_scan.c
+ * keys all but the last alike.
  */
 export class PtrKeys {
   #texts = new Map<string, number>();
 
   /**
-   * The Ptr as written, for a key made from its value (any of the three
-   * spellings); undefined for a key of its own text, which only the row has.
+   * The Ptr as written, for a key made from its value (any spelling but
+   * its own text's); undefined for a key of its own text, which only the row has.
    */
   static text(key: number): string | undefined {
     if (Number.isInteger(key) && key >= 0) {
@@ -278,7 +301,15 @@ export class PtrKeys {
         HEX_BYTE[lo >>> 24] + HEX_BYTE[(lo >>> 16) & 255] +
         HEX_BYTE[(lo >>> 8) & 255] + HEX_BYTE[lo & 255];
     }
-    if (key > 0) return `0x${(key - 0.5).toString(16)}`;
+    if (key > 0) {
+      // The eighth says the spelling (PtrKeys.of).
+      const value = Math.floor(key), eighths = (key - value) * 8;
+      const digits = value.toString(16);
+      const padded = eighths & 4 ? digits : digits.padStart(16, "0");
+      return `0${eighths & 1 ? "X" : "x"}${
+        eighths & 2 ? padded.toUpperCase() : padded
+      }`;
+    }
     const dec = -key - 1;
     return Number.isInteger(dec) ? String(dec) : undefined;
   }
@@ -293,6 +324,8 @@ export class PtrKeys {
     const dec = row.ptrDecimal;
     if (dec === dec) return -(dec + 1);
     const text = row.ptrText;
+    const spelled = spelledHexKey(text);
+    if (spelled === spelled) return spelled;
     let k = this.#texts.get(text);
     if (k === undefined) this.#texts.set(text, k = -(this.#texts.size + 0.5));
     return k;

@@ -42,6 +42,9 @@ enum { SW_LEAK_DONE = SW_SCAN_DONE, SW_LEAK_FALLBACK = SW_SCAN_FALLBACK };
 /* Columns the pass reads, as indices into sw_leak_scan_args.col. */
 enum { C_ID, C_EVENT, C_TYPE, C_NAME, C_DEVICE, C_PTR, C_ATTR, C_COUNT };
 
+/* sw_leak_scan_args.room_full's bits: what ran out of room. */
+enum { ROOM_MARKS = 1, ROOM_ROWS = 2 };
+
 #define MAX_DEVICES SW_LEAK_MAX_DEVICES
 /* Device Ids below this, written as plain numbers, are found by value. */
 #define SMALL_DEVICE_IDS 1000
@@ -104,11 +107,13 @@ struct sw_leak_scan_args {
    * instead of keeping their rows: what it keeps is the leaks. It ends
    * with SW_LEAK_FALLBACK where the replay cannot go on. */
   uint32_t stream;
-  /* Out: 1 when the marks passed mark_cap, which alone made the pass fall
-   * back: the caller, having given little room, may give more and run it
-   * again (room for every row that could be a mark is address space the
-   * size of the log, which V8 answers with collections). */
-  uint32_t marks_full;
+  /* Out: ROOM_MARKS when the marks passed mark_cap, ROOM_ROWS when the
+   * rows kept passed `cap` below the budget; either alone made the pass
+   * fall back: the caller, having given little room, may give more and
+   * run it again (room for every row that could be a mark, or a memory
+   * row, is address space several times the log's size, which V8 answers
+   * with collections). */
+  uint32_t room_full;
   /* Out, with `overflow`: where the rows kept end. Every memory row before
    * `resume_offset` (on line `resume_line`) that a window may hold is among
    * them, and none from there on; 0: the rows kept are no such prefix of
@@ -216,17 +221,57 @@ static inline bool hex8_value(const uint8_t *s, uint32_t *v) {
   return true;
 }
 
-/* _leak_rows.ts PtrKeys.of for the three spellings it keys by value; false
- * for any other (the caller falls back). */
+/*
+ * PtrKeys.of's other hex spellings, [s, e) being `0x` or `0X` and more:
+ * 16 digits, or 1 to 13 without a leading zero, their letters all of one
+ * case, written by another prefix or case than msMemScope's (a C writer's
+ * `%#lX`, a Python one's `0x{:X}`). Below 2^50 each spelling has its own
+ * eighth: value + 1/2 short, + 1/8 after `0X`, + 1/4 in capitals; the two
+ * spellings ptr_key takes first are the eighths 0 and 4. Else false: the
+ * text is its own key, which only the TypeScript pass gives.
+ */
+static bool ptr_key_spelled(const uint8_t *s, const uint8_t *e, double *key) {
+  const uint8_t *d = s + 2;
+  const size_t n = (size_t)(e - d);
+  const bool is_short = n != 16;
+  if (is_short && (n > 13 || (d[0] == '0' && n > 1))) return false;
+  uint64_t v = 0;
+  bool lower = false, upper = false;
+  for (const uint8_t *p = d; p < e; p++) {
+    const unsigned c = *p;
+    unsigned digit;
+    if (c - '0' <= 9) {
+      digit = c - '0';
+    } else if (c - 'a' <= 5) {
+      digit = c - 'a' + 10;
+      lower = true;
+    } else if (c - 'A' <= 5) {
+      digit = c - 'A' + 10;
+      upper = true;
+    } else {
+      return false;
+    }
+    v = v << 4 | digit;
+  }
+  const bool capital_x = s[1] == 'X';
+  /* msMemScope's spellings past ptr_key's ranges keep their own rule. */
+  if ((lower && upper) || (!capital_x && !upper) || v >> 50) return false;
+  *key = (double)v + (is_short ? 0.5 : 0) + (capital_x ? 0.125 : 0) + (upper ? 0.25 : 0);
+  return true;
+}
+
+/* _leak_rows.ts PtrKeys.of for the spellings it keys by value; false for
+ * any other (the caller falls back). */
 static bool ptr_key(const struct sw_csv_field *f, double *key) {
   if (!f->present) return false;
   const uint8_t *s = f->s, *e = f->e;
   uint64_t v;
   /* Python's hex(): 1 to 13 digits, no leading zero but in 0x0; value + 0.5. */
   if (e - s >= 3 && e - s <= 15 && s[0] == '0' && s[1] == 'x' && !(s[2] == '0' && e - s > 3)) {
-    if (!hex_value(s + 2, e, &v)) return false;
-    *key = (double)v + 0.5;
-    return true;
+    if (hex_value(s + 2, e, &v)) {
+      *key = (double)v + 0.5;
+      return true;
+    }
   }
   /* msMemScope's own: 16 digits (a constant count, for the loop to unroll). */
   uint32_t hi, lo;
@@ -234,6 +279,7 @@ static bool ptr_key(const struct sw_csv_field *f, double *key) {
     *key = (double)((uint64_t)hi << 32 | lo);
     return true;
   }
+  if (e - s >= 3 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) return ptr_key_spelled(s, e, key);
   /* ptrDecimal: 1 to 16 digits, no leading zero, at most 2^53 - 1. */
   if (e == s || e - s > 16 || (s[0] == '0' && e - s > 1)) return false;
   double n = 0;
@@ -671,7 +717,10 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
     }
     const uint64_t n = a->rows_kept;
     if (n == p->room) {
-      if (p->room < a->budget) return false;
+      if (p->room < a->budget) {
+        a->room_full |= ROOM_ROWS;
+        return false;
+      }
       if (free_row) freed_add(p, key, id);
       return stop_keeping(p, offset, line);
     }
@@ -727,7 +776,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
   }
   if (!same) return true;
   if (a->marks == a->mark_cap) {
-    a->marks_full = 1;
+    a->room_full |= ROOM_MARKS;
     return false;
   }
   a->mark_device[a->marks] = (uint32_t)k;

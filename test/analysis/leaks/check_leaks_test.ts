@@ -402,6 +402,8 @@ Deno.test("check_leaks printing only reads back the rows whose ID or Ptr the arr
     row("12", "4096"),
     row("13", "0"),
     row("14", "0x0000000000000000"),
+    row("17", "0X00000000000A4000"),
+    row("18", "0xA5000"),
   ];
   const odd = [
     row("015", "0x00000000000a2000"),
@@ -426,6 +428,8 @@ Deno.test("check_leaks printing only reads back the rows whose ID or Ptr the arr
           ["015", "0x00000000000a2000"],
           [" 16", "0x00000000000a3000"],
         ],
+        ["17", "0X00000000000A4000"],
+        ["18", "0xA5000"],
       ],
     );
     // Read back: the row's timestamp; spelled from the arrays: none.

@@ -20,7 +20,11 @@ import {
   openEventLog,
   readMemscopeStart,
 } from "../../../analysis/memscope_csv/mod.ts";
-import { LEAK_COLUMNS, LeakRows } from "../../../analysis/leaks/_leak_rows.ts";
+import {
+  LEAK_COLUMNS,
+  LeakRows,
+  PtrKeys,
+} from "../../../analysis/leaks/_leak_rows.ts";
 import { leakScan } from "../../../ffi/bindings.ts";
 
 const FIXTURES =
@@ -416,6 +420,39 @@ Deno.test("the native first pass keys a Ptr written as Python's hex() writes it 
   );
 });
 
+Deno.test("the native first pass keys a Ptr written after 0X or in capitals by its value and spelling, apart from every other spelling of that value, as the TypeScript pass does", async () => {
+  const rows = [HEADER, mark(1), mark(50), mark(99)];
+  // Each value in the eight spellings: 0x or 0X, 16 digits or as few as
+  // the value needs, letters small or capital (a value without letters
+  // has one text in either case).
+  const values = [0xa1000, 0x1000, 0, 2 ** 50 - 1];
+  const spellings = (v: number) => {
+    const short = v.toString(16), long = short.padStart(16, "0");
+    return ["0x", "0X"].flatMap((x) =>
+      [short, long].flatMap((d) => [x + d, x + d.toUpperCase()])
+    );
+  };
+  let id = 2;
+  for (const v of values) {
+    for (const ptr of spellings(v)) {
+      rows.push(mem("MALLOC", id++, ptr, "{size:1}"));
+      rows.push(mem("FREE", id++, ptr, "{}"));
+    }
+  }
+  const path = tempLog(rows.join("\n") + "\n");
+  const { native, typescript } = await bothPasses(path, { mstxInfo: "step" });
+  assert.ok(native, "the native pass fell back");
+  assert.deepEqual(native, typescript);
+  // One key a text, which it spells back (leaks print from the arrays).
+  const keys = native.rows!.ptr.split(" ").map(Number);
+  const written = values.flatMap(spellings);
+  keys.forEach((key, i) =>
+    assert.equal(PtrKeys.text(key), written[i >> 1], String(key))
+  );
+  const distinct = (list: unknown[]) => new Set(list).size;
+  assert.equal(distinct(keys), distinct(written));
+});
+
 Deno.test("the native first pass reads IDs, Ptrs, Device Ids and event types of every length round its eight-byte steps as the TypeScript pass does", async () => {
   // leak_scan.c reads up to 8 digits of an ID or a size, 8 hex digits of a
   // Ptr and 8 bytes of a Device Id or Event Type at once: lengths either
@@ -451,9 +488,10 @@ Deno.test("the native first pass reads IDs, Ptrs, Device Ids and event types of 
     assert.ok(native, "the native pass fell back");
     assert.deepEqual(native, typescript);
   }
-  // Not 16 lowercase hex digits below 2^53: keyed by text, so natively not
-  // at all (the next test says why).
-  const odd = ["0020000000000000", "00001240C0000000", "00001240g0000000"];
+  // Not 16 hex digits of one case below 2^53 (2^50 in capitals): keyed by
+  // text, so natively not at all (_leak_rows.ts PtrKeys says why).
+  const odd = ["0020000000000000", "00001240Cabc0000", "00001240g0000000"];
+  odd.push("000400000000000A");
   odd.push("0000:24100000000", "0000`24100000000", "ffffffff/fffffff");
   for (const h of odd) {
     const path = tempLog(
@@ -462,6 +500,24 @@ Deno.test("the native first pass reads IDs, Ptrs, Device Ids and event types of 
     const { native } = await bothPasses(path, { mstxInfo: "step" });
     assert.equal(native, undefined, h);
   }
+});
+
+Deno.test("the native first pass reads a log of rows shorter than its first try has room for again, with room for all", async () => {
+  // 25-byte memory rows, every one kept: over twice the rows of a row
+  // every 64 bytes.
+  const rows = [HEADER, mark(1), mark(2), mark(3)];
+  for (let id = 4; id < 4000; id += 2) {
+    const ptr = `0x${id.toString(16)}`;
+    rows.push(
+      `${id},MALLOC,HAL,,,,,0,${ptr},size:1`,
+      `${id + 1},FREE,HAL,,,,,0,${ptr},`,
+    );
+  }
+  const path = tempLog(rows.join("\n") + "\n");
+  const { native, typescript } = await bothPasses(path, { mstxInfo: "step" });
+  assert.ok(native, "the native pass fell back");
+  assert.deepEqual(native, typescript);
+  assert.ok(native.summary.bytes / 3996 < 32, String(native.summary.bytes));
 });
 
 Deno.test("the native first pass reads a log with more marks than its first try has room for again, with room for all", async () => {
@@ -491,10 +547,14 @@ Deno.test("the native first pass reads a log with more marks than its first try 
 
 Deno.test("the native first pass leaves to the TypeScript pass what it cannot read for certain", async () => {
   const cases = [
-    // A Ptr in no spelling keyed by value is keyed by its text.
-    [HEADER, mark(1), mem("MALLOC", 2, "0X1000", "{size:1}")],
+    // A Ptr in no spelling keyed by value is keyed by its text: a leading
+    // zero, 14 digits, letters of both cases, capitals past 2^50.
+    [HEADER, mark(1), mem("MALLOC", 2, "0X01000", "{size:1}")],
     [HEADER, mark(1), mem("MALLOC", 2, "0x01000", "{size:1}")],
     [HEADER, mark(1), mem("MALLOC", 2, "0x10000000000000", "{size:1}")],
+    [HEADER, mark(1), mem("MALLOC", 2, "0x7f3A", "{size:1}")],
+    [HEADER, mark(1), mem("MALLOC", 2, "0x000400000000000A", "{size:1}")],
+    [HEADER, mark(1), mem("MALLOC", 2, "0X4000000000000", "{size:1}")],
     // A row cut short of its Ptr.
     [HEADER, mark(1), "2,MALLOC,HAL"],
     // The same Device Id bytes, unquoted and then quoted: two devices.
