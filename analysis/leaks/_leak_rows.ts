@@ -250,6 +250,14 @@ const HEX_BYTE = Array.from(
   (_, b) => b.toString(16).padStart(2, "0"),
 );
 
+/**
+ * The Ptrs that are no address, an empty one and N/A, and their keys: in
+ * no other key's range, as leak_scan.c keys them (KEY_EMPTY_PTR,
+ * KEY_NA_PTR).
+ */
+const NO_ADDRESS = ["", "N/A"];
+const NO_ADDRESS_KEYS = [-0.125, -0.25];
+
 /** `0x` or `0X`, then 16 hex digits or 1 to 13 without a leading zero. */
 const HEX_PTR = /^0([xX])([0-9a-fA-F]{16}|0|[1-9a-fA-F][0-9a-fA-F]{0,12})$/;
 
@@ -278,10 +286,10 @@ function spelledHexKey(text: string): number {
  * digits) is its own value; one in `0x` and up to 13 digits without a
  * leading zero (Python's `hex()`) is value + 0.5; the same two forms after
  * `0X` or in capitals (below 2^50) are value + 1/8 for `0X` and + 1/4 for
- * capitals besides; one in plain decimal (old files) is -(value + 1); any
- * other text (N/A, other spellings, values past them) gets a key of its
- * own, -(n + 0.5), the same one in every pass over the file. leak_scan.c
- * keys all but the last alike.
+ * capitals besides; one in plain decimal (old files) is -(value + 1); an
+ * empty one -1/8, N/A -1/4; any other text (other spellings, values past
+ * them) gets a key of its own, -(n + 0.5), the same one in every pass over
+ * the file. leak_scan.c keys all but the last alike.
  */
 export class PtrKeys {
   #texts = new Map<string, number>();
@@ -310,6 +318,8 @@ export class PtrKeys {
         eighths & 2 ? padded.toUpperCase() : padded
       }`;
     }
+    const none = NO_ADDRESS_KEYS.indexOf(key);
+    if (none >= 0) return NO_ADDRESS[none];
     const dec = -key - 1;
     return Number.isInteger(dec) ? String(dec) : undefined;
   }
@@ -324,6 +334,8 @@ export class PtrKeys {
     const dec = row.ptrDecimal;
     if (dec === dec) return -(dec + 1);
     const text = row.ptrText;
+    const none = NO_ADDRESS.indexOf(text);
+    if (none >= 0) return NO_ADDRESS_KEYS[none];
     const spelled = spelledHexKey(text);
     if (spelled === spelled) return spelled;
     let k = this.#texts.get(text);

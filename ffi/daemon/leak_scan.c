@@ -42,6 +42,10 @@ enum { SW_LEAK_DONE = SW_SCAN_DONE, SW_LEAK_FALLBACK = SW_SCAN_FALLBACK };
 /* Columns the pass reads, as indices into sw_leak_scan_args.col. */
 enum { C_ID, C_EVENT, C_TYPE, C_NAME, C_DEVICE, C_PTR, C_ATTR, C_COUNT };
 
+/* PtrKeys' keys of an empty Ptr and of N/A (in no other key's range). */
+#define KEY_EMPTY_PTR (-0.125)
+#define KEY_NA_PTR (-0.25)
+
 /* sw_leak_scan_args.room_full's bits: what ran out of room. */
 enum { ROOM_MARKS = 1, ROOM_ROWS = 2 };
 
@@ -265,6 +269,11 @@ static bool ptr_key_spelled(const uint8_t *s, const uint8_t *e, double *key) {
 static bool ptr_key(const struct sw_csv_field *f, double *key) {
   if (!f->present) return false;
   const uint8_t *s = f->s, *e = f->e;
+  /* The two texts that are no address, each a key of its own. */
+  if (e == s || (e - s == 3 && memcmp(s, "N/A", 3) == 0)) {
+    *key = e == s ? KEY_EMPTY_PTR : KEY_NA_PTR;
+    return true;
+  }
   uint64_t v;
   /* Python's hex(): 1 to 13 digits, no leading zero but in 0x0; value + 0.5. */
   if (e - s >= 3 && e - s <= 15 && s[0] == '0' && s[1] == 'x' && !(s[2] == '0' && e - s > 3)) {
@@ -969,6 +978,13 @@ static void freed_rows(struct pass *p, const struct sw_leak_scan_args *b, uint64
     if (b->kind[i] == 2) freed_add(p, b->ptr[i], b->id[i]);
 }
 
+/* Room for the rows kept from p->base to the arrays' end, within the
+ * budget. */
+static uint64_t room_from_base(const struct pass *p) {
+  const uint64_t room = p->a->cap - p->base;
+  return room < p->a->budget ? room : p->a->budget;
+}
+
 static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   struct sw_leak_scan_args *a = p->a, *b = &h->args;
   /* Every refusal first: a refused join leaves the first half as it was. */
@@ -983,8 +999,12 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
     map[k] = j < a->devices ? (int)j : (int)devices++;
   }
   uint64_t total = a->rows_kept + b->rows_kept;
+  /* The rows joined lie from p->base on, as far as the arrays go: the
+   * first half's room was its part of them. */
+  const uint64_t room = room_from_base(p);
   if (devices > MAX_DEVICES || a->marks + b->marks > a->mark_cap) return false;
-  if (!a->overflow && total > p->room && p->room < a->budget) return false;
+  if (!a->overflow && total > room && room < a->budget) return false;
+  p->room = room;
   for (uint32_t k = 0; k < b->devices; k++) {
     if ((uint32_t)map[k] < a->devices) continue;
     memcpy(a->device_names + map[k] * DEVICE_BYTES, b->device_names + k * DEVICE_BYTES, DEVICE_BYTES);
@@ -1399,6 +1419,8 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
       p.top = a->half_at - 1;
     }
   }
+  /* One thread keeps its rows from the start, as far as the arrays go. */
+  if (!h) p.room = room_from_base(&p);
   int32_t result = scan_range(&p, a->offset, a->first_line);
   if (h) {
     pthread_join(thread, NULL);
@@ -1413,6 +1435,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
       /* Alone from here: the second half's rows are counted again, after
        * the first's, which move to the start to leave them the room. */
       rows_to_start(&p);
+      p.room = room_from_base(&p);
       s->limit = rows_end(a);
       s->stopped = false;
       result = scan_range(&p, s->next, s->next_line);

@@ -305,6 +305,30 @@ Deno.test("native compare decodes names that are not UTF-8, or start with a BOM,
   );
 });
 
+Deno.test("native compare reads a log with columns added before those it reads, its Attr as the 23rd, and leaves one with Attr as the 26th to TypeScript", async () => {
+  // A row with `n` more fields after Thread Id (its 7th comma outside
+  // quotes).
+  const widen = (row: string, n: number) => {
+    let commas = 0, quoted = false, at = 0;
+    for (; commas < 7; at++) {
+      if (row[at] === '"') quoted = !quoted;
+      else if (row[at] === "," && !quoted) commas++;
+    }
+    return row.slice(0, at) + "0,".repeat(n) + row.slice(at);
+  };
+  const a = [op(1, '"a,b"'), pta(2, "4"), op(3, "b"), pta(4, "8")];
+  const b = [op(1, '"a,b"'), pta(2, "8"), op(3, "b")];
+  for (const [n, native] of [[13, true], [16, false]] as const) {
+    const header = widen(HEADER, n).replace(
+      /(Thread Id)(,0)+/,
+      (_, t) => t + Array.from({ length: n }, (_, i) => `,Extra ${i}`).join(""),
+    );
+    const log = (rows: string[]) =>
+      [header, ...rows.map((r) => widen(r, n))].join("\n") + "\n";
+    assert.equal(await assertSameOn(log(a), log(b), ["op"]), native, `${n}`);
+  }
+});
+
 Deno.test("native compare leaves to TypeScript what it cannot read the same for certain", async () => {
   // An ID that is no number, a size past 2^53 (String() would round its
   // digits).

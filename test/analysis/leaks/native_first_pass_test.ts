@@ -453,6 +453,54 @@ Deno.test("the native first pass keys a Ptr written after 0X or in capitals by i
   assert.equal(distinct(keys), distinct(written));
 });
 
+Deno.test("the native first pass reads a log with columns added before those it reads, its Attr as the 24th, as the TypeScript pass does", async () => {
+  const extra = Array.from({ length: 14 }, (_, i) => `Extra ${i}`);
+  const header = HEADER.replace("Thread Id,", `Thread Id,${extra.join(",")},`);
+  // Thread Id is the 7th field of every row these make.
+  const widen = (row: string) =>
+    row.replace(/^((?:[^,]*,){7})/, `$1${"0,".repeat(extra.length)}`);
+  const rows = [mark(1), mark(5), mark(9)];
+  for (let id = 2; id < 9; id += 2) {
+    const ptr = hexPtr(id * 4096);
+    rows.push(
+      mem("MALLOC", id, ptr, "{size:1}"),
+      mem("FREE", id + 1, ptr, "{}"),
+    );
+  }
+  const path = tempLog([header, ...rows.map(widen)].join("\n") + "\n");
+  const { native, typescript } = await bothPasses(path, { mstxInfo: "step" });
+  assert.ok(native, "the native pass fell back");
+  assert.deepEqual(native, typescript);
+  assert.equal(native.rows?.size, "1 0 1 0 1 0 1 0");
+});
+
+Deno.test("the native first pass keys an empty Ptr and N/A, quoted or not, each as one text, as the TypeScript pass does", async () => {
+  const log = (ptrs: string[]) => {
+    const rows = [HEADER, mark(1), mark(50), mark(99)];
+    ptrs.forEach((ptr, i) => {
+      rows.push(mem("MALLOC", 2 * i + 2, ptr, "{size:1}"));
+      rows.push(mem("FREE", 2 * i + 3, ptr, "{}"));
+    });
+    return tempLog(rows.join("\n") + "\n");
+  };
+  const ptrs = ["N/A", '"N/A"', "", '""', "0x0"];
+  const { native, typescript } = await bothPasses(log(ptrs), {
+    mstxInfo: "step",
+  });
+  assert.ok(native, "the native pass fell back");
+  assert.deepEqual(native, typescript);
+  const keys = native.rows!.ptr.split(" ").map(Number);
+  assert.deepEqual(
+    keys.map((k) => PtrKeys.text(k)),
+    ["N/A", "N/A", "N/A", "N/A", "", "", "", "", "0x0", "0x0"],
+  );
+  // Any other text is its own, which only the TypeScript pass keys.
+  for (const other of ["N/A ", "n/a", " "]) {
+    const { native } = await bothPasses(log([other]), { mstxInfo: "step" });
+    assert.equal(native, undefined, other);
+  }
+});
+
 Deno.test("the native first pass reads IDs, Ptrs, Device Ids and event types of every length round its eight-byte steps as the TypeScript pass does", async () => {
   // leak_scan.c reads up to 8 digits of an ID or a size, 8 hex digits of a
   // Ptr and 8 bytes of a Device Id or Event Type at once: lengths either
