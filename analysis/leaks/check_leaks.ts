@@ -184,7 +184,9 @@ export async function checkLeaksFile(
     detail,
     logBytes: first.summary.bytes,
   });
-  leaks.forEach((leak, i) => results[listed.device[i]].leaks.push(leak));
+  for (let i = 0; i < leaks.length; i++) {
+    results[listed.device[i]].leaks.push(leaks[i]);
+  }
   results.forEach((r, k) => {
     r.leakedBytes = found.bytes[k];
     r.unlisted = found.counts[k] - r.leaks.length;

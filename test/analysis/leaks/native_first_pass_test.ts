@@ -569,7 +569,8 @@ Deno.test("the native first pass reads a log of rows shorter than its first try 
 });
 
 Deno.test("the native first pass reads a log with more marks than its first try has room for again, with room for all", async () => {
-  // _native_scan.ts MARK_ROOM is 65,536: 70,000 marks pass it.
+  // _native_scan.ts MARK_ROOM is 65,536, more than a mark a KiB of this
+  // 6 MB log: 70,000 marks pass it.
   const rows = [HEADER];
   for (let id = 1; id <= 140_000; id += 2) {
     rows.push(mark(id, id % 3));
