@@ -394,6 +394,45 @@ Deno.test("check_leaks matches a FREE to its blocks by the Ptr text, as msMemSco
   ]);
 });
 
+Deno.test("check_leaks prints half a million leaks of a device, a line each", () => {
+  const leaks = Array.from({ length: 500_000 }, (_, i) => ({
+    id: i,
+    index: String(i),
+    ptr: `0x${i.toString(16)}`,
+    bytes: 1048576,
+    mb: 1,
+    timestamp: "",
+    pid: NaN,
+    tid: NaN,
+    line: i + 2,
+  }));
+  const lines = formatCheckLeaks({
+    input: "x.csv",
+    mstxInfo: "step",
+    startIndex: 0,
+    startIndexText: "0",
+    eventType: "HAL",
+    devices: [{
+      device: "0",
+      status: "leaks",
+      marks: 3,
+      leaks,
+      leakedBytes: 500_000 * 1048576,
+      unlisted: 0,
+    }],
+    leakCount: 500_000,
+    leakedBytes: 500_000 * 1048576,
+    rows: 500_003,
+    bytes: 0,
+    passes: 1,
+  });
+  assert.equal(lines.length, 4 + 500_000);
+  assert.equal(
+    lines.at(-1),
+    "Direct Hal memory leak of 1.0 Mb(s) at 0x7a11f in Index 499999.",
+  );
+});
+
 Deno.test("check_leaks printing only reads back the rows whose ID or Ptr the arrays cannot spell, and prints the same lines", async () => {
   const row = (id: string, ptr: string) =>
     `${id},MALLOC,HAL,N/A,${id.trim()}000,10,11,0,${ptr},"{size:1048576}",,`;
