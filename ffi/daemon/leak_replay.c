@@ -39,8 +39,6 @@ struct sw_leak_replay_args {
   const uint32_t *only;
 };
 
-
-
 /* Rows are picked by index alone (4 bytes, their IDs read where they lie):
  * the replay's memory is fresh pages, and a page fault cost 2.5 us on a
  * virtual machine of ours. */

@@ -135,7 +135,8 @@ struct sw_leak_scan_args {
    * round at the join), the second up to cap - half_at from it on, so that
    * joined they lie in file order with no copy (copying the second half's
    * rows out of arrays of its own wrote every one of them to fresh pages
-   * twice). A pass that does not split keeps up to `half_at` rows from 0. */
+   * twice). A pass that does not split, or whose halves are joined, keeps
+   * rows as far as the arrays go, within the budget (room_from_base). */
   uint64_t half_at;
   /* Out: where the rows kept begin in the arrays. */
   uint64_t first_row;
@@ -289,8 +290,9 @@ static bool ptr_key(const struct sw_csv_field *f, double *key) {
     return true;
   }
   if (e - s >= 3 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) return ptr_key_spelled(s, e, key);
-  /* ptrDecimal: 1 to 16 digits, no leading zero, at most 2^53 - 1. */
-  if (e == s || e - s > 16 || (s[0] == '0' && e - s > 1)) return false;
+  /* ptrDecimal: 1 to 16 digits (an empty Ptr is keyed above), no leading
+   * zero, at most 2^53 - 1. */
+  if (e - s > 16 || (s[0] == '0' && e - s > 1)) return false;
   double n = 0;
   for (const uint8_t *p = s; p < e; p++) {
     unsigned d = (unsigned)(*p - '0');
