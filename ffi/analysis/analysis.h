@@ -119,14 +119,9 @@ struct sw_addr_chunk {
 };
 static inline uint32_t *sw_addr_chunk_values(const struct sw_addr_chunk *c) { return (uint32_t *)(c->a + c->cap); }
 
-/* A chunk and its last address. */
-struct sw_addr_run {
-    double last;
-    struct sw_addr_chunk *c;
-};
-
 struct sw_addr_set {
-    struct sw_addr_run *chunks;
+    struct sw_addr_chunk **chunks;
+    double *lasts; /* per chunk, its last address */
     uint32_t nchunks, cap;
     uint32_t n; /* addresses in all */
 };
@@ -136,33 +131,37 @@ struct sw_addr_at {
     uint32_t c, i;
 };
 
-/* The addresses a look-up of `v` reads, fetched into the cache. */
-void sw_addr_set_prefetch(const struct sw_addr_set *s, double v);
+/* The addresses a look-up of `v` reads, fetched into the cache; returns
+ * a hint for the look-ups of `v` to come, which stays safe to give
+ * whatever changed the set meanwhile (and given to another set). */
+uint32_t sw_addr_set_prefetch(const struct sw_addr_set *s, double v);
+/* A hint that saves nothing. */
+#define SW_NO_HINT UINT32_MAX
 void sw_addr_set_free(struct sw_addr_set *s);
 /* Empty, keeping room for the set's next use. */
 void sw_addr_set_clear(struct sw_addr_set *s);
-/* Adds `v` (not in the set) with its value. */
-void sw_addr_set_insert(struct sw_addr_set *s, double v, uint32_t value);
 /* Adds `v` (not in the set) with its value at `at`, the place
  * sw_addr_set_lower gave for it with no change to the set since. */
 void sw_addr_set_insert_at(struct sw_addr_set *s, struct sw_addr_at at, double v, uint32_t value);
-/* Takes `v` out, when it is in. */
-void sw_addr_set_erase(struct sw_addr_set *s, double v);
-/* The place of the first address that is `v` or more. */
+/* Takes `v` out, when it is in (`hint`: as for sw_addr_set_lower_near). */
+void sw_addr_set_erase(struct sw_addr_set *s, double v, uint32_t hint);
+/* The place of the first address that is `v` or more; _near with a hint
+ * sw_addr_set_prefetch gave for `v` (or SW_NO_HINT). */
 struct sw_addr_at sw_addr_set_lower(const struct sw_addr_set *s, double v);
+struct sw_addr_at sw_addr_set_lower_near(const struct sw_addr_set *s, double v, uint32_t hint);
 /* Steps back one place; false at the first. */
 bool sw_addr_set_prev(const struct sw_addr_set *s, struct sw_addr_at *at);
 static inline bool sw_addr_set_valid(const struct sw_addr_set *s, struct sw_addr_at at) {
-    return at.c < s->nchunks && at.i < s->chunks[at.c].c->n;
+    return at.c < s->nchunks && at.i < s->chunks[at.c]->n;
 }
 static inline double sw_addr_set_get(const struct sw_addr_set *s, struct sw_addr_at at) {
-    return s->chunks[at.c].c->a[at.i];
+    return s->chunks[at.c]->a[at.i];
 }
 static inline uint32_t sw_addr_set_value(const struct sw_addr_set *s, struct sw_addr_at at) {
-    return sw_addr_chunk_values(s->chunks[at.c].c)[at.i];
+    return sw_addr_chunk_values(s->chunks[at.c])[at.i];
 }
 static inline void sw_addr_set_next(const struct sw_addr_set *s, struct sw_addr_at *at) {
-    if (++at->i == s->chunks[at->c].c->n) {
+    if (++at->i == s->chunks[at->c]->n) {
         at->c++;
         at->i = 0;
     }

@@ -27,6 +27,10 @@ struct blk {
     uint32_t seg;
 };
 
+struct hints {
+    uint32_t live, blocks;
+};
+
 struct state {
     const struct sw_rows *rows;
     sw_entry_sink sink;
@@ -38,6 +42,18 @@ struct state {
     struct sw_addr_map seg_at, blk_at; /* address -> index */
     struct sw_addr_set live_segs; /* addresses of live segments that hold blocks */
     double widest;                /* the largest size entered in live_segs */
+    /* The row's address and the hints sw_addr_set_prefetch gave for it
+     * rows before: for its look-ups in live_segs, and in the blocks of
+     * the segment the row before it touched (most blocks live in the
+     * segment of the block before them). */
+    double hint_v;
+    struct hints hint;
+    uint32_t recent_seg; /* UINT32_MAX: none */
+    /* Where containing() found the row's address would go in live_segs,
+     * while live_segs is as it was then: the new segment goes there. */
+    double place_v;
+    struct sw_addr_at place;
+    bool place_ok;
     double freed_before_log, lost_frees;
 };
 
@@ -49,9 +65,36 @@ struct state {
 /* Rows ahead of the replay whose look-ups are fetched (sw_row_in_order
  * fetches the rows themselves further ahead). */
 #define AHEAD 8
+/* The hints the look-ups ahead gave, by row (more than AHEAD). */
+#define HINTS 16
 
 static void emit(struct state *st, int action, double addr, double size, int32_t stack, double t) {
     st->sink(st->ctx, action, addr, size, stack, t, 0);
+}
+
+static uint32_t live_hint(const struct state *st, double v) {
+    return v == st->hint_v ? st->hint.live : SW_NO_HINT;
+}
+
+/* For a look-up of `v` in the blocks of segment `si`, which the row
+ * touches. A hint given for another set is as safe (sw_addr_set_prefetch). */
+static uint32_t blocks_hint(struct state *st, uint32_t si, double v) {
+    st->recent_seg = si;
+    return v == st->hint_v ? st->hint.blocks : SW_NO_HINT;
+}
+
+/* live_segs changed: a place found in it before no longer holds. */
+static void live_erase(struct state *st, double addr) {
+    sw_addr_set_erase(&st->live_segs, addr, live_hint(st, addr));
+    st->place_ok = false;
+}
+
+static void live_insert(struct state *st, double addr, uint32_t si) {
+    struct sw_addr_at at = st->place_ok && st->place_v == addr
+        ? st->place
+        : sw_addr_set_lower_near(&st->live_segs, addr, live_hint(st, addr));
+    sw_addr_set_insert_at(&st->live_segs, at, addr, si);
+    st->place_ok = false;
 }
 
 /* Live segments looked at, from the last to start at or below a block
@@ -63,9 +106,12 @@ static void emit(struct state *st, int action, double addr, double size, int32_t
  * it (none is whole: those are not in live_segs). Segments do not overlap
  * but in a log that lost frees: there, one nested in another may end below
  * addr, and those that start before it are looked at, WALK_BACK at most. */
-static int64_t containing(const struct state *st, double addr, double size) {
+static int64_t containing(struct state *st, double addr, double size) {
     const struct sw_addr_set *set = &st->live_segs;
-    struct sw_addr_at at = sw_addr_set_lower(set, addr);
+    struct sw_addr_at at = sw_addr_set_lower_near(set, addr, live_hint(st, addr));
+    st->place_v = addr;
+    st->place = at;
+    st->place_ok = true;
     if (!(sw_addr_set_valid(set, at) && sw_addr_set_get(set, at) == addr) && !sw_addr_set_prev(set, &at))
         return -1;
     for (int k = 0; k < WALK_BACK; k++) {
@@ -115,7 +161,8 @@ static void release_block(struct state *st, double addr, uint32_t b, int32_t sta
 
 static void free_block(struct state *st, double addr, uint32_t b, int32_t stack, double t) {
     release_block(st, addr, b, stack, t);
-    sw_addr_set_erase(&st->segs[st->blks[b].seg].blocks, addr);
+    uint32_t si = st->blks[b].seg;
+    sw_addr_set_erase(&st->segs[si].blocks, addr, blocks_hint(st, si, addr));
 }
 
 static void free_segment(struct state *st, uint32_t si, int32_t stack, double t) {
@@ -132,7 +179,7 @@ static void free_segment(struct state *st, uint32_t si, int32_t stack, double t)
     sw_addr_set_clear(&s->blocks);
     emit(st, A_SEG_FREE, s->addr, s->size, stack, t);
     sw_addr_del(&st->seg_at, KEY(s->addr));
-    if (!s->whole) sw_addr_set_erase(&st->live_segs, s->addr);
+    if (!s->whole) live_erase(st, s->addr);
     st->free_segs[st->nfree_segs++] = si;
 }
 
@@ -147,7 +194,7 @@ static void alloc_segment(struct state *st, uint32_t si, double t) {
     }
     sw_addr_put(&st->seg_at, KEY(s->addr), si);
     if (!s->whole) {
-        sw_addr_set_insert(&st->live_segs, s->addr, si);
+        live_insert(st, s->addr, si);
         if (s->size > st->widest) st->widest = s->size;
     }
     emit(st, A_SEG_ALLOC, s->addr, s->size, s->stack, t);
@@ -189,7 +236,8 @@ static void block_alloc(struct state *st, double addr, double size, int32_t stac
     struct sw_addr_at place = {0, 0}; /* an own segment's set is empty */
     if (seg >= 0) {
         const struct sw_addr_set *set = &st->segs[seg].blocks;
-        struct sw_addr_at at = sw_addr_set_lower(set, addr), before = at;
+        struct sw_addr_at at = sw_addr_set_lower_near(set, addr, blocks_hint(st, (uint32_t)seg, addr));
+        struct sw_addr_at before = at;
         place = at;
         if (sw_addr_set_prev(set, &before) &&
             sw_addr_set_get(set, before) + st->blks[sw_addr_set_value(set, before)].size > addr)
@@ -226,6 +274,39 @@ static void block_free(struct state *st, double addr, double size, int32_t stack
         emit(st, A_FREE_REQ, addr, size, stack, t);
         emit(st, A_FREE_DONE, addr, size, stack, t);
         if (containing(st, addr, size) < 0) emit(st, A_SEG_FREE, addr, size, stack, t);
+    }
+}
+
+/* Whether the segment the rows touch holds blocks enough that a look-up
+ * in them waits for memory: the chunks of a few (a segment of its own)
+ * were not fetched, and reading where they lie would wait instead. */
+static bool many_blocks(const struct state *st) {
+    return st->recent_seg < st->nsegs && st->segs[st->recent_seg].blocks.nchunks > 1;
+}
+
+/* Rows ahead whose freed block's entry is fetched, then (half as far
+ * ahead, once that entry is in) its segment's: a free reads the two one
+ * after the other, each at a random place. On a log of 50,000 blocks in
+ * segments of their own, those two reads were four fifths of the replay's
+ * own time (perf). Half as far ahead, an allocation's look-up in the
+ * blocks of the segment the rows touch is made (its addresses fetched
+ * AHEAD rows before) to fetch the entry of the block below it, whose end
+ * it will read: in one segment of 50,000 blocks, half the replay's own
+ * time went waiting for that. */
+#define FREE_AHEAD 6
+
+static void prefetch_touched(const struct state *st, const struct sw_row *r, bool near,
+                             uint32_t blocks_hint) {
+    int kind = sw_row_kind(r);
+    if (kind == K_BLK_FREE) {
+        const uint32_t *b = sw_addr_get(&st->blk_at, KEY(r->addr));
+        if (!b) return;
+        if (!near) __builtin_prefetch(&st->blks[*b]);
+        else __builtin_prefetch(&st->segs[st->blks[*b].seg]);
+    } else if (kind == K_BLK_ALLOC && near && many_blocks(st)) {
+        const struct sw_addr_set *set = &st->segs[st->recent_seg].blocks;
+        struct sw_addr_at at = sw_addr_set_lower_near(set, r->addr, blocks_hint);
+        if (sw_addr_set_prev(set, &at)) __builtin_prefetch(&st->blks[sw_addr_set_value(set, at)]);
     }
 }
 
@@ -289,6 +370,9 @@ static void end_state(struct state *st, struct sw_replayed *out) {
 void sw_replay_device(const struct sw_rows *rows, const uint32_t *order, size_t n, int32_t device,
                       sw_entry_sink sink, void *ctx, struct sw_replayed *out) {
     struct state st = {.rows = rows, .sink = sink, .ctx = ctx};
+    st.recent_seg = UINT32_MAX;
+    struct hints hints[HINTS];
+    for (size_t i = 0; i < HINTS; i++) hints[i] = (struct hints){SW_NO_HINT, SW_NO_HINT};
     sw_addr_init(&st.seg_at);
     sw_addr_init(&st.blk_at);
     for (size_t k = 0; k < n; k++) {
@@ -300,11 +384,22 @@ void sw_replay_device(const struct sw_rows *rows, const uint32_t *order, size_t 
             const double ahead = sw_row_at(rows, order[k + AHEAD])->addr;
             sw_addr_prefetch(&st.blk_at, KEY(ahead));
             sw_addr_prefetch(&st.seg_at, KEY(ahead));
-            sw_addr_set_prefetch(&st.live_segs, ahead);
+            struct hints *h = &hints[(k + AHEAD) % HINTS];
+            h->live = sw_addr_set_prefetch(&st.live_segs, ahead);
+            h->blocks = many_blocks(&st) ? sw_addr_set_prefetch(&st.segs[st.recent_seg].blocks, ahead)
+                                         : SW_NO_HINT;
         }
+        if (k + FREE_AHEAD < n)
+            prefetch_touched(&st, sw_row_at(rows, order[k + FREE_AHEAD]), false, SW_NO_HINT);
+        if (k + FREE_AHEAD / 2 < n)
+            prefetch_touched(&st, sw_row_at(rows, order[k + FREE_AHEAD / 2]), true,
+                             hints[(k + FREE_AHEAD / 2) % HINTS].blocks);
         if (sw_row_device(r) != device) continue;
         double addr = r->addr, size = r->size, t = r->t;
         int32_t stack = r->stack;
+        st.hint_v = addr;
+        st.hint = hints[k % HINTS];
+        st.place_ok = false;
         switch (sw_row_kind(r)) {
         case K_SEG_ALLOC: {
             bool whole = !sw_rows_block_level(rows, r->pid, device);
