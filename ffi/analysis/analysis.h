@@ -320,8 +320,10 @@ struct sw_device_lists {
  * rows of no such device are left out. */
 void sw_device_lists_split(const struct sw_rows *rows, const uint32_t *order, size_t devices,
                            struct sw_device_lists *out);
-/* Puts each list in rows.ts order(). */
-void sw_device_lists_order(const struct sw_rows *rows, struct sw_device_lists *by);
+/* Puts each list in rows.ts order(), or device `only`'s alone (a snapshot
+ * of one device replays no other: on a log of 200 devices, the other 199
+ * lists were sorted for nothing); `only` < 0: every list. */
+void sw_device_lists_order(const struct sw_rows *rows, struct sw_device_lists *by, double only);
 void sw_device_lists_free(struct sw_device_lists *by);
 
 /* frames.ts-equivalent of rows.ts parseFrames: appends the frames of one

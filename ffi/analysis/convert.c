@@ -128,7 +128,7 @@ static bool write_snapshot(struct sw_rows *rows, const struct options *o, double
     /* Cut from rows already in order, as convert.ts keeps them: ordered
      * again, a list could differ where IDs that are not numbers (NaN, which
      * compares with nothing) tie in time with others. */
-    if (!order) sw_device_lists_order(rows, &by);
+    if (!order) sw_device_lists_order(rows, &by, o->device);
     free(order);
     bool ok = true;
     if (o->device >= 0 && o->device >= (double)devices) {

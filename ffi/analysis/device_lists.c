@@ -138,7 +138,11 @@ static void *order_odd_devices(void *arg) {
     return NULL;
 }
 
-void sw_device_lists_order(const struct sw_rows *rows, struct sw_device_lists *by) {
+void sw_device_lists_order(const struct sw_rows *rows, struct sw_device_lists *by, double only) {
+    if (only >= 0) {
+        if (only < (double)by->devices) order_list(rows, by, (size_t)only);
+        return;
+    }
     size_t unsorted = 0;
     for (size_t d = 0; d < by->devices; d++) unsorted += !by->order[d].sorted;
     struct every_other odd = {rows, by};

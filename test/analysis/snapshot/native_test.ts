@@ -384,6 +384,9 @@ Deno.test("native snapshot orders lists that rise in time but not in ID within o
   const log = write(lines.join("\n") + "\n");
   await same([log], "pickle");
   await same([log], "json");
+  // One device: its list alone is put in order.
+  await same([log], "pickle", { device: 0 });
+  await same([log], "json", { device: 1 });
 });
 
 Deno.test("native snapshot orders a device whose rows rise in each half of the log but fall back in time between them, where its rows are cut in two", async () => {
