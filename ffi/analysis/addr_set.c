@@ -56,6 +56,9 @@ void sw_addr_set_clear(struct sw_addr_set *s) {
 /* The first chunk whose last address is `v` or more, else the last one
  * (the set holds at least one chunk). */
 static uint32_t chunk_for(const struct sw_addr_set *s, double v) {
+    /* Most sets (a segment of its own) have one chunk: their last
+     * addresses, a small allocation of their own, are not read. */
+    if (s->nchunks == 1) return 0;
     const double *base = s->lasts;
     for (uint32_t n = s->nchunks; n > 1;) {
         uint32_t half = n / 2;
@@ -142,6 +145,8 @@ void sw_addr_set_insert_at(struct sw_addr_set *s, struct sw_addr_at at, double v
         }
     }
     uint32_t *values = sw_addr_chunk_values(c);
+    /* A place past the chunk's end would leave a gap of stale addresses. */
+    if (i > c->n) abort();
     /* Most sets hold one block (a segment of its own): nothing moves. */
     if (i < c->n) {
         memmove(c->a + i + 1, c->a + i, (c->n - i) * sizeof *c->a);
