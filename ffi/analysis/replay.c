@@ -50,9 +50,9 @@ struct state {
     double hint_v;
     struct hints hint;
     uint32_t recent_seg; /* UINT32_MAX: none */
-    /* Where containing() found the row's address would go in live_segs,
-     * while live_segs is as it was then: the new segment goes there. */
-    double place_v;
+    /* Where containing() found the row's address (hint_v) would go in
+     * live_segs, while live_segs is as it was then: the new segment goes
+     * there. */
     struct sw_addr_at place;
     bool place_ok;
     double freed_before_log, lost_frees;
@@ -91,7 +91,7 @@ static void live_erase(struct state *st, double addr) {
 }
 
 static void live_insert(struct state *st, double addr, uint32_t si) {
-    struct sw_addr_at at = st->place_ok && st->place_v == addr
+    struct sw_addr_at at = st->place_ok && addr == st->hint_v
         ? st->place
         : sw_addr_set_lower_near(&st->live_segs, addr, live_hint(st, addr));
     sw_addr_set_insert_at(&st->live_segs, at, addr, si);
@@ -110,9 +110,8 @@ static void live_insert(struct state *st, double addr, uint32_t si) {
 static int64_t containing(struct state *st, double addr, double size) {
     const struct sw_addr_set *set = &st->live_segs;
     struct sw_addr_at at = sw_addr_set_lower_near(set, addr, live_hint(st, addr));
-    st->place_v = addr;
     st->place = at;
-    st->place_ok = true;
+    st->place_ok = addr == st->hint_v;
     if (!(sw_addr_set_valid(set, at) && sw_addr_set_get(set, at) == addr) && !sw_addr_set_prev(set, &at))
         return -1;
     for (int k = 0; k < WALK_BACK; k++) {
