@@ -977,7 +977,9 @@ export interface LeakScanInput {
   /**
    * The Ptrs freed (leak_freed.h), LEAK_FREED_BYTES long: a first pass
    * that stops keeping rows fills it, and a streaming pass given it holds
-   * no block at a Ptr it does not have (only counts it).
+   * no block at a Ptr it does not have (only counts it). Of the MALLOCs
+   * past the rows kept, counted there too, a streaming pass that reads on
+   * from those rows counts down the ones it reads.
    */
   freed?: Uint8Array;
   /**
@@ -1057,8 +1059,11 @@ export interface LeakScanResult {
   unlisted: Array<{ count: number; bytes: bigint }>;
 }
 
-/** leak_freed.h SW_LEAK_FREED_BYTES: a state word and one unused, then 2^19 groups of two words. */
-export const LEAK_FREED_BYTES = 8 * (2 + 2 * 2 ** 19);
+/**
+ * leak_freed.h SW_LEAK_FREED_BYTES: a state word and one unused, 2^19
+ * groups of two words, then 2^22 bytes of the MALLOCs to come.
+ */
+export const LEAK_FREED_BYTES = 8 * (2 + 2 * 2 ** 19) + 2 ** 22;
 
 const LEAK_DEVICE_BYTES = 64;
 /** leak_scan.c's offset of the device names, and the size of its arguments. */

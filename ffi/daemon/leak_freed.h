@@ -39,9 +39,22 @@
  * replay holds blocks as it did without it. 8 MiB: a thread of a first
  * pass fills one of its own. */
 #define SW_LEAK_FREED_GROUPS_LOG2 19
-/* The state word and one unused, then the groups: a group lies in one
- * line of a filter aligned to 16 bytes. */
-#define SW_LEAK_FREED_BYTES (8 * (2 + 2 * ((uint64_t)1 << SW_LEAK_FREED_GROUPS_LOG2)))
+/* The state word and one unused, then the groups (a group lies in one
+ * line of a filter aligned to 16 bytes), then the MALLOCs to come. */
+#define SW_LEAK_MALLOCS_AT (8 * (2 + 2 * ((uint64_t)1 << SW_LEAK_FREED_GROUPS_LOG2)))
+/*
+ * The MALLOC rows past where a first pass stopped keeping rows, counted
+ * by their Ptr's share of 2^22 bytes (the top bits of its key), up to 255
+ * (then for good): what a replay that reads on from there has still to
+ * read, counting down as it reads them. A FREE whose Ptr's count is down
+ * to 0 need not be remembered: no MALLOC it could clear is still to come.
+ * On a log written as msMemScope writes one (each MALLOC row just before
+ * its block's FREE, a long-lived block's far back) the replay remembered
+ * every FREE of the window, a Ptr each, past its room: a 1 GB log was
+ * read twice more. 4 MiB: a thread of a first pass fills one of its own.
+ */
+#define SW_LEAK_MALLOCS_LOG2 22
+#define SW_LEAK_FREED_BYTES (SW_LEAK_MALLOCS_AT + ((uint64_t)1 << SW_LEAK_MALLOCS_LOG2))
 
 /* The state word's values. */
 enum {
@@ -92,12 +105,35 @@ static inline const uint64_t *sw_leak_freed_at(const uint64_t *filter, uint64_t 
 static inline void sw_leak_freed_state(uint64_t *filter, uint64_t state) { filter[0] = state; }
 static inline uint64_t sw_leak_freed_state_of(const uint64_t *filter) { return filter[0]; }
 
+/* The MALLOCs to come of a filter. */
+static inline uint8_t *sw_leak_mallocs(uint64_t *filter) { return (uint8_t *)filter + SW_LEAK_MALLOCS_AT; }
+
+/* Where the MALLOCs to come at the Ptr of `key` are counted. */
+static inline uint32_t sw_leak_mallocs_slot(uint64_t key) { return (uint32_t)(key >> (64 - SW_LEAK_MALLOCS_LOG2)); }
+
+/* One more MALLOC to come in `slot`. */
+static inline void sw_leak_mallocs_add(uint8_t *mallocs, uint32_t slot) { mallocs[slot] += mallocs[slot] != 255; }
+
+/* One MALLOC to come in `slot` read (counted, so never at 0: there it
+ * would wrap to 255, for good, as a count that passed it). */
+static inline void sw_leak_mallocs_take(uint8_t *mallocs, uint32_t slot) { mallocs[slot] -= mallocs[slot] != 255; }
+
+/* The MALLOCs to come of `from` (another thread's, done) added to `to`'s. */
+static inline void sw_leak_mallocs_merge(uint64_t *to, uint64_t *from) {
+  uint8_t *t = sw_leak_mallocs(to);
+  const uint8_t *f = sw_leak_mallocs(from);
+  for (uint32_t i = 0; i < (UINT32_C(1) << SW_LEAK_MALLOCS_LOG2); i++) {
+    const unsigned sum = (unsigned)t[i] + f[i];
+    t[i] = (uint8_t)(sum < 255 ? sum : 255);
+  }
+}
+
 /* The Ptrs of `from` (another thread's, done) added to `to`'s; an
  * unreadable Ptr in either makes both say nothing. */
 static inline void sw_leak_freed_merge(uint64_t *to, const uint64_t *from) {
   if (from[0] == SW_FREED_UNREADABLE) to[0] = SW_FREED_UNREADABLE;
   if (to[0] == SW_FREED_UNREADABLE) return;
-  for (uint64_t i = 2; i < SW_LEAK_FREED_BYTES / 8; i += 2) {
+  for (uint64_t i = 2; i < SW_LEAK_MALLOCS_AT / 8; i += 2) {
     to[i] |= from[i];
     if (from[i + 1] > to[i + 1]) to[i + 1] = from[i + 1];
   }

@@ -426,6 +426,12 @@ struct pass {
   uint32_t freed_n;
   uint64_t freed_keys[FREED_BATCH];
   double freed_ids[FREED_BATCH];
+  /* The MALLOCs to come (leak_freed.h) of MALLOCs read past the rows kept,
+   * added as the FREEs are; `mallocs_any`: it counted some, so that the
+   * first thread merges them where it joins this thread's rows. */
+  uint32_t mallocs_n;
+  uint32_t malloc_slots[FREED_BATCH];
+  bool mallocs_any;
   int side;
   struct shared_bounds *shared; /* a split pass's */
   int16_t shared_of[MAX_DEVICES]; /* the second half's devices, in the first's; -1: not yet */
@@ -641,6 +647,24 @@ static void freed_flush(struct pass *p) {
   p->freed_n = 0;
 }
 
+/* The MALLOCs read so far past the rows kept into the MALLOCs to come,
+ * their bytes fetched first, all of them. */
+static void mallocs_flush(struct pass *p) {
+  uint8_t *mallocs = sw_leak_mallocs(p->freed);
+  for (uint32_t i = 0; i < p->mallocs_n; i++) __builtin_prefetch(&mallocs[p->malloc_slots[i]]);
+  for (uint32_t i = 0; i < p->mallocs_n; i++) sw_leak_mallocs_add(mallocs, p->malloc_slots[i]);
+  p->mallocs_n = 0;
+}
+
+/* A MALLOC at Ptr `key` past the rows kept into the MALLOCs to come, in
+ * batches: a replay reading on from the rows kept reads it. */
+static void malloc_add(struct pass *p, double key) {
+  if (!p->freed) return;
+  p->malloc_slots[p->mallocs_n++] = sw_leak_mallocs_slot(sw_leak_freed_key(key));
+  if (p->mallocs_n == FREED_BATCH) mallocs_flush(p);
+  p->mallocs_any = true;
+}
+
 /* A FREE at Ptr `key` that the pass does not keep into the Ptrs freed
  * (those it kept go in once it has passed the budget: freed_rows), in
  * batches. A pass that keeps every row adds none: adding each FREE as it
@@ -653,15 +677,22 @@ static void freed_add(struct pass *p, double key, double id) {
   p->freed_any = true;
 }
 
-/* A FREE row past where the pass stopped keeping rows: its Ptr into the
- * Ptrs freed, which say nothing once one cannot be read (a streaming
- * pass that meets it falls back, as before). */
-static void freed_past_kept(struct pass *p, const struct sw_csv_row *r, double id) {
+/* Memory row `key`, `id` (a FREE's, else a MALLOC's) past the rows kept:
+ * into the Ptrs freed, or the MALLOCs to come. */
+static void add_past_kept(struct pass *p, bool free_row, double key, double id) {
+  if (free_row) freed_add(p, key, id);
+  else malloc_add(p, key);
+}
+
+/* A memory row past where the pass stopped keeping rows, its Ptr read:
+ * add_past_kept, which says nothing once a Ptr cannot be read (a
+ * streaming pass that meets it falls back, as before). */
+static void past_kept(struct pass *p, const struct sw_csv_row *r, bool free_row, double id) {
   if (!p->freed) return;
   struct sw_csv_field pf = sw_csv_field_of(r, p->a->col[C_PTR]);
   double key;
   if (ptr_key(&pf, &key)) {
-    freed_add(p, key, id);
+    add_past_kept(p, free_row, key, id);
     return;
   }
   sw_leak_freed_state(p->freed, SW_FREED_UNREADABLE);
@@ -703,7 +734,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
     }
     if (id > p->bounds[k].past[free_row]) return true;
     if (a->overflow) {
-      if (free_row) freed_past_kept(p, r, id);
+      past_kept(p, r, free_row, id);
       return true;
     }
     if (a->window_devices) {
@@ -732,7 +763,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
         a->room_full |= ROOM_ROWS;
         return false;
       }
-      if (free_row) freed_add(p, key, id);
+      add_past_kept(p, free_row, key, id);
       return stop_keeping(p, offset, line);
     }
     /* The second half keeps no more once the halves together pass the
@@ -743,7 +774,7 @@ static bool take_row(void *ctx, const struct sw_csv_row *r, uint64_t offset, uin
       if (p->side == 0) {
         atomic_store_explicit(&p->shared->first_kept, n, memory_order_relaxed);
       } else if (n + atomic_load_explicit(&p->shared->first_kept, memory_order_relaxed) > p->shared->budget) {
-        if (free_row) freed_add(p, key, id);
+        add_past_kept(p, free_row, key, id);
         return stop_keeping(p, offset, line);
       }
     }
@@ -830,6 +861,7 @@ static int32_t scan_range(struct pass *p, uint64_t from, uint32_t line) {
   int32_t result = sw_csv_scan_range(&p->scan, from, line);
   if (result == SW_SCAN_TOO_LONG) p->a->too_long_line = p->scan.next_line;
   if (p->freed_n) freed_flush(p);
+  if (p->mallocs_n) mallocs_flush(p);
   if (p->scan.bytes > p->a->bytes) p->a->bytes = p->scan.bytes;
   return result;
 }
@@ -980,6 +1012,13 @@ static void freed_rows(struct pass *p, const struct sw_leak_scan_args *b, uint64
     if (b->kind[i] == 2) freed_add(p, b->ptr[i], b->id[i]);
 }
 
+/* The MALLOC rows [from, to) of `b`'s arrays into the MALLOCs to come, as
+ * rows past those the pass keeps. */
+static void malloc_rows(struct pass *p, const struct sw_leak_scan_args *b, uint64_t from, uint64_t to) {
+  for (uint64_t i = from; p->freed && i < to; i++)
+    if (b->kind[i] == 1) malloc_add(p, b->ptr[i]);
+}
+
 /* Room for the rows kept from p->base to the arrays' end, within the
  * budget. */
 static uint64_t room_from_base(const struct pass *p) {
@@ -1025,8 +1064,12 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
   if (b->bytes > a->bytes) a->bytes = b->bytes;
   /* The second half's FREEs that may not all be kept are freed Ptrs. */
   if (a->overflow || total > p->room) freed_rows(p, b, 0, b->rows_kept);
-  /* The first half stopped keeping before the second began. */
-  if (a->overflow) return true;
+  /* The first half stopped keeping before the second began: every row of
+   * the second half is past those kept. */
+  if (a->overflow) {
+    malloc_rows(p, b, 0, b->rows_kept);
+    return true;
+  }
   /* The second half's rows follow the first's in the arrays. It read them
    * without the first half's marks: those past the windows, as the bounds
    * of every mark now give them, are dropped, the others moved down over
@@ -1037,6 +1080,7 @@ static bool join_halves(struct pass *p, struct half *h, uint32_t line) {
     if (past_bounds(p, b, map, i)) continue;
     if (kept == p->room) {
       stop_keeping(p, (uint64_t)b->row_offset[i], b->line[i] + line);
+      malloc_rows(p, b, i, b->rows_kept);
       break;
     }
     const uint64_t to = p->base + kept++, from = a->half_at + i;
@@ -1255,7 +1299,7 @@ static bool replay_kept(struct pass *p, uint64_t room, struct handover *h, bool 
     const double id = a->id[i];
     if (k >= devices || a->kind[i] != 2) continue;
     const double *w = a->windows + WINDOW_VALUES * k;
-    if (!(id >= w[0] && id <= w[2]) || !sw_leak_stream_remembers(p->stream, k, id)) continue;
+    if (!(id >= w[0] && id <= w[2]) || !sw_leak_stream_remembers(p->stream, k, a->ptr[i], id)) continue;
     struct kept_free *more = one_more(h->frees, h->n_frees, &h->cap_frees, sizeof *h->frees);
     ok = more != NULL;
     if (ok) (h->frees = more)[h->n_frees++] = (struct kept_free){.ptr = a->ptr[i], .id = id, .dev = k};
@@ -1298,8 +1342,13 @@ static int32_t stream_pass(struct pass *p) {
   if (p->stream && a->freed && a->unlisted && a->freed_bytes >= SW_LEAK_FREED_BYTES &&
       sw_leak_freed_state_of(a->freed) == SW_FREED_COMPLETE)
     sw_leak_stream_ptrs_freed(p->stream, a->freed, a->max_listed);
-  struct handover kept = {0};
   const bool resumed = p->stream && a->resume_rows;
+  /* The MALLOCs to come, where it reads on from the rows the first pass
+   * kept, past which the first pass counted them. */
+  if (resumed && a->freed && a->freed_bytes >= SW_LEAK_FREED_BYTES &&
+      sw_leak_freed_state_of(a->freed) == SW_FREED_COMPLETE)
+    sw_leak_stream_mallocs_to_come(p->stream, sw_leak_mallocs(a->freed));
+  struct handover kept = {0};
   bool kept_full = false;
   bool ok = p->stream && (!resumed || replay_kept(p, room, &kept, &kept_full));
   /* The rows' arrays, which the first pass filled (103 MB at the default
@@ -1446,6 +1495,9 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
      * (those read again are the same Ptrs); its IDs where its rows did
      * (else the first thread read them again). */
     if (h->pass.freed_any) sw_leak_freed_merge(p.freed, h->pass.freed);
+    /* Its MALLOCs past the rows kept where its rows were joined (its rows
+     * read again were counted again). */
+    if (joined && h->pass.mallocs_any) sw_leak_mallocs_merge(p.freed, h->pass.freed);
     if (joined) sw_ids_seen_join(&p.ids, &h->pass.ids);
     sw_ids_seen_free(&h->pass.ids);
     half_free(h);
@@ -1462,6 +1514,7 @@ SW_EXPORT int32_t stompwatch_leak_scan(struct sw_leak_scan_args *a, uint8_t *kin
     /* The FREEs kept too: the Ptrs freed are then every one of the file's. */
     freed_rows(&p, a, p.base, p.base + a->rows_kept);
     if (p.freed_n) freed_flush(&p);
+    if (p.mallocs_n) mallocs_flush(&p);
     if (p.freed && sw_leak_freed_state_of(p.freed) != SW_FREED_UNREADABLE)
       sw_leak_freed_state(p.freed, result == SW_LEAK_DONE ? SW_FREED_COMPLETE : SW_FREED_UNKNOWN);
   }

@@ -16,7 +16,9 @@
  * its largest MALLOC ID read so far: as far as the first pass saw them
  * come (msMemScope's own logs: a few hundred), DISORDER where it gave no
  * figure (a MALLOC further back ends the replay, and the caller keeps the
- * rows instead), so a FREE that far below is forgotten. Memory is the pending blocks
+ * rows instead), so a FREE that far below is forgotten; so is one at a Ptr
+ * where no MALLOC is still to come, where the first pass counted them
+ * (sw_leak_stream_mallocs_to_come). Memory is the pending blocks
  * (and a slot for each of their Ptrs: leak_ptrs.h), the FREEs of the
  * last horizon of IDs and the IDs a MALLOC still to come may take,
  * however many rows the window holds. At `room` blocks, or five sixths of
@@ -158,6 +160,7 @@ struct table {
 struct queued {
   struct sw_leak_stream_row row;
   uint64_t ptr_hash, id_hash;
+  uint32_t malloc_slot; /* where its Ptr's MALLOCs to come are counted */
 };
 struct queue {
   struct queued rows[QUEUE_ROWS];
@@ -204,6 +207,9 @@ struct sw_leak_stream {
   bool at_room;
   /* The Ptrs freed (leak_freed.h); NULL: every block is held until the end. */
   const uint64_t *freed;
+  /* The MALLOCs to come (leak_freed.h), counted down as they are read;
+   * NULL: not known, any may come at any Ptr. */
+  uint8_t *mallocs;
   uint64_t max_listed;
   /* Each device's blocks at Ptrs never freed whose IDs may still be taken,
    * in the order they came (NONE: none). */
@@ -217,6 +223,21 @@ struct sw_leak_stream {
 /* Whether a FREE ID is below every ID of device `dev` still to come. */
 static bool forgotten(const struct sw_leak_stream *s, uint32_t dev, double id) {
   return id <= s->max_id[dev] - s->horizon[dev];
+}
+
+/* Whether no MALLOC still to come is at a Ptr counted in `malloc_slot`. */
+static bool none_to_come(const struct sw_leak_stream *s, uint32_t malloc_slot) {
+  return s->mallocs && s->mallocs[malloc_slot] == 0;
+}
+
+/* Where the MALLOCs to come at `ptr` are counted. */
+static uint32_t malloc_slot_of(double ptr) { return sw_leak_mallocs_slot(sw_leak_freed_key(ptr)); }
+
+/* Whether device `dev`'s FREE at `ptr` (its MALLOCs to come counted in
+ * `malloc_slot`) with `id` may clear a MALLOC still to come: one with a
+ * smaller ID, at its Ptr. */
+static bool free_needed(const struct sw_leak_stream *s, uint32_t dev, uint32_t malloc_slot, double id) {
+  return !forgotten(s, dev, id) && !none_to_come(s, malloc_slot);
 }
 
 /* Whether a MALLOC still to come may take device `dev`'s `id`. */
@@ -362,7 +383,7 @@ static struct slot *slot_found(const struct table *t, uint32_t dev, double key, 
 
 /* A Ptr's largest FREE ID is needed while a later MALLOC may come before it. */
 static bool free_kept(const struct sw_leak_stream *s, const struct slot *o) {
-  return !forgotten(s, slot_dev(o), slot_max_free(o));
+  return free_needed(s, slot_dev(o), malloc_slot_of(o->key), slot_max_free(o));
 }
 
 /* Whether block `b` is the live one device `dev` made for `id`. */
@@ -518,6 +539,8 @@ void sw_leak_stream_ptrs_freed(struct sw_leak_stream *s, const uint64_t *freed, 
   s->freed = freed;
   s->max_listed = max_listed;
 }
+
+void sw_leak_stream_mallocs_to_come(struct sw_leak_stream *s, uint8_t *mallocs) { s->mallocs = mallocs; }
 
 static uint32_t bucket_of(const struct block *k) { return (uint32_t)(sw_leak_mix(k->ptr, k->dev) >> 32) % BUCKETS; }
 
@@ -868,7 +891,7 @@ static bool replay_free(struct sw_leak_stream *s, const struct queued *q) {
    * far ahead move the bound: MALLOCs alone do. */
   if (dev >= MAX_DEVICES || id != id) return false;
   if (!mine_hash(s, q->ptr_hash)) return true; /* another part's Ptr: none of its blocks */
-  if (!remember_free(s, dev, ptr, q->ptr_hash, id)) return false;
+  if (!none_to_come(s, q->malloc_slot) && !remember_free(s, dev, ptr, q->ptr_hash, id)) return false;
   struct sw_leak_ptr *at = sw_leak_ptrs_find(&s->ptrs, dev, ptr, q->ptr_hash);
   if (!at) return true;
   /* Every pending block here came before it in the file: cleared when its
@@ -891,8 +914,8 @@ void sw_leak_stream_seen(struct sw_leak_stream *s, uint32_t dev, double max_mall
   if (dev < MAX_DEVICES && max_malloc_id > s->max_id[dev]) s->max_id[dev] = max_malloc_id;
 }
 
-bool sw_leak_stream_remembers(const struct sw_leak_stream *s, uint32_t dev, double id) {
-  return dev < MAX_DEVICES && !forgotten(s, dev, id);
+bool sw_leak_stream_remembers(const struct sw_leak_stream *s, uint32_t dev, double ptr, double id) {
+  return dev < MAX_DEVICES && free_needed(s, dev, malloc_slot_of(ptr), id);
 }
 
 static bool pending_once(struct sw_leak_stream *s, const struct sw_leak_stream_row *r) {
@@ -938,7 +961,7 @@ bool sw_leak_stream_freed(struct sw_leak_stream *s, uint32_t dev, double ptr, do
   if (dev >= MAX_DEVICES) return false;
   bool ok;
   const uint64_t hash = sw_leak_mix(ptr, dev);
-  do ok = forgotten(s, dev, id) || !mine_hash(s, hash) || remember_free(s, dev, ptr, hash, id);
+  do ok = !free_needed(s, dev, malloc_slot_of(ptr), id) || !mine_hash(s, hash) || remember_free(s, dev, ptr, hash, id);
   while (!ok && room_made(s));
   return ok;
 }
@@ -967,7 +990,8 @@ bool sw_leak_stream_push(struct sw_leak_stream *s, const struct sw_leak_stream_r
     if (q->pushed - q->tail_seen == QUEUE_ROWS) wait_a_moment(&waits);
   }
   q->rows[q->pushed++ & (QUEUE_ROWS - 1)] =
-      (struct queued){.row = *row, .ptr_hash = sw_leak_mix(row->ptr, row->dev), .id_hash = sw_leak_mix(row->id, row->dev)};
+      (struct queued){.row = *row, .ptr_hash = sw_leak_mix(row->ptr, row->dev), .id_hash = sw_leak_mix(row->id, row->dev),
+                      .malloc_slot = malloc_slot_of(row->ptr)};
   if (q->pushed % PUBLISH_EVERY == 0) {
     atomic_store_explicit(&q->head, q->pushed, memory_order_release);
     if (atomic_load_explicit(&q->stopped, memory_order_relaxed)) return false;
@@ -1040,12 +1064,15 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
           __builtin_prefetch(first_probe(&s->ids, next->id_hash));
         if (next->row.malloc_row && s->freed)
           __builtin_prefetch(sw_leak_freed_at(s->freed, sw_leak_freed_key(next->row.ptr)));
+        if (s->mallocs) __builtin_prefetch(&s->mallocs[next->malloc_slot]);
       }
       if (tail + NEAR < head) {
         const struct block *b = first_block(s, &q->rows[(tail + NEAR) & (QUEUE_ROWS - 1)]);
         if (b) __builtin_prefetch(b);
       }
       const struct queued *r = &q->rows[tail & (QUEUE_ROWS - 1)];
+      /* Read: one fewer to come (once, however often it is replayed). */
+      if (r->row.malloc_row && s->mallocs) sw_leak_mallocs_take(s->mallocs, r->malloc_slot);
       bool ok;
       do ok = r->row.malloc_row ? replay_malloc(s, r) : replay_free(s, r);
       while (!ok && room_made(s));

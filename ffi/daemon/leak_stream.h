@@ -82,6 +82,12 @@ void sw_leak_stream_ptrs_freed(struct sw_leak_stream *s, const uint64_t *freed, 
  * counted, not held. */
 bool sw_leak_stream_at_unfreed_ptr(const struct sw_leak_stream *s, const struct sw_leak_stream_row *row);
 
+/* Before the replay runs, for a pass that reads on from rows a first pass
+ * kept (leak_scan.c stream_pass): the MALLOCs still to come, by Ptr, past
+ * those rows (leak_freed.h), which it counts down as it reads them: a FREE
+ * at a Ptr with none to come is not remembered. */
+void sw_leak_stream_mallocs_to_come(struct sw_leak_stream *s, uint8_t *mallocs);
+
 /* Before the replay runs, for a pass that reads on from rows replayed in
  * memory (leak_scan.c stream_pass), what the rows still to come need of
  * those: device `dev`'s largest MALLOC ID among them; each block they left
@@ -89,9 +95,10 @@ bool sw_leak_stream_at_unfreed_ptr(const struct sw_leak_stream *s, const struct 
  * comes before it in ID order). Those of another part are passed over.
  * False where sw_leak_stream_run would stop (past the room, memory short). */
 void sw_leak_stream_seen(struct sw_leak_stream *s, uint32_t dev, double max_malloc_id);
-/* Whether a FREE of device `dev` with `id` may still matter to a MALLOC to
- * come (not its horizon of IDs or more behind the largest MALLOC ID seen). */
-bool sw_leak_stream_remembers(const struct sw_leak_stream *s, uint32_t dev, double id);
+/* Whether a FREE of device `dev` at `ptr` with `id` may still matter to a
+ * MALLOC to come (not its horizon of IDs or more behind the largest MALLOC
+ * ID seen, and one may come at its Ptr). */
+bool sw_leak_stream_remembers(const struct sw_leak_stream *s, uint32_t dev, double ptr, double id);
 bool sw_leak_stream_pending(struct sw_leak_stream *s, const struct sw_leak_stream_row *row);
 /* sw_leak_stream_pending for each of `n` blocks, in turn. */
 bool sw_leak_stream_pending_all(struct sw_leak_stream *s, const struct sw_leak_stream_row *rows, uint64_t n);

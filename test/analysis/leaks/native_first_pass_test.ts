@@ -1223,6 +1223,63 @@ Deno.test("a window whose blocks are all freed at exit in any order, written as 
   assert.equal(leakCount, 4000);
 });
 
+/**
+ * A mark at ID 1, then `count` blocks at addresses of their own, each
+ * MALLOC row just before its block's FREE, but every `late`th block's
+ * MALLOC row `behind` blocks after its FREE (a FREE read before the
+ * MALLOC it frees), and last a block made at ID 2, never freed: its
+ * MALLOC far behind every other, so a replay as read remembers FREEs as
+ * far back as the window goes. `id`: the ID after them.
+ */
+function freedBeforeRead(
+  count: number,
+  { late, behind }: { late: number; behind: number },
+): { rows: string[]; id: number } {
+  const rows = [mark(1)];
+  const waiting: string[][] = [];
+  for (let n = 0; n < count; n++) {
+    const at = hexPtr(0x1000 * (n + 1)), id = 3 + 2 * n;
+    const malloc = mem("MALLOC", id, at, '"{size:64}"');
+    const free = mem("FREE", id + 1, at, '"{size:64}"');
+    if (n % late) rows.push(malloc, free);
+    else {
+      rows.push(free);
+      (waiting[n + behind] ??= []).push(malloc);
+    }
+    rows.push(...waiting[n] ?? []);
+  }
+  for (const later of waiting.slice(count)) rows.push(...later ?? []);
+  rows.push(mem("MALLOC", 2, hexPtr(0x1000 * (count + 1)), '"{size:64}"'));
+  return { rows, id: 3 + 2 * count };
+}
+
+Deno.test("a replay reading on from the rows the first pass kept remembers a FREE only while a MALLOC at its Ptr is still to come: a log whose MALLOCs come from far back, each but a few just before its FREE, is read once more", async () => {
+  // 4,000 blocks, every 50th MALLOC row 30 blocks after its FREE, and one
+  // MALLOC 8,000 IDs behind the rest: a replay remembers every FREE of the
+  // window that a MALLOC still to come may need, and every one may: 4,000
+  // of them, where a budget of 400 rows gives room for 165. The first pass
+  // counted the MALLOCs past the rows it kept, by Ptr: the FREEs whose
+  // Ptrs have none left to come are not remembered.
+  const { rows, id } = freedBeforeRead(4000, { late: 50, behind: 30 });
+  const r = await oneWindowAtBudget(rows, id, 400);
+  assert.equal(r.leakCount, 1);
+  assert.equal(r.passes, 2);
+});
+
+Deno.test("a first pass in two halves counts the MALLOCs past the rows it kept in either half, where the first stopped keeping and where the join did", async () => {
+  // 280,000 blocks as above (36 MB, read by two threads), every 500th
+  // MALLOC row 300 blocks after its FREE. A budget of 100,000 rows: the
+  // first half stops keeping rows; 600,000: the second half does, after
+  // the first half's 280,000 or so, and the join stops at the budget.
+  const { rows, id } = freedBeforeRead(280_000, { late: 500, behind: 300 });
+  for (const rowBudget of [100_000, 400_000]) {
+    const r = await oneWindowAtBudget(rows, id, rowBudget);
+    assert.ok(r.bytes > 32 << 20, "a log leak_scan.c reads in two halves");
+    assert.equal(r.leakCount, 1, `budget ${rowBudget}`);
+    assert.equal(r.passes, 2, `budget ${rowBudget}`);
+  }
+});
+
 /** Value `at` (LEAK_SPAN_VALUES) of device 0's span in a first pass over `rows`. */
 async function firstSpan(rows: string[], at: number) {
   const checked = checkOptions({ mstxInfo: "step", startIndex: 0 });
