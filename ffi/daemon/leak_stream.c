@@ -313,10 +313,21 @@ static void slots_done(struct table *t, struct slot *slots, uint64_t n) {
  * is short or the slots a rebuild keeps pass the room. */
 static struct slot *slot_of(struct sw_leak_stream *s, struct table *t, uint32_t dev, double key);
 
+/* Slots ahead of the one a rebuild looks at whose Ptr's MALLOCs to come
+ * are fetched. */
+#define REBUILD_AHEAD 16u
+
 /* The table anew, with only the slots it keeps. */
 static bool rebuild(struct sw_leak_stream *s, struct table *t) {
   uint64_t live = 0;
-  for (uint64_t i = 0; i <= t->mask; i++) live += t->slots[i].word != EMPTY_WORD && t->kept(s, &t->slots[i]);
+  /* A FREE's slot is kept by its Ptr's MALLOCs to come, where known: a
+   * miss a slot, fetched ahead. */
+  const bool frees = t == &s->frees && s->mallocs;
+  for (uint64_t i = 0; i <= t->mask; i++) {
+    if (frees && i + REBUILD_AHEAD <= t->mask && t->slots[i + REBUILD_AHEAD].word != EMPTY_WORD)
+      __builtin_prefetch(&s->mallocs[malloc_slot_of(t->slots[i + REBUILD_AHEAD].key)]);
+    live += t->slots[i].word != EMPTY_WORD && t->kept(s, &t->slots[i]);
+  }
   if (live > s->room / 6 * 5) {
     /* Past DISORDER (one MALLOC far back: two runs' logs joined, IDs
      * that jump, a log written as msMemScope writes one, each MALLOC row
@@ -541,6 +552,10 @@ void sw_leak_stream_ptrs_freed(struct sw_leak_stream *s, const uint64_t *freed, 
 }
 
 void sw_leak_stream_mallocs_to_come(struct sw_leak_stream *s, uint8_t *mallocs) { s->mallocs = mallocs; }
+
+const uint8_t *sw_leak_stream_mallocs_at(const struct sw_leak_stream *s, double ptr) {
+  return s->mallocs ? &s->mallocs[malloc_slot_of(ptr)] : NULL;
+}
 
 static uint32_t bucket_of(const struct block *k) { return (uint32_t)(sw_leak_mix(k->ptr, k->dev) >> 32) % BUCKETS; }
 

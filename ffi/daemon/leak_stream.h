@@ -87,6 +87,9 @@ bool sw_leak_stream_at_unfreed_ptr(const struct sw_leak_stream *s, const struct 
  * those rows (leak_freed.h), which it counts down as it reads them: a FREE
  * at a Ptr with none to come is not remembered. */
 void sw_leak_stream_mallocs_to_come(struct sw_leak_stream *s, uint8_t *mallocs);
+/* Where the MALLOCs to come at `ptr` are counted, to fetch ahead; NULL
+ * where they are not. */
+const uint8_t *sw_leak_stream_mallocs_at(const struct sw_leak_stream *s, double ptr);
 
 /* Before the replay runs, for a pass that reads on from rows replayed in
  * memory (leak_scan.c stream_pass), what the rows still to come need of
