@@ -19,6 +19,7 @@
 #define SW_IDS_SEEN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define IDS_SEEN_MAX_WORDS ((uint64_t)1 << 21)
@@ -37,6 +38,13 @@ struct ids_seen {
 
 /* A MALLOC with `id` read. */
 void sw_ids_seen_add(struct ids_seen *s, double id);
+/* Where the bit of `id` lies, to fetch ahead of sw_ids_seen_add; NULL
+ * where there is none yet. */
+static inline const uint64_t *sw_ids_seen_word(const struct ids_seen *s, double id) {
+  if (!s->bits || !sw_id_whole(id)) return NULL;
+  const uint64_t v = (uint64_t)id;
+  return v >= s->base && v - s->base < 64 * s->words ? &s->bits[(v - s->base) / 64] : NULL;
+}
 /* `from`'s IDs (another part of the same file) added to `to`'s; `from`
  * freed. */
 void sw_ids_seen_join(struct ids_seen *to, struct ids_seen *from);
