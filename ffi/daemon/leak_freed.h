@@ -114,8 +114,8 @@ static inline uint32_t sw_leak_mallocs_slot(uint64_t key) { return (uint32_t)(ke
 /* One more MALLOC to come in `slot`. */
 static inline void sw_leak_mallocs_add(uint8_t *mallocs, uint32_t slot) { mallocs[slot] += mallocs[slot] != 255; }
 
-/* One MALLOC to come in `slot` read (counted, so never at 0: there it
- * would wrap to 255, for good, as a count that passed it). */
+/* One MALLOC to come in `slot` read (counted, so never at 0: the replay
+ * checks, leak_stream.c). */
 static inline void sw_leak_mallocs_take(uint8_t *mallocs, uint32_t slot) { mallocs[slot] -= mallocs[slot] != 255; }
 
 /* The MALLOCs to come of `from` (another thread's, done) added to `to`'s. */

@@ -1086,11 +1086,13 @@ bool sw_leak_stream_run(struct sw_leak_stream *s) {
         if (b) __builtin_prefetch(b);
       }
       const struct queued *r = &q->rows[tail & (QUEUE_ROWS - 1)];
-      /* Read: one fewer to come (once, however often it is replayed). */
-      if (r->row.malloc_row && s->mallocs) sw_leak_mallocs_take(s->mallocs, r->malloc_slot);
-      bool ok;
-      do ok = r->row.malloc_row ? replay_malloc(s, r) : replay_free(s, r);
-      while (!ok && room_made(s));
+      /* Read: one fewer to come (once, however often it is replayed). One
+       * that finds none to come was never counted, or another uncounted
+       * took its count: a FREE at its Ptr may have been forgotten that it
+       * needed, and the replay ends rather than take it for a leak. */
+      bool ok = !(r->row.malloc_row && none_to_come(s, r->malloc_slot));
+      if (ok && r->row.malloc_row && s->mallocs) sw_leak_mallocs_take(s->mallocs, r->malloc_slot);
+      while (ok && !(r->row.malloc_row ? replay_malloc(s, r) : replay_free(s, r))) ok = room_made(s);
       if (!ok) {
         atomic_store_explicit(&q->stopped, true, memory_order_relaxed);
         /* Room for the reader, which may wait on a full ring to learn it. */
