@@ -1367,16 +1367,14 @@ static int32_t stream_pass(struct pass *p) {
     sw_leak_stream_window_end(p->stream, k, a->windows[WINDOW_VALUES * k + 2]);
     if (a->windows[WINDOW_VALUES * k + 4] == 1) sw_leak_stream_ids_once(p->stream, k);
   }
-  /* The Ptrs freed, where the first pass saw every FREE. */
-  if (p->stream && a->freed && a->unlisted && a->freed_bytes >= SW_LEAK_FREED_BYTES &&
-      sw_leak_freed_state_of(a->freed) == SW_FREED_COMPLETE)
-    sw_leak_stream_ptrs_freed(p->stream, a->freed, a->max_listed);
+  /* What the first pass filled past the rows it kept, where it saw every
+   * row: the Ptrs freed, and the MALLOCs to come, for a pass that reads on
+   * from those rows. */
+  const bool freed_complete = p->stream && a->freed && a->freed_bytes >= SW_LEAK_FREED_BYTES &&
+                              sw_leak_freed_state_of(a->freed) == SW_FREED_COMPLETE;
+  if (freed_complete && a->unlisted) sw_leak_stream_ptrs_freed(p->stream, a->freed, a->max_listed);
   const bool resumed = p->stream && a->resume_rows;
-  /* The MALLOCs to come, where it reads on from the rows the first pass
-   * kept, past which the first pass counted them. */
-  if (resumed && a->freed && a->freed_bytes >= SW_LEAK_FREED_BYTES &&
-      sw_leak_freed_state_of(a->freed) == SW_FREED_COMPLETE)
-    sw_leak_stream_mallocs_to_come(p->stream, sw_leak_mallocs(a->freed));
+  if (freed_complete && resumed) sw_leak_stream_mallocs_to_come(p->stream, sw_leak_mallocs(a->freed));
   struct handover kept = {0};
   bool kept_full = false;
   bool ok = p->stream && (!resumed || replay_kept(p, room, &kept, &kept_full));
