@@ -47,6 +47,14 @@ export interface Parallel {
   pace: number;
   rounds: number;
   ms: number;
+  /**
+   * A cache line's round trip between two threads after each round, ns:
+   * the median, the lowest, the highest (absent from reports before
+   * 2026-11-28 and from a bench_cores that does not print it). Where the
+   * host puts the two vCPUs far apart, a thread reading what the other
+   * has just written waits that much longer (core_roundtrip.h).
+   */
+  roundTrip?: { median: number; low: number; high: number };
 }
 
 /**
@@ -142,11 +150,13 @@ export async function parallelWork(
     String(rounds),
     String(ms),
   ]);
-  const pairs = [...stdout.matchAll(/^round (\d+) (\d+)$/gm)].map((m) =>
-    [Number(m[1]), Number(m[2])] as const
-  );
+  const found = [...stdout.matchAll(/^round (\d+) (\d+)(?: (\d+))?$/gm)];
+  const pairs = found.map((m) => [Number(m[1]), Number(m[2])] as const);
   const ratios = pairs.map(([one, two]) => two / one);
   const ones = pairs.map(([one]) => one);
+  const trips = found.filter((m) => m[3] !== undefined).map((m) =>
+    Number(m[3])
+  );
   return {
     ratio: median(ratios),
     low: Math.min(...ratios),
@@ -154,6 +164,13 @@ export async function parallelWork(
     pace: Math.min(...ones) / Math.max(...ones),
     rounds,
     ms,
+    ...(trips.length && {
+      roundTrip: {
+        median: median(trips),
+        low: Math.min(...trips),
+        high: Math.max(...trips),
+      },
+    }),
   };
 }
 
@@ -165,7 +182,11 @@ function parallelLine(when: string, p: Parallel): string {
     p.low.toFixed(2)
   }-${p.high.toFixed(2)}x); one thread's slowest round ran at ${
     p.pace.toFixed(2)
-  }x its fastest`;
+  }x its fastest${
+    p.roundTrip
+      ? `; a cache line went from one thread to the other and back in ${p.roundTrip.median} ns (${p.roundTrip.low}-${p.roundTrip.high})`
+      : ""
+  }`;
 }
 
 async function ddRate(dir: string): Promise<number> {

@@ -55,16 +55,22 @@ export function sideBySide(a: BenchReport, b: BenchReport): string[] {
   const lines: string[] = [];
   for (const [tag, r] of [["A", a], ["B", b]] as const) {
     const m = r.machine;
-    // Reports from before 2026-11-28 have no second-thread figures.
+    // Reports from before 2026-11-28 have no second-thread figures, and
+    // until a cache line's round trip was added none of that.
     const two = [m.parallel, m.parallelAtEnd].map((p) =>
       p ? `${p.ratio.toFixed(2)}x` : "?"
+    );
+    const trips = [m.parallel, m.parallelAtEnd].map((p) =>
+      p?.roundTrip ? `${p.roundTrip.median} ns` : "?"
     );
     lines.push(
       `${tag}: ${r.started} ${m.cpu}, ${m.cores} cores, Linux ${m.kernel}, memcpy ${
         m.memcpyGiBs.toFixed(2)
       } GiB/s, dd ${m.ddGiBs.toFixed(2)} GiB/s, two threads ${
         two[0]
-      } one's work before, ${two[1]} after`,
+      } one's work before, ${two[1]} after, core-to-core round trip ${
+        trips[0]
+      } before, ${trips[1]} after`,
     );
   }
   const names = new Set([

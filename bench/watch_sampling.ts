@@ -13,6 +13,7 @@
  * @module
  */
 import { type Daemon, startDaemon } from "../daemon/daemon.ts";
+import { CHECKSUM_CSV_NAME } from "../watch/dump_names.ts";
 import {
   benchTable,
   figure,
@@ -37,6 +38,16 @@ function deviceEnv(mib: number): Record<string, string> {
   return { STOMPWATCH_TEST_DEVICE_BYTES: String((mib + 1) * MIB) };
 }
 
+/** The `.bin` dumps in `dir`. */
+function dumpsIn(dir: string): number {
+  try {
+    return [...Deno.readDirSync(dir)].filter((e) => e.name.endsWith(".bin"))
+      .length;
+  } catch {
+    return 0;
+  }
+}
+
 function removeDumps(dir: string): void {
   try {
     for (const e of Deno.readDirSync(dir)) {
@@ -51,42 +62,70 @@ interface Paired {
   baseMs: number;
   /** The median of the ratios of each pair, not the ratio of the medians. */
   ratio: number;
+  /** Each pair's ratio, in the order measured. */
+  ratios: number[];
 }
 
 function paired(ours: number[], base: number[]): Paired {
+  const ratios = ours.map((o, i) => base[i] / o);
   return {
     oursMs: median(ours),
     baseMs: median(base),
-    ratio: median(ours.map((o, i) => base[i] / o)),
+    ratio: median(ratios),
+    ratios,
   };
+}
+
+/** Checksum rows the daemon has written into `dir` so far. */
+function checksumRows(dir: string): number {
+  let rows = 0;
+  try {
+    for (const e of Deno.readDirSync(dir)) {
+      if (!CHECKSUM_CSV_NAME.test(e.name)) continue;
+      const text = Deno.readTextFileSync(`${dir}/${e.name}`);
+      rows += text.split("\n").filter((l) => l).length - 1;
+    }
+  } catch { /* no checksum written yet */ }
+  return rows;
 }
 
 /**
  * Checksum watch of a `mib` MiB block: ms per sample next to ms per plain
- * copy of the block in the same job. Each watched Fill is one op plus two
- * samples, so a sample costs half the extra time over an unwatched Fill of
- * the job run just before.
+ * copy of the block, both in one job (`bench_dump ... copy`): each Copy of
+ * 4 bytes into the block is sampled before and after, and takes
+ * microseconds itself, so a sample costs its time over the samples the
+ * daemon wrote per Copy. Until 2026-11-28 a sample was half the difference
+ * between a watched Fill of the block and an unwatched one in a job of its
+ * own, and a Fill of 256 MiB took 31 ms in one process and 50 ms in the
+ * next (its pages): the row read 0.66-0.86x where the hook timed its own
+ * samples at 0.88-0.98x.
  */
-async function checksumSample(daemon: Daemon, mib: number): Promise<Paired> {
-  const args = [String(mib), "5"];
-  const samples: number[] = [], copies: number[] = [];
+async function checksumSample(
+  daemon: Daemon,
+  mib: number,
+  dumpDir: string,
+): Promise<Paired & { roundTrips: number[] }> {
+  const reps = 5;
+  const samples: number[] = [],
+    copies: number[] = [],
+    roundTrips: number[] = [];
   for (let i = 0; i < repeat(); i++) {
-    const plain = await timeJob(
+    const before = checksumRows(dumpDir);
+    const job = await timeJob(
       daemon,
       workload("bench_dump"),
-      args,
-      deviceEnv(mib),
+      [String(mib), String(reps), "copy"],
+      { ...deviceEnv(mib), STOMPWATCH_WATCH: "Copy:0,Copy" },
     );
-    const sum = await timeJob(daemon, workload("bench_dump"), args, {
-      ...deviceEnv(mib),
-      STOMPWATCH_WATCH: "Fill:0,Fill",
-    });
-    const fillNs = figure(sum.stdout, "fill_ns") -
-      figure(plain.stdout, "fill_ns");
-    samples.push(fillNs / 2 / 1e6);
-    copies.push(figure(sum.stdout, "memcpy_ns") / 1e6);
+    const perCopy = (checksumRows(dumpDir) - before) / reps;
+    if (!(perCopy >= 1)) {
+      throw new Error(`The checksum watch of ${mib} MiB wrote no samples`);
+    }
+    samples.push(figure(job.stdout, "copy_ns") / perCopy / 1e6);
+    copies.push(figure(job.stdout, "memcpy_ns") / 1e6);
+    roundTrips.push(figure(job.stdout, "core_roundtrip_ns"));
   }
-  return paired(samples, copies);
+  return { ...paired(samples, copies), roundTrips };
 }
 
 /**
@@ -110,10 +149,12 @@ async function ddMs(dir: string, mib: number, files: number): Promise<number> {
 
 /**
  * Full-content watch of a `mib` MiB block: ms per sample, from the job's
- * first Fill until the daemon has written every dump, less the Fills' own
- * time in an unwatched job; next to ms per file of dd writing as many files
- * of that size into the same directory just before and just after the job
- * (their mean).
+ * first watched Copy of 4 bytes into the block (`bench_dump ... copy`; a
+ * Copy takes microseconds, its samples the rest) until the daemon has
+ * written every dump; next to ms per file of dd writing as many files of
+ * that size into the same directory just before and just after the job
+ * (their mean). Until 2026-11-28 the samples were timed around Fills of the
+ * block, less the Fills of another job, which took their own time.
  *
  * Each of the three writers starts the moment as many bytes of files were
  * freed as it will write: dd before the job frees a batch written for that
@@ -134,29 +175,27 @@ async function contentSample(
   dumpDir: string,
 ): Promise<Paired> {
   const reps = 3, samples = 2 * reps;
-  const args = [String(mib), String(reps)];
   const times: number[] = [], dds: number[] = [];
   for (let i = 0; i < repeat(); i++) {
-    const plain = await timeJob(
-      daemon,
-      workload("bench_dump"),
-      args,
-      deviceEnv(mib),
-    );
     await ddMs(dumpDir, mib, samples); // only there to be freed by the next
     const ddBefore = await ddMs(dumpDir, mib, samples);
     const startedMs = Date.now();
     const full = await timeGatedJob(daemon, {
       cmd: workload("bench_dump"),
-      args: [...args, "wait"],
-      env: { ...deviceEnv(mib), STOMPWATCH_WATCH: "Fill:0,Fill,full-content" },
+      args: [String(mib), String(reps), "copy", "wait"],
+      env: { ...deviceEnv(mib), STOMPWATCH_WATCH: "Copy:0,Copy,full-content" },
       whenReady: () => removeDumps(dumpDir),
     });
+    const written = dumpsIn(dumpDir);
+    if (written !== samples) {
+      throw new Error(
+        `The full-content watch of ${mib} MiB wrote ${written} dumps, not ${samples}`,
+      );
+    }
     const drainedMs = startedMs + full.drainedMs;
-    const fillsMs = drainedMs -
-      figure(full.stdout, "fills_start_unix_ns") / 1e6;
-    const plainFillsMs = reps * figure(plain.stdout, "fill_ns") / 1e6;
-    times.push((fillsMs - plainFillsMs) / samples);
+    const copiesMs = drainedMs -
+      figure(full.stdout, "ops_start_unix_ns") / 1e6;
+    times.push(copiesMs / samples);
     dds.push((ddBefore + await ddMs(dumpDir, mib, samples)) / 2);
     removeDumps(dumpDir);
   }
@@ -174,17 +213,24 @@ export async function benchWatchSampling(
   out: string,
 ): Promise<void> {
   const only = Deno.env.get("STOMPWATCH_BENCH_ONLY");
+  const dumpDir = `${out}/watch_dump`;
   for (const mib of only === "content" ? [] : [8, 64, 256]) {
-    const { oursMs, baseMs, ratio } = await checksumSample(daemon, mib);
+    const s = await checksumSample(daemon, mib, dumpDir);
+    const { oursMs, baseMs, ratio } = s;
+    // The hasher reads what the copy thread has just written: each pair's
+    // ratio beside how far apart the host had the two vCPUs then.
     row(
       `checksum watch of ${mib} MiB`,
-      `${gib(mib * MIB, oursMs)} GiB/s per sample (${ratio.toFixed(2)}x)`,
+      `${gib(mib * MIB, oursMs)} GiB/s per sample (${
+        ratio.toFixed(2)
+      }x; pairs ${
+        s.ratios.map((r) => `${r.toFixed(2)}x`).join(", ")
+      }; core-to-core round trip ${s.roundTrips.join(", ")} ns)`,
       `${gib(mib * MIB, baseMs)} GiB/s memcpy`,
       mib === 256 ? ">= 0.9x memcpy" : "-",
       mib !== 256 || ratio >= 0.9,
     );
   }
-  const dumpDir = `${out}/watch_dump`;
   for (const mib of only === "checksum" ? [] : [64, 256]) {
     const { oursMs, baseMs, ratio } = await contentSample(
       daemon,

@@ -3,20 +3,29 @@
  * block of MIB MiB (or SIZE bytes, written `<n>B`) on device 0, zeroed, and
  * launches REPS `Fill` ops on it (every float 1.0); run under
  * a --watch=Fill:0,Fill spec, each Fill is sampled before and after, so the
- * extra time over an unwatched run is two samples. It also times a plain
- * device-to-host copy of the block, the baseline a checksum watch is judged
- * against.
+ * extra time over an unwatched run is two samples. With `copy`, after one
+ * Fill it launches REPS `Copy` ops of 4 bytes into the block instead (the
+ * float the Fill wrote, again): run under --watch=Copy:0,Copy, each Copy is
+ * sampled before and after, and the op itself takes microseconds, so its
+ * time is its samples', all in one process (against the Fills of another
+ * job, a sample also took the difference between their Fills: on the
+ * 2-vCPU EPYC VM of 2026-11-28 a Fill of 256 MiB took 31 ms in one process
+ * and 50 ms in the next). It also times a plain device-to-host copy of the
+ * block, the baseline a checksum watch is judged against.
  *
- *   bench_dump MIB|SIZEB REPS [wait]
- *                           prints `memcpy_ns <n>` and `fill_ns <n>`: the
- *                           median of REPS calls (a shared machine's noise
- *                           lands in a few calls, not in every one), and
- *                           `fills_start_unix_ns <n>`: when the first Fill
- *                           began (CLOCK_REALTIME), for timing what a daemon
- *                           still writes after the job. With `wait`, it
- *                           prints `ready` before the first Fill and waits
- *                           for a line on stdin: the bench frees the page
- *                           cache the dumps will take just then.
+ *   bench_dump MIB|SIZEB REPS [copy] [wait]
+ *                           prints `memcpy_ns <n>` and `fill_ns <n>` (or
+ *                           `copy_ns <n>`): the median of REPS calls (a
+ *                           shared machine's noise lands in a few calls, not
+ *                           in every one), `ops_start_unix_ns <n>`: when
+ *                           the first of them began (CLOCK_REALTIME), for
+ *                           timing what a daemon still writes after the
+ *                           job, and `core_roundtrip_ns <n>`: a cache line's
+ *                           round trip between two threads just before it
+ *                           (core_roundtrip.h). With `wait`, it prints
+ *                           `ready` before the first and waits for a line on
+ *                           stdin: the bench frees the page cache the dumps
+ *                           will take just then.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +33,7 @@
 #include <time.h>
 
 #include "acl/acl.h"
+#include "core_roundtrip.h"
 
 static int by_value(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -47,10 +57,14 @@ int main(int argc, char **argv) {
   size_t bytes = unit && *unit == 'B' ? n : n << 20;
   int reps = argc > 2 ? atoi(argv[2]) : 4;
   if (reps < 1 || reps > 1000) reps = 4;
-  const int gated = argc > 3;
-  if (gated && strcmp(argv[3], "wait") != 0) {
-    fprintf(stderr, "usage: bench_dump MIB|SIZEB REPS [wait]\n");
-    return 2;
+  int gated = 0, copies = 0;
+  for (int a = 3; a < argc; a++) {
+    if (strcmp(argv[a], "wait") == 0) gated = 1;
+    else if (strcmp(argv[a], "copy") == 0) copies = 1;
+    else {
+      fprintf(stderr, "usage: bench_dump MIB|SIZEB REPS [copy] [wait]\n");
+      return 2;
+    }
   }
   double ns[1000];
   void *out = NULL, *in = NULL;
@@ -78,6 +92,10 @@ int main(int argc, char **argv) {
   }
   printf("memcpy_ns %.0f\n", median_of(ns, reps));
 
+  aclDataBuffer *ib = aclCreateDataBuffer(in, sizeof one), *ob = aclCreateDataBuffer(out, bytes);
+  aclDataBuffer *inputs[1] = {ib}, *outputs[1] = {ob};
+  /* The block the Copies are sampled on holds what Fills leave. */
+  if (copies && aclopExecuteV2("Fill", 1, NULL, inputs, 1, NULL, outputs, NULL, NULL) != ACL_SUCCESS) return 1;
   if (gated) {
     printf("ready\n");
     fflush(stdout);
@@ -87,17 +105,18 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  aclDataBuffer *ib = aclCreateDataBuffer(in, sizeof one), *ob = aclCreateDataBuffer(out, bytes);
-  aclDataBuffer *inputs[1] = {ib}, *outputs[1] = {ob};
+  const char *op = copies ? "Copy" : "Fill";
+  const double roundtrip_ns = core_roundtrip_ns(20000);
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);
   for (int i = 0; i < reps; i++) {
     double t0 = now_ns();
-    if (aclopExecuteV2("Fill", 1, NULL, inputs, 1, NULL, outputs, NULL, NULL) != ACL_SUCCESS) return 1;
+    if (aclopExecuteV2(op, 1, NULL, inputs, 1, NULL, outputs, NULL, NULL) != ACL_SUCCESS) return 1;
     ns[i] = now_ns() - t0;
   }
-  printf("fill_ns %.0f\n", median_of(ns, reps));
-  printf("fills_start_unix_ns %.0f\n", start.tv_sec * 1e9 + start.tv_nsec);
+  printf("%s_ns %.0f\n", copies ? "copy" : "fill", median_of(ns, reps));
+  printf("ops_start_unix_ns %.0f\n", start.tv_sec * 1e9 + start.tv_nsec);
+  printf("core_roundtrip_ns %.0f\n", roundtrip_ns);
   fflush(stdout);
   aclDestroyDataBuffer(ib);
   aclDestroyDataBuffer(ob);
