@@ -173,9 +173,9 @@ async function contentSample(
   daemon: Daemon,
   mib: number,
   dumpDir: string,
-): Promise<Paired> {
+): Promise<Paired & { roundTrips: number[] }> {
   const reps = 3, samples = 2 * reps;
-  const times: number[] = [], dds: number[] = [];
+  const times: number[] = [], dds: number[] = [], roundTrips: number[] = [];
   for (let i = 0; i < repeat(); i++) {
     await ddMs(dumpDir, mib, samples); // only there to be freed by the next
     const ddBefore = await ddMs(dumpDir, mib, samples);
@@ -196,10 +196,22 @@ async function contentSample(
     const copiesMs = drainedMs -
       figure(full.stdout, "ops_start_unix_ns") / 1e6;
     times.push(copiesMs / samples);
+    roundTrips.push(figure(full.stdout, "core_roundtrip_ns"));
     dds.push((ddBefore + await ddMs(dumpDir, mib, samples)) / 2);
     removeDumps(dumpDir);
   }
-  return paired(times, dds);
+  return { ...paired(times, dds), roundTrips };
+}
+
+/**
+ * Each pair's ratio and a cache line's round trip between two threads
+ * just before its job's first sample: both rows' samples are read by
+ * another thread than the one that copied them (the hasher, the daemon),
+ * and where the host has the two vCPUs far apart that takes twice as long.
+ */
+function pairsText(p: Paired & { roundTrips: number[] }): string {
+  return `pairs ${p.ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}` +
+    `; core-to-core round trip ${p.roundTrips.join(", ")} ns`;
 }
 
 /**
@@ -217,29 +229,24 @@ export async function benchWatchSampling(
   for (const mib of only === "content" ? [] : [8, 64, 256]) {
     const s = await checksumSample(daemon, mib, dumpDir);
     const { oursMs, baseMs, ratio } = s;
-    // The hasher reads what the copy thread has just written: each pair's
-    // ratio beside how far apart the host had the two vCPUs then.
     row(
       `checksum watch of ${mib} MiB`,
-      `${gib(mib * MIB, oursMs)} GiB/s per sample (${
-        ratio.toFixed(2)
-      }x; pairs ${
-        s.ratios.map((r) => `${r.toFixed(2)}x`).join(", ")
-      }; core-to-core round trip ${s.roundTrips.join(", ")} ns)`,
+      `${gib(mib * MIB, oursMs)} GiB/s per sample (${ratio.toFixed(2)}x; ${
+        pairsText(s)
+      })`,
       `${gib(mib * MIB, baseMs)} GiB/s memcpy`,
       mib === 256 ? ">= 0.9x memcpy" : "-",
       mib !== 256 || ratio >= 0.9,
     );
   }
   for (const mib of only === "checksum" ? [] : [64, 256]) {
-    const { oursMs, baseMs, ratio } = await contentSample(
-      daemon,
-      mib,
-      dumpDir,
-    );
+    const c = await contentSample(daemon, mib, dumpDir);
+    const { oursMs, baseMs, ratio } = c;
     row(
       `full-content watch of ${mib} MiB`,
-      `${gib(mib * MIB, oursMs)} GiB/s per sample (${ratio.toFixed(2)}x)`,
+      `${gib(mib * MIB, oursMs)} GiB/s per sample (${ratio.toFixed(2)}x; ${
+        pairsText(c)
+      })`,
       `${gib(mib * MIB, baseMs)} GiB/s dd (6 new files)`,
       mib === 256 ? ">= 0.8x dd" : "-",
       mib !== 256 || ratio >= 0.8,
