@@ -150,13 +150,12 @@ export async function parallelWork(
     String(rounds),
     String(ms),
   ]);
-  const found = [...stdout.matchAll(/^round (\d+) (\d+)(?: (\d+))?$/gm)];
+  // A round trip of -1: no second thread could be started for it.
+  const found = [...stdout.matchAll(/^round (\d+) (\d+)(?: (-?\d+))?$/gm)];
   const pairs = found.map((m) => [Number(m[1]), Number(m[2])] as const);
   const ratios = pairs.map(([one, two]) => two / one);
   const ones = pairs.map(([one]) => one);
-  const trips = found.filter((m) => m[3] !== undefined).map((m) =>
-    Number(m[3])
-  );
+  const trips = found.map((m) => Number(m[3] ?? NaN)).filter((t) => t >= 0);
   return {
     ratio: median(ratios),
     low: Math.min(...ratios),

@@ -56,7 +56,7 @@ export function sideBySide(a: BenchReport, b: BenchReport): string[] {
   for (const [tag, r] of [["A", a], ["B", b]] as const) {
     const m = r.machine;
     // Reports from before 2026-11-28 have no second-thread figures, and
-    // until a cache line's round trip was added none of that.
+    // those of the morning of 2026-11-28 no round trip among them.
     const two = [m.parallel, m.parallelAtEnd].map((p) =>
       p ? `${p.ratio.toFixed(2)}x` : "?"
     );

@@ -83,7 +83,8 @@ function checksumRows(dir: string): number {
     for (const e of Deno.readDirSync(dir)) {
       if (!CHECKSUM_CSV_NAME.test(e.name)) continue;
       const text = Deno.readTextFileSync(`${dir}/${e.name}`);
-      rows += text.split("\n").filter((l) => l).length - 1;
+      // The header is no row (a file left empty by a failed write: none).
+      rows += Math.max(0, text.split("\n").filter((l) => l).length - 1);
     }
   } catch { /* no checksum written yet */ }
   return rows;
@@ -94,11 +95,8 @@ function checksumRows(dir: string): number {
  * copy of the block, both in one job (`bench_dump ... copy`): each Copy of
  * 4 bytes into the block is sampled before and after, and takes
  * microseconds itself, so a sample costs its time over the samples the
- * daemon wrote per Copy. Until 2026-11-28 a sample was half the difference
- * between a watched Fill of the block and an unwatched one in a job of its
- * own, and a Fill of 256 MiB took 31 ms in one process and 50 ms in the
- * next (its pages): the row read 0.66-0.86x where the hook timed its own
- * samples at 0.88-0.98x.
+ * daemon wrote per Copy (README, the sampling rows, says what timing them
+ * around another job's Fills got wrong).
  */
 async function checksumSample(
   daemon: Daemon,
@@ -117,13 +115,15 @@ async function checksumSample(
       [String(mib), String(reps), "copy"],
       { ...deviceEnv(mib), STOMPWATCH_WATCH: "Copy:0,Copy" },
     );
-    const perCopy = (checksumRows(dumpDir) - before) / reps;
+    const written = checksumRows(dumpDir) - before, perCopy = written / reps;
     if (!(perCopy >= 1)) {
-      throw new Error(`The checksum watch of ${mib} MiB wrote no samples`);
+      throw new Error(
+        `The checksum watch of ${mib} MiB wrote ${written} checksum rows for ${reps} watched Copies, fewer than one each`,
+      );
     }
     samples.push(figure(job.stdout, "copy_ns") / perCopy / 1e6);
     copies.push(figure(job.stdout, "memcpy_ns") / 1e6);
-    roundTrips.push(figure(job.stdout, "core_roundtrip_ns"));
+    roundTrips.push(roundTripNs(job.stdout));
   }
   return { ...paired(samples, copies), roundTrips };
 }
@@ -153,12 +153,11 @@ async function ddMs(dir: string, mib: number, files: number): Promise<number> {
  * Copy takes microseconds, its samples the rest) until the daemon has
  * written every dump; next to ms per file of dd writing as many files of
  * that size into the same directory just before and just after the job
- * (their mean). Until 2026-11-28 the samples were timed around Fills of the
- * block, less the Fills of another job, which took their own time.
+ * (their mean).
  *
  * Each of the three writers starts the moment as many bytes of files were
  * freed as it will write: dd before the job frees a batch written for that
- * alone, the job frees dd's once it is ready for its first Fill (it waits
+ * alone, the job frees dd's once it is ready for its first Copy (it waits
  * for the word), dd after the job frees the job's dumps. On a VM whose
  * balloon takes back free memory (virtio free page reporting) a page
  * cache page freed seconds ago costs the host a fault to touch again: on
@@ -196,7 +195,7 @@ async function contentSample(
     const copiesMs = drainedMs -
       figure(full.stdout, "ops_start_unix_ns") / 1e6;
     times.push(copiesMs / samples);
-    roundTrips.push(figure(full.stdout, "core_roundtrip_ns"));
+    roundTrips.push(roundTripNs(full.stdout));
     dds.push((ddBefore + await ddMs(dumpDir, mib, samples)) / 2);
     removeDumps(dumpDir);
   }
@@ -211,7 +210,15 @@ async function contentSample(
  */
 function pairsText(p: Paired & { roundTrips: number[] }): string {
   return `pairs ${p.ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}` +
-    `; core-to-core round trip ${p.roundTrips.join(", ")} ns`;
+    `; core-to-core round trip ${
+      p.roundTrips.map((t) => Number.isNaN(t) ? "?" : t).join(", ")
+    } ns`;
+}
+
+/** The round trip bench_dump timed, NaN where it could not (it says -1). */
+function roundTripNs(stdout: string): number {
+  const ns = Number(/^core_roundtrip_ns (-?\d+)$/m.exec(stdout)?.[1] ?? NaN);
+  return ns >= 0 ? ns : NaN;
 }
 
 /**

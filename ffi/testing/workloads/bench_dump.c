@@ -7,11 +7,10 @@
  * Fill it launches REPS `Copy` ops of 4 bytes into the block instead (the
  * float the Fill wrote, again): run under --watch=Copy:0,Copy, each Copy is
  * sampled before and after, and the op itself takes microseconds, so its
- * time is its samples', all in one process (against the Fills of another
- * job, a sample also took the difference between their Fills: on the
- * 2-vCPU EPYC VM of 2026-11-28 a Fill of 256 MiB took 31 ms in one process
- * and 50 ms in the next). It also times a plain device-to-host copy of the
- * block, the baseline a checksum watch is judged against.
+ * time is its samples', all in one process (README, the sampling rows,
+ * says what timing them against another job's Fills got wrong). It also
+ * times a plain device-to-host copy of the block, the baseline a checksum
+ * watch is judged against.
  *
  *   bench_dump MIB|SIZEB REPS [copy] [wait]
  *                           prints `memcpy_ns <n>` and `fill_ns <n>` (or
@@ -22,7 +21,8 @@
  *                           timing what a daemon still writes after the
  *                           job, and with `copy` `core_roundtrip_ns <n>`: a
  *                           cache line's round trip between two threads
- *                           just before the first (core_roundtrip.h; some
+ *                           (core_roundtrip.h) timed before the gate below,
+ *                           -1 where no thread could be started (some
  *                           milliseconds, which other users of this job
  *                           need not wait). With `wait`, it prints
  *                           `ready` before the first and waits for a line on
@@ -57,16 +57,19 @@ int main(int argc, char **argv) {
   char *unit = NULL;
   size_t n = argc > 1 ? strtoul(argv[1], &unit, 10) : 256;
   size_t bytes = unit && *unit == 'B' ? n : n << 20;
-  int reps = argc > 2 ? atoi(argv[2]) : 4;
+  char *reps_end = NULL;
+  int reps = argc > 2 ? (int)strtol(argv[2], &reps_end, 10) : 4;
+  int usage = argc > 2 && (reps_end == argv[2] || *reps_end != '\0');
   if (reps < 1 || reps > 1000) reps = 4;
   int gated = 0, copies = 0;
-  for (int a = 3; a < argc; a++) {
+  for (int a = 3; a < argc && !usage; a++) {
     if (strcmp(argv[a], "wait") == 0) gated = 1;
     else if (strcmp(argv[a], "copy") == 0) copies = 1;
-    else {
-      fprintf(stderr, "usage: bench_dump MIB|SIZEB REPS [copy] [wait]\n");
-      return 2;
-    }
+    else usage = 1;
+  }
+  if (usage) {
+    fprintf(stderr, "usage: bench_dump MIB|SIZEB REPS [copy] [wait]\n");
+    return 2;
   }
   double ns[1000];
   void *out = NULL, *in = NULL;
@@ -98,6 +101,8 @@ int main(int argc, char **argv) {
   aclDataBuffer *inputs[1] = {ib}, *outputs[1] = {ob};
   /* The block the Copies are sampled on holds what Fills leave. */
   if (copies && aclopExecuteV2("Fill", 1, NULL, inputs, 1, NULL, outputs, NULL, NULL) != ACL_SUCCESS) return 1;
+  /* Before the gate: the first sample follows it at once. */
+  const double roundtrip_ns = copies ? core_roundtrip_ns(20000) : 0;
   if (gated) {
     printf("ready\n");
     fflush(stdout);
@@ -108,7 +113,6 @@ int main(int argc, char **argv) {
     }
   }
   const char *op = copies ? "Copy" : "Fill";
-  const double roundtrip_ns = copies ? core_roundtrip_ns(20000) : 0;
   struct timespec start;
   clock_gettime(CLOCK_REALTIME, &start);
   for (int i = 0; i < reps; i++) {

@@ -1,11 +1,11 @@
 /*
  * core_roundtrip.h: how long a cache line takes to go from one thread to
- * another and back, for the bench workloads. On the 2-vCPU EPYC VM of
- * 2026-11-28 it was mostly 140-180 ns at some moments and 590-940 ns at
- * others, a few seconds apart (the host moving the vCPUs between its
- * cores): at the second, a 256 MiB checksum sample, whose hasher reads what
- * the copy thread has just written, took 58-72 ms against 26-34 ms at the
- * first. Printed beside a figure, it tells which of the two a run met.
+ * another and back, for the bench workloads. Hundreds of nanoseconds more
+ * than usual: the host has put the two vCPUs on cores far apart, and a
+ * thread reading what the other has just written waits that much longer
+ * (README, the sampling rows, has what that did to a checksum sample);
+ * microseconds: the two threads took turns on one CPU. Printed beside a
+ * figure, it tells which a run met.
  */
 #ifndef SW_CORE_ROUNDTRIP_H
 #define SW_CORE_ROUNDTRIP_H
