@@ -64,15 +64,21 @@ interface Paired {
   ratio: number;
   /** Each pair's ratio, in the order measured. */
   ratios: number[];
+  /**
+   * A cache line's round trip between two threads just before each pair's
+   * first sample, ns (NaN: not timed): see {@link pairsText}.
+   */
+  roundTrips: number[];
 }
 
-function paired(ours: number[], base: number[]): Paired {
+function paired(ours: number[], base: number[], roundTrips: number[]): Paired {
   const ratios = ours.map((o, i) => base[i] / o);
   return {
     oursMs: median(ours),
     baseMs: median(base),
     ratio: median(ratios),
     ratios,
+    roundTrips,
   };
 }
 
@@ -102,7 +108,7 @@ async function checksumSample(
   daemon: Daemon,
   mib: number,
   dumpDir: string,
-): Promise<Paired & { roundTrips: number[] }> {
+): Promise<Paired> {
   const reps = 5;
   const samples: number[] = [],
     copies: number[] = [],
@@ -125,7 +131,7 @@ async function checksumSample(
     copies.push(figure(job.stdout, "memcpy_ns") / 1e6);
     roundTrips.push(roundTripNs(job.stdout));
   }
-  return { ...paired(samples, copies), roundTrips };
+  return paired(samples, copies, roundTrips);
 }
 
 /**
@@ -172,7 +178,7 @@ async function contentSample(
   daemon: Daemon,
   mib: number,
   dumpDir: string,
-): Promise<Paired & { roundTrips: number[] }> {
+): Promise<Paired> {
   const reps = 3, samples = 2 * reps;
   const times: number[] = [], dds: number[] = [], roundTrips: number[] = [];
   for (let i = 0; i < repeat(); i++) {
@@ -199,7 +205,7 @@ async function contentSample(
     dds.push((ddBefore + await ddMs(dumpDir, mib, samples)) / 2);
     removeDumps(dumpDir);
   }
-  return { ...paired(times, dds), roundTrips };
+  return paired(times, dds, roundTrips);
 }
 
 /**
@@ -208,7 +214,7 @@ async function contentSample(
  * another thread than the one that copied them (the hasher, the daemon),
  * and where the host has the two vCPUs far apart that takes twice as long.
  */
-function pairsText(p: Paired & { roundTrips: number[] }): string {
+function pairsText(p: Paired): string {
   return `pairs ${p.ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}` +
     `; core-to-core round trip ${
       p.roundTrips.map((t) => Number.isNaN(t) ? "?" : t).join(", ")
